@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError } from 'commander';
+import { defaultIO, reportError, type CliIO } from './io.js';
+import { registerMcpCommands } from './commands/mcp.js';
+import { registerSessionCommands } from './commands/session.js';
+import { registerSnapshotCommands } from './commands/snapshot.js';
+import { registerStageCommands } from './commands/stage.js';
+import { registerStoreCommands } from './commands/store.js';
+
+const EXIT_CODES_HELP = `
+Exit codes:
+  0  ok
+  1  the operation failed (I/O, a failed check, differences with --exit-code)
+  2  usage or validation error (bad flag, bad argument, invalid input document)
+  3  lock busy or conflict
+
+Results go to stdout, diagnostics to stderr; --json prints one JSON document on stdout.`;
+
+export function buildProgram(io: CliIO): Command {
+  const program = new Command('cairn');
+  program
+    .description('Record what an AI coding agent did to a project: repo snapshots, iteration records, a snapshot store and stage notes.')
+    .version('0.1.0', '-V, --version')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+    });
+  registerSnapshotCommands(program, io);
+  registerSessionCommands(program, io);
+  registerStoreCommands(program, io);
+  registerStageCommands(program, io);
+  registerMcpCommands(program, io);
+  // Every subcommand maps usage errors itself through exitOverride.
+  for (const cmd of program.commands) applyExitOverride(cmd, io);
+  return program;
+}
+
+function applyExitOverride(cmd: Command, io: CliIO): void {
+  cmd.exitOverride().configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+  for (const sub of cmd.commands) applyExitOverride(sub, io);
+}
+
+/** Runs the CLI and resolves to the exit code; never calls process.exit itself. */
+export async function main(argv: string[], io: CliIO = defaultIO()): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      // commander exits 1 on usage errors by default; the spec says 2.
+      return 2;
+    }
+    return reportError(io, e);
+  }
+}
+
+function isEntryPoint(): boolean {
+  const argv1 = process.argv[1];
+  if (argv1 === undefined) return false;
+  try {
+    return realpathSync(argv1) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e: unknown) => {
+      process.stderr.write(`cairn: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import { errnoCode } from './errors.js';
+
+export interface AtomicWriteOptions {
+  /** File mode of the published file (default 0o644 less umask, as a normal create). */
+  mode?: number;
+  /** fsync file and directory (default true). Turn off only for caches that may be lost. */
+  fsync?: boolean;
+  /** Create the parent directory if missing (default false). */
+  mkdir?: boolean;
+  /**
+   * Fail with EEXIST instead of replacing an existing target. Uses link(2), which is
+   * atomic and create-only, so two racing writers never both win.
+   */
+  exclusive?: boolean;
+}
+
+/**
+ * Name of a temporary sibling of `target`: unique per process and call, so two writers of the
+ * same target never share a temp file (the defect of a fixed `<file>.tmp`). Starts with `.`
+ * and carries `.cairn-tmp-` so listings and `verify` can recognise leftovers.
+ */
+export function tempSiblingName(target: string): string {
+  const dir = path.dirname(target);
+  const base = path.basename(target);
+  return path.join(dir, `.${base}.cairn-tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
+}
+
+export const TEMP_MARKER = '.cairn-tmp-';
+
+export function isTempName(name: string): boolean {
+  return name.includes(TEMP_MARKER);
+}
+
+function fsyncDirSync(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(dir, 'r');
+    fs.fsyncSync(fd);
+  } catch (e) {
+    // Some file systems refuse fsync on a directory (EINVAL/EISDIR/EPERM); the rename is still atomic.
+    const code = errnoCode(e);
+    if (code !== 'EINVAL' && code !== 'EISDIR' && code !== 'EPERM' && code !== 'EBADF') throw e;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  let fh: fsp.FileHandle | undefined;
+  try {
+    fh = await fsp.open(dir, 'r');
+    await fh.sync();
+  } catch (e) {
+    const code = errnoCode(e);
+    if (code !== 'EINVAL' && code !== 'EISDIR' && code !== 'EPERM' && code !== 'EBADF') throw e;
+  } finally {
+    await fh?.close();
+  }
+}
+
+/**
+ * Write `data` to `target` so that readers see either the old file or the whole new one:
+ * unique temp file in the same directory, write, fsync, rename over the target, fsync the
+ * directory. A symlink at `target` is replaced, never written through.
+ */
+export function writeFileAtomicSync(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
+  const dir = path.dirname(target);
+  if (options.mkdir) fs.mkdirSync(dir, { recursive: true });
+  const tmp = tempSiblingName(target);
+  const doSync = options.fsync !== false;
+  let fd: number | undefined;
+  try {
+    // 'wx' + O_NOFOLLOW: never follow a planted link at the temp name.
+    fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, options.mode ?? 0o666);
+    if (options.mode !== undefined) fs.fchmodSync(fd, options.mode);
+    fs.writeFileSync(fd, data);
+    if (doSync) fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fd = undefined;
+    if (options.exclusive) {
+      fs.linkSync(tmp, target);
+      fs.unlinkSync(tmp);
+    } else {
+      fs.renameSync(tmp, target);
+    }
+    if (doSync) fsyncDirSync(dir);
+  } catch (e) {
+    if (fd !== undefined) fs.closeSync(fd);
+    try {
+      fs.unlinkSync(tmp);
+    } catch {
+      // already renamed or never created
+    }
+    throw e;
+  }
+}
+
+export async function writeFileAtomic(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+  const dir = path.dirname(target);
+  if (options.mkdir) await fsp.mkdir(dir, { recursive: true });
+  const tmp = tempSiblingName(target);
+  const doSync = options.fsync !== false;
+  let fh: fsp.FileHandle | undefined;
+  try {
+    fh = await fsp.open(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, options.mode ?? 0o666);
+    if (options.mode !== undefined) await fh.chmod(options.mode);
+    await fh.writeFile(data);
+    if (doSync) await fh.sync();
+    await fh.close();
+    fh = undefined;
+    if (options.exclusive) {
+      await fsp.link(tmp, target);
+      await fsp.unlink(tmp);
+    } else {
+      await fsp.rename(tmp, target);
+    }
+    if (doSync) await fsyncDir(dir);
+  } catch (e) {
+    await fh?.close().catch(() => undefined);
+    await fsp.unlink(tmp).catch(() => undefined);
+    throw e;
+  }
+}

@@ -1,0 +1,5 @@
+export * from './core/index.js';
+export * from './inventory/index.js';
+export * from './session/index.js';
+export * from './store/index.js';
+export * from './stage/index.js';
