@@ -42,3 +42,61 @@ export interface SnapshotStorage {
 export type SessionStorage = { snapshot: SnapshotStorage };
 
 export const SNAPSHOT_SCHEMA_VERSION = '1.0';
+
+// ---- cairn additions beyond upstream: upkeep operations every cairn backend implements ----
+
+export interface PruneOptions {
+  location: SnapshotLocation;
+  /** Keep the newest N history snapshots (by id order). */
+  keepLast?: number;
+  /** Delete history snapshots created before this instant (Date, ISO string, or a duration like `7d`, `12h`). */
+  olderThan?: Date | string;
+  /** Report what would be deleted without deleting. */
+  dryRun?: boolean;
+}
+
+export interface PruneResult {
+  location: SnapshotLocation;
+  deleted: string[];
+  kept: number;
+  dryRun: boolean;
+}
+
+export interface StoreUsage {
+  sessionId: string;
+  scope: Scope;
+  scopeId: string;
+  /** Number of history snapshots. */
+  history: number;
+  hasLatest: boolean;
+  hasManifest: boolean;
+  /** Bytes of every object of this location (latest, manifest, history). */
+  bytes: number;
+}
+
+export type VerifyIssueKind = 'invalid-json' | 'invalid-snapshot' | 'invalid-manifest' | 'temp-file' | 'stray' | 'unreadable';
+
+export interface VerifyIssue {
+  kind: VerifyIssueKind;
+  /** File path or object key. */
+  where: string;
+  message: string;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  /** Objects checked. */
+  checked: number;
+  issues: VerifyIssue[];
+}
+
+/** `SnapshotStorage` plus listing and upkeep; what `cairn store …` drives. */
+export interface ManagedSnapshotStorage extends SnapshotStorage {
+  listSessions(): Promise<string[]>;
+  listLocations(params: { sessionId: string }): Promise<SnapshotLocation[]>;
+  prune(options: PruneOptions): Promise<PruneResult>;
+  verify(params?: { sessionId?: string }): Promise<VerifyReport>;
+  du(params?: { sessionId?: string }): Promise<StoreUsage[]>;
+  /** Release connections (S3 client, pg pool). A no-op for local backends. */
+  close(): Promise<void>;
+}
