@@ -17,3 +17,14 @@ export type {
 export { SCOPES, SNAPSHOT_SCHEMA_VERSION } from './types.js';
 export { SessionError } from './errors.js';
 export { validateIdentifier, validateUuidV7, isUuidV7 } from './validation.js';
+export type { SessionErrorCode } from './errors.js';
+export { isSessionError } from './errors.js';
+export { validateScope, isIdentifier, isScope } from './validation.js';
+export { FileStorage } from './file-storage.js';
+export type { FileStorageOptions } from './file-storage.js';
+export { MemoryStorage } from './memory-storage.js';
+export { uuidV7, createUuidV7Generator, uuidV7Timestamp } from './uuid.js';
+export type { UuidV7GeneratorOptions } from './uuid.js';
+export { openStore, DEFAULT_STORE_DIR } from './open.js';
+export { parseOlderThan } from './retention.js';
+export { isSnapshot, snapshotProblem } from './rules.js';

@@ -60,6 +60,8 @@ export interface PruneResult {
   deleted: string[];
   kept: number;
   dryRun: boolean;
+  /** Leftover temporary files of interrupted writes removed (or that would be, on dryRun); backends without such files omit it. */
+  tempFilesRemoved?: string[];
 }
 
 export interface StoreUsage {

@@ -1,0 +1,443 @@
+import * as fsp from 'node:fs/promises';
+import { writeFileAtomic, isTempName } from '../core/atomic-write.js';
+import { errnoCode } from '../core/errors.js';
+import { ContainedFs, RefusedPathError } from './contained-fs.js';
+import { SessionError } from './errors.js';
+import { planPrune, selectPrunable } from './retention.js';
+import {
+  checkHistoryId,
+  checkLocation,
+  checkManifestToSave,
+  checkSessionId,
+  checkSnapshotToSave,
+  defaultManifest,
+  historyFileName,
+  historyIdOf,
+  manifestProblem,
+  normalisePage,
+  pageOf,
+  parseStored,
+  parseStoredManifest,
+  parseStoredSnapshot,
+  serialize,
+  snapshotProblem,
+} from './rules.js';
+import type {
+  ManagedSnapshotStorage,
+  PruneOptions,
+  PruneResult,
+  Snapshot,
+  SnapshotLocation,
+  SnapshotManifest,
+  StoreUsage,
+  VerifyIssue,
+  VerifyReport,
+} from './types.js';
+import { isIdentifier, isScope } from './validation.js';
+
+export interface FileStorageOptions {
+  /** fsync file and directory on every write (default true). Off only for throw-away stores. */
+  fsync?: boolean;
+  /** Temp files of interrupted writes younger than this are left alone by `prune`: they may be live (default 60 s). */
+  tempFileGraceMs?: number;
+}
+
+const LATEST = 'snapshot_latest.json';
+const MANIFEST = 'manifest.json';
+const HISTORY_DIR = 'immutable_history';
+
+/** Names of leftovers from interrupted writes: cairn's unique temp names and upstream's fixed `.tmp`. */
+function isLeftoverTemp(name: string): boolean {
+  return isTempName(name) || name.endsWith('.tmp');
+}
+
+function reasonOf(e: unknown): string {
+  if (e instanceof RefusedPathError) return e.message;
+  const code = errnoCode(e);
+  const msg = e instanceof Error ? e.message : String(e);
+  return code !== undefined && !msg.startsWith(code) ? `${code}: ${msg}` : msg;
+}
+
+function codeOf(e: unknown): string {
+  return e instanceof RefusedPathError ? 'ERR_CONTAINMENT' : 'ERR_IO';
+}
+
+/**
+ * Snapshot storage on the local file system, in upstream Strands' exact layout:
+ *
+ *     <baseDir>/<sessionId>/scopes/<scope>/<scopeId>/snapshots/
+ *       snapshot_latest.json
+ *       manifest.json
+ *       immutable_history/snapshot_<id>.json
+ *
+ * Writes are atomic and durable (unique temp, fsync, rename, fsync dir), history is
+ * create-only, and no path below `baseDir` is ever followed through a symbolic link.
+ */
+export class FileStorage implements ManagedSnapshotStorage {
+  /** Absolute base directory (a relative one is resolved once, here). */
+  readonly baseDir: string;
+  private readonly fs: ContainedFs;
+  private readonly fsync: boolean;
+  private readonly tempFileGraceMs: number;
+
+  constructor(baseDir: string, options: FileStorageOptions = {}) {
+    if (typeof baseDir !== 'string' || baseDir.length === 0 || baseDir.includes('\0')) {
+      throw new SessionError('FileStorage needs a base directory path (a non-empty string)', { code: 'ERR_INVALID_OPTION' });
+    }
+    this.fs = new ContainedFs(baseDir);
+    this.baseDir = this.fs.base;
+    this.fsync = options.fsync !== false;
+    this.tempFileGraceMs = options.tempFileGraceMs ?? 60_000;
+  }
+
+  private static dirOf(location: SnapshotLocation): string[] {
+    return [location.sessionId, 'scopes', location.scope, location.scopeId, 'snapshots'];
+  }
+
+  /** The absolute path of a location's file, for messages and tests. */
+  pathFor(location: SnapshotLocation, file: 'latest' | 'manifest' | { snapshotId: string }): string {
+    checkLocation(location);
+    const dir = FileStorage.dirOf(location);
+    if (file === 'latest') return this.fs.pathOf(...dir, LATEST);
+    if (file === 'manifest') return this.fs.pathOf(...dir, MANIFEST);
+    checkHistoryId(file.snapshotId);
+    return this.fs.pathOf(...dir, HISTORY_DIR, historyFileName(file.snapshotId));
+  }
+
+  async saveSnapshot(params: { location: SnapshotLocation; snapshotId: string; isLatest: boolean; snapshot: Snapshot }): Promise<void> {
+    const { location, snapshotId, isLatest, snapshot } = params;
+    checkLocation(location);
+    // As upstream, the id is ignored (and not validated) for `latest`.
+    if (!isLatest) checkHistoryId(snapshotId);
+    checkSnapshotToSave(snapshot);
+    const dir = isLatest ? FileStorage.dirOf(location) : [...FileStorage.dirOf(location), HISTORY_DIR];
+    const name = isLatest ? LATEST : historyFileName(snapshotId);
+    await this.writeDocument(dir, name, serialize(snapshot), !isLatest);
+  }
+
+  async loadSnapshot(params: { location: SnapshotLocation; snapshotId?: string }): Promise<Snapshot | null> {
+    const { location, snapshotId } = params;
+    checkLocation(location);
+    if (snapshotId !== undefined) checkHistoryId(snapshotId);
+    const dir = snapshotId === undefined ? FileStorage.dirOf(location) : [...FileStorage.dirOf(location), HISTORY_DIR];
+    const name = snapshotId === undefined ? LATEST : historyFileName(snapshotId);
+    const text = await this.readDocument(dir, name);
+    return text === null ? null : parseStoredSnapshot(text, this.fs.pathOf(...dir, name));
+  }
+
+  async listSnapshotIds(params: { location: SnapshotLocation; limit?: number; startAfter?: string }): Promise<string[]> {
+    const { location } = params;
+    checkLocation(location);
+    // Validate the page first (limit <= 0 → [] before the cursor is checked, as upstream).
+    if (normalisePage(params) === undefined) return [];
+    let entries;
+    try {
+      entries = await this.fs.list([...FileStorage.dirOf(location), HISTORY_DIR]);
+    } catch (e) {
+      throw new SessionError(`Failed to list snapshots for session ${location.sessionId}: ${reasonOf(e)}`, { code: codeOf(e), cause: e });
+    }
+    if (entries === null) return [];
+    const ids: string[] = [];
+    for (const entry of entries) {
+      const id = historyIdOf(entry.name);
+      if (id !== undefined && entry.isFile()) ids.push(id);
+    }
+    return pageOf(ids, params);
+  }
+
+  async deleteSession(params: { sessionId: string }): Promise<void> {
+    const { sessionId } = params;
+    checkSessionId(sessionId);
+    const dir = this.fs.pathOf(sessionId);
+    try {
+      // rm never follows links: a link at <sessionId> is removed, its target left alone.
+      await fsp.rm(dir, { recursive: true, force: true });
+    } catch (e) {
+      throw new SessionError(`Failed to delete session ${sessionId}: ${reasonOf(e)}`, { code: 'ERR_IO', cause: e });
+    }
+  }
+
+  async loadManifest(params: { location: SnapshotLocation }): Promise<SnapshotManifest> {
+    const { location } = params;
+    checkLocation(location);
+    const dir = FileStorage.dirOf(location);
+    const text = await this.readDocument(dir, MANIFEST);
+    // The default is not persisted, as upstream.
+    return text === null ? defaultManifest() : parseStoredManifest(text, this.fs.pathOf(...dir, MANIFEST));
+  }
+
+  async saveManifest(params: { location: SnapshotLocation; manifest: SnapshotManifest }): Promise<void> {
+    const { location, manifest } = params;
+    checkLocation(location);
+    checkManifestToSave(manifest);
+    await this.writeDocument(FileStorage.dirOf(location), MANIFEST, serialize(manifest), false);
+  }
+
+  // ---- upkeep ----
+
+  async listSessions(): Promise<string[]> {
+    const entries = await this.listOrFail([], 'Failed to list sessions');
+    return entries
+      .filter((e) => e.isDirectory() && isIdentifier(e.name))
+      .map((e) => e.name)
+      .sort();
+  }
+
+  async listLocations(params: { sessionId: string }): Promise<SnapshotLocation[]> {
+    const { sessionId } = params;
+    checkSessionId(sessionId);
+    const out: SnapshotLocation[] = [];
+    const scopes = await this.listOrFail([sessionId, 'scopes'], `Failed to list locations of session ${sessionId}`);
+    for (const scopeEntry of scopes) {
+      if (!scopeEntry.isDirectory() || !isScope(scopeEntry.name)) continue;
+      const scope = scopeEntry.name;
+      const ids = await this.listOrFail([sessionId, 'scopes', scope], `Failed to list locations of session ${sessionId}`);
+      for (const idEntry of ids) {
+        if (idEntry.isDirectory() && isIdentifier(idEntry.name)) out.push({ sessionId, scope, scopeId: idEntry.name });
+      }
+    }
+    return out.sort((a, b) => (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.scopeId < b.scopeId ? -1 : a.scopeId > b.scopeId ? 1 : 0));
+  }
+
+  async prune(options: PruneOptions): Promise<PruneResult> {
+    const { location } = options;
+    checkLocation(location);
+    const plan = planPrune(options);
+    const dryRun = options.dryRun === true;
+    const ids = await this.listSnapshotIds({ location });
+    const doomed = await selectPrunable(ids, plan, async (id) => {
+      try {
+        const snap = await this.loadSnapshot({ location, snapshotId: id });
+        return snap?.createdAt;
+      } catch {
+        return undefined; // unreadable: fall back to the id's own timestamp
+      }
+    });
+    const historyDir = [...FileStorage.dirOf(location), HISTORY_DIR];
+    const deleted: string[] = [];
+    for (const id of doomed) {
+      if (!dryRun) {
+        try {
+          await this.fs.unlink(historyDir, historyFileName(id));
+        } catch (e) {
+          throw new SessionError(`Failed to delete snapshot ${id} of session ${location.sessionId}: ${reasonOf(e)}`, { code: codeOf(e), cause: e });
+        }
+      }
+      deleted.push(id);
+    }
+    if (!dryRun && deleted.length > 0) await this.syncDir(historyDir);
+    const tempFilesRemoved = await this.removeStaleTemps(location, dryRun);
+    return { location, deleted, kept: ids.length - deleted.length, dryRun, tempFilesRemoved };
+  }
+
+  /** Temp files of interrupted writes, older than the grace period (younger ones may belong to a live writer). */
+  private async removeStaleTemps(location: SnapshotLocation, dryRun: boolean): Promise<string[]> {
+    const removed: string[] = [];
+    const cutoff = Date.now() - this.tempFileGraceMs;
+    for (const dir of [FileStorage.dirOf(location), [...FileStorage.dirOf(location), HISTORY_DIR]]) {
+      let entries;
+      try {
+        entries = await this.fs.list(dir);
+      } catch (e) {
+        throw new SessionError(`Failed to clean temporary files in ${this.fs.pathOf(...dir)}: ${reasonOf(e)}`, { code: codeOf(e), cause: e });
+      }
+      for (const entry of entries ?? []) {
+        if (!entry.isFile() || !isLeftoverTemp(entry.name)) continue;
+        const st = await this.fs.lstat(dir, entry.name);
+        if (st === null || st.mtimeMs > cutoff) continue;
+        if (!dryRun) await this.fs.unlink(dir, entry.name);
+        removed.push(this.fs.pathOf(...dir, entry.name));
+      }
+    }
+    return removed;
+  }
+
+  async verify(params: { sessionId?: string } = {}): Promise<VerifyReport> {
+    const issues: VerifyIssue[] = [];
+    let checked = 0;
+    const issue = (kind: VerifyIssue['kind'], parts: string[], message: string): void => {
+      issues.push({ kind, where: this.fs.pathOf(...parts), message });
+    };
+    const strayOrTemp = (parts: string[], isFile: boolean, name: string): void => {
+      if (isFile && isLeftoverTemp(name)) {
+        issue('temp-file', parts, 'leftover temporary file of an interrupted (or in-progress) write; `cairn store prune` removes it once it is a minute old');
+      } else {
+        issue('stray', parts, 'does not belong to the store layout');
+      }
+    };
+    /** Entries of a directory the layout expects, or null after reporting why it cannot be read. */
+    const entriesOf = async (parts: string[]) => {
+      try {
+        return (await this.fs.list(parts)) ?? [];
+      } catch (e) {
+        issue('unreadable', parts, reasonOf(e));
+        return null;
+      }
+    };
+    const checkDocument = async (parts: string[], name: string, kind: 'snapshot' | 'manifest'): Promise<void> => {
+      checked++;
+      let text: string | null;
+      try {
+        text = await this.fs.readText(parts, name);
+      } catch (e) {
+        issue('unreadable', [...parts, name], reasonOf(e));
+        return;
+      }
+      if (text === null) return; // removed meanwhile
+      let value: unknown;
+      try {
+        value = parseStored(text, this.fs.pathOf(...parts, name));
+      } catch {
+        issue('invalid-json', [...parts, name], 'is not valid JSON');
+        return;
+      }
+      const problem = kind === 'snapshot' ? snapshotProblem(value) : manifestProblem(value);
+      if (problem !== undefined) issue(kind === 'snapshot' ? 'invalid-snapshot' : 'invalid-manifest', [...parts, name], problem);
+    };
+
+    let sessions: string[];
+    if (params.sessionId !== undefined) {
+      checkSessionId(params.sessionId);
+      sessions = [params.sessionId];
+    } else {
+      const root = await entriesOf([]);
+      if (root === null) return { ok: false, checked, issues };
+      sessions = [];
+      for (const e of root) {
+        if (e.isDirectory() && isIdentifier(e.name)) sessions.push(e.name);
+        else strayOrTemp([e.name], e.isFile(), e.name);
+      }
+      sessions.sort();
+    }
+
+    for (const sessionId of sessions) {
+      const top = await entriesOf([sessionId]);
+      for (const e of top ?? []) {
+        if (!(e.name === 'scopes' && e.isDirectory())) strayOrTemp([sessionId, e.name], e.isFile(), e.name);
+      }
+      if (!top?.some((e) => e.name === 'scopes' && e.isDirectory())) continue;
+      for (const s of (await entriesOf([sessionId, 'scopes'])) ?? []) {
+        if (!(s.isDirectory() && isScope(s.name))) {
+          strayOrTemp([sessionId, 'scopes', s.name], s.isFile(), s.name);
+          continue;
+        }
+        for (const i of (await entriesOf([sessionId, 'scopes', s.name])) ?? []) {
+          if (!(i.isDirectory() && isIdentifier(i.name))) {
+            strayOrTemp([sessionId, 'scopes', s.name, i.name], i.isFile(), i.name);
+            continue;
+          }
+          const locDir = [sessionId, 'scopes', s.name, i.name];
+          for (const l of (await entriesOf(locDir)) ?? []) {
+            if (!(l.name === 'snapshots' && l.isDirectory())) strayOrTemp([...locDir, l.name], l.isFile(), l.name);
+          }
+          const snapDir = [...locDir, 'snapshots'];
+          for (const f of (await entriesOf(snapDir)) ?? []) {
+            if (f.name === LATEST && f.isFile()) await checkDocument(snapDir, f.name, 'snapshot');
+            else if (f.name === MANIFEST && f.isFile()) await checkDocument(snapDir, f.name, 'manifest');
+            else if (f.name === HISTORY_DIR && f.isDirectory()) {
+              const histDir = [...snapDir, HISTORY_DIR];
+              for (const h of (await entriesOf(histDir)) ?? []) {
+                if (h.isFile() && historyIdOf(h.name) !== undefined) await checkDocument(histDir, h.name, 'snapshot');
+                else strayOrTemp([...histDir, h.name], h.isFile(), h.name);
+              }
+            } else strayOrTemp([...snapDir, f.name], f.isFile(), f.name);
+          }
+        }
+      }
+    }
+    return { ok: issues.length === 0, checked, issues };
+  }
+
+  async du(params: { sessionId?: string } = {}): Promise<StoreUsage[]> {
+    let sessions: string[];
+    if (params.sessionId !== undefined) {
+      checkSessionId(params.sessionId);
+      sessions = [params.sessionId];
+    } else {
+      sessions = await this.listSessions();
+    }
+    const out: StoreUsage[] = [];
+    for (const sessionId of sessions) {
+      for (const location of await this.listLocations({ sessionId })) {
+        const usage: StoreUsage = { ...location, history: 0, hasLatest: false, hasManifest: false, bytes: 0 };
+        const snapDir = FileStorage.dirOf(location);
+        const measure = async (dir: string[], name: string): Promise<number> => {
+          const st = await this.fs.lstat(dir, name);
+          return st?.isFile() ? st.size : 0;
+        };
+        try {
+          for (const f of (await this.fs.list(snapDir)) ?? []) {
+            if (f.isFile()) {
+              usage.bytes += await measure(snapDir, f.name);
+              if (f.name === LATEST) usage.hasLatest = true;
+              if (f.name === MANIFEST) usage.hasManifest = true;
+            } else if (f.name === HISTORY_DIR && f.isDirectory()) {
+              const histDir = [...snapDir, HISTORY_DIR];
+              for (const h of (await this.fs.list(histDir)) ?? []) {
+                if (!h.isFile()) continue;
+                usage.bytes += await measure(histDir, h.name);
+                if (historyIdOf(h.name) !== undefined) usage.history++;
+              }
+            }
+          }
+        } catch (e) {
+          throw new SessionError(`Failed to measure ${this.fs.pathOf(...snapDir)}: ${reasonOf(e)}`, { code: codeOf(e), cause: e });
+        }
+        out.push(usage);
+      }
+    }
+    return out;
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  // ---- internals ----
+
+  private async writeDocument(dir: string[], name: string, text: string, createOnly: boolean): Promise<void> {
+    const file = this.fs.pathOf(...dir, name);
+    try {
+      await this.fs.ensureDirs(dir);
+      await writeFileAtomic(file, text, { exclusive: createOnly, fsync: this.fsync });
+    } catch (e) {
+      if (createOnly && errnoCode(e) === 'EEXIST') {
+        throw new SessionError(
+          `Snapshot ${name.slice('snapshot_'.length, -'.json'.length)} already exists at ${file}; history is immutable, save under a new id (uuidV7())`,
+          { code: 'ERR_SNAPSHOT_EXISTS', cause: e },
+        );
+      }
+      throw new SessionError(`Failed to write file ${file}: ${reasonOf(e)}`, { code: codeOf(e), cause: e });
+    }
+  }
+
+  private async readDocument(dir: string[], name: string): Promise<string | null> {
+    try {
+      return await this.fs.readText(dir, name);
+    } catch (e) {
+      const file = this.fs.pathOf(...dir, name);
+      throw new SessionError(`File system error reading ${file}: ${reasonOf(e)}`, { code: codeOf(e), cause: e });
+    }
+  }
+
+  private async listOrFail(parts: string[], what: string) {
+    try {
+      return (await this.fs.list(parts)) ?? [];
+    } catch (e) {
+      throw new SessionError(`${what}: ${reasonOf(e)}`, { code: codeOf(e), cause: e });
+    }
+  }
+
+  private async syncDir(parts: string[]): Promise<void> {
+    if (!this.fsync) return;
+    let fh: fsp.FileHandle | undefined;
+    try {
+      fh = await fsp.open(this.fs.pathOf(...parts), 'r');
+      await fh.sync();
+    } catch {
+      // Best effort: the deletes themselves already happened.
+    } finally {
+      await fh?.close();
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CairnError } from '../core/errors.js';
+import { FileStorage } from './file-storage.js';
+import type { ManagedSnapshotStorage } from './types.js';
+
+/** Where a store lives when nothing says otherwise: `.cairn/store` under the working directory. */
+export const DEFAULT_STORE_DIR = path.join('.cairn', 'store');
+
+const ACCEPTED =
+  'use file:DIR or a plain directory path (default .cairn/store), s3://bucket/prefix?endpoint=…&region=…, or postgres://host/db (credentials from the environment)';
+
+/**
+ * Opens the store named by `spec`, else by `env.CAIRN_STORE`, else `.cairn/store` under `cwd`:
+ * `file:DIR` / `file:///abs` / a plain path → FileStorage (relative to `cwd`);
+ * `s3://…` → S3 backend; `postgres://…` / `postgresql://…` → PostgreSQL backend (both loaded
+ * only when asked for, so their client libraries stay optional).
+ */
+export async function openStore(spec: string | undefined, opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<ManagedSnapshotStorage> {
+  const chosen = spec ?? (opts.env.CAIRN_STORE || undefined) ?? DEFAULT_STORE_DIR;
+  if (chosen.trim() === '' || chosen.includes('\0')) {
+    throw new CairnError('ERR_USAGE', `store '${chosen}' is empty or invalid; ${ACCEPTED}`, { exitCode: 2 });
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(chosen)?.[1]?.toLowerCase();
+  // A one-letter "scheme" is a Windows drive (C:\…), i.e. a path.
+  if (scheme === undefined || scheme.length === 1) return new FileStorage(path.resolve(opts.cwd, chosen));
+  if (scheme === 'file') {
+    const dir = chosen.startsWith('file://') ? fileURLToPath(chosen) : chosen.slice('file:'.length);
+    if (dir === '') throw new CairnError('ERR_USAGE', `store '${chosen}' names no directory; ${ACCEPTED}`, { exitCode: 2 });
+    return new FileStorage(path.resolve(opts.cwd, dir));
+  }
+  let url: URL;
+  try {
+    url = new URL(chosen);
+  } catch (e) {
+    throw new CairnError('ERR_USAGE', `store '${chosen}' is not a valid URL; ${ACCEPTED}`, { exitCode: 2, cause: e });
+  }
+  if (scheme === 's3') {
+    const { openS3StorageFromUrl } = await import('./s3-storage.js');
+    return openS3StorageFromUrl(url, opts.env);
+  }
+  if (scheme === 'postgres' || scheme === 'postgresql') {
+    const { openPostgresStorageFromUrl } = await import('./postgres-storage.js');
+    return openPostgresStorageFromUrl(url, opts.env);
+  }
+  throw new CairnError('ERR_USAGE', `store scheme '${scheme}:' is not supported; ${ACCEPTED}`, { exitCode: 2 });
+}

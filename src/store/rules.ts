@@ -1,0 +1,175 @@
+/**
+ * Backend-neutral rules every cairn backend applies the same way: input validation with
+ * upstream's messages (as `SessionError`), the `Snapshot`/`SnapshotManifest` shape checks, and
+ * the listing rules (anchored names, byte order, exclusive case-insensitive cursor, limit).
+ */
+import { SessionError } from './errors.js';
+import type { JSONValue, Snapshot, SnapshotLocation, SnapshotManifest } from './types.js';
+import { isIdentifier, isScope, validateIdentifier, validateScope, validateUuidV7 } from './validation.js';
+
+function rethrowAs(code: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (e) {
+    // Keep upstream's exact message, but as a SessionError with a stable code.
+    throw new SessionError((e as Error).message, { code, cause: e });
+  }
+}
+
+export function checkSessionId(sessionId: string): void {
+  rethrowAs('ERR_INVALID_IDENTIFIER', () => validateIdentifier(sessionId));
+}
+
+/** Validates every part of a location (upstream validates sessionId and scopeId; cairn adds scope). */
+export function checkLocation(location: SnapshotLocation): void {
+  if (typeof location !== 'object' || location === null) {
+    throw new SessionError('location must be an object {sessionId, scope, scopeId}', { code: 'ERR_INVALID_IDENTIFIER' });
+  }
+  checkSessionId(location.sessionId);
+  rethrowAs('ERR_INVALID_SCOPE', () => validateScope(location.scope));
+  rethrowAs('ERR_INVALID_IDENTIFIER', () => validateIdentifier(location.scopeId));
+}
+
+/** History ids follow the identifier rule, not UUID v7 (upstream's own tests save `'1'` and `'5'`). */
+export function checkHistoryId(snapshotId: string): void {
+  rethrowAs('ERR_INVALID_IDENTIFIER', () => validateIdentifier(snapshotId));
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** What is wrong with `value` as a Snapshot, or undefined when it is one. */
+export function snapshotProblem(value: unknown): string | undefined {
+  if (!isPlainObject(value)) return 'it is not a JSON object';
+  if (!isScope(value.scope)) return `"scope" must be 'agent' or 'multiAgent'`;
+  if (typeof value.schemaVersion !== 'string') return '"schemaVersion" must be a string';
+  if (typeof value.createdAt !== 'string') return '"createdAt" must be an ISO 8601 string';
+  if (!isPlainObject(value.data)) return '"data" must be an object';
+  if (!isPlainObject(value.appData)) return '"appData" must be an object';
+  return undefined;
+}
+
+export function isSnapshot(value: unknown): value is Snapshot {
+  return snapshotProblem(value) === undefined;
+}
+
+export function manifestProblem(value: unknown): string | undefined {
+  if (!isPlainObject(value)) return 'it is not a JSON object';
+  if (typeof value.schemaVersion !== 'string') return '"schemaVersion" must be a string';
+  if (typeof value.updatedAt !== 'string') return '"updatedAt" must be an ISO 8601 string';
+  return undefined;
+}
+
+/** Rejects a document that is not a Snapshot before it is written. */
+export function checkSnapshotToSave(snapshot: Snapshot): void {
+  const problem = snapshotProblem(snapshot);
+  if (problem !== undefined) {
+    throw new SessionError(`Cannot save snapshot: ${problem}`, { code: 'ERR_INVALID_SNAPSHOT' });
+  }
+}
+
+export function checkManifestToSave(manifest: SnapshotManifest): void {
+  const problem = manifestProblem(manifest);
+  if (problem !== undefined) {
+    throw new SessionError(`Cannot save manifest: ${problem}`, { code: 'ERR_INVALID_MANIFEST' });
+  }
+}
+
+/** Parses a stored document; `where` names the file or key in the error. */
+export function parseStored(text: string, where: string): JSONValue {
+  try {
+    return JSON.parse(text) as JSONValue;
+  } catch (e) {
+    throw new SessionError(`Invalid JSON in file ${where}`, { code: 'ERR_INVALID_JSON', cause: e });
+  }
+}
+
+export function parseStoredSnapshot(text: string, where: string): Snapshot {
+  const value = parseStored(text, where);
+  const problem = snapshotProblem(value);
+  if (problem !== undefined) {
+    throw new SessionError(`File ${where} is not a valid snapshot: ${problem}`, { code: 'ERR_CORRUPT' });
+  }
+  return value as unknown as Snapshot;
+}
+
+export function parseStoredManifest(text: string, where: string): SnapshotManifest {
+  const value = parseStored(text, where);
+  const problem = manifestProblem(value);
+  if (problem !== undefined) {
+    throw new SessionError(`File ${where} is not a valid manifest: ${problem}`, { code: 'ERR_CORRUPT' });
+  }
+  return value as unknown as SnapshotManifest;
+}
+
+/** The same document upstream writes: 2-space JSON, no trailing newline. */
+export function serialize(value: Snapshot | SnapshotManifest): string {
+  return JSON.stringify(value, null, 2);
+}
+
+export function defaultManifest(now: Date = new Date()): SnapshotManifest {
+  return { schemaVersion: '1.0', updatedAt: now.toISOString() };
+}
+
+/** File name of a history snapshot. */
+export function historyFileName(snapshotId: string): string {
+  return `snapshot_${snapshotId}.json`;
+}
+
+const HISTORY_NAME = /^snapshot_([a-z0-9_-]+)\.json$/;
+
+/**
+ * The id of a history file name, or undefined. Anchored at both ends (upstream's unanchored
+ * regex lists `xsnapshot_a.json`), and only ids passing the identifier rule.
+ */
+export function historyIdOf(name: string): string | undefined {
+  const m = HISTORY_NAME.exec(name);
+  return m?.[1];
+}
+
+export interface PageParams {
+  limit?: number;
+  startAfter?: string;
+}
+
+/**
+ * Normalises listing parameters in upstream's order: `limit <= 0` returns `[]` before
+ * `startAfter` is looked at; a non-empty `startAfter` must be a UUID v7 and is compared
+ * case-insensitively (stored ids are lower case by the identifier rule).
+ * Returns undefined when the page is empty by definition.
+ */
+export function normalisePage(params: PageParams): { limit: number | undefined; after: string | undefined } | undefined {
+  const { limit, startAfter } = params;
+  if (limit !== undefined && limit <= 0) return undefined;
+  if (limit !== undefined && Number.isNaN(limit)) {
+    throw new SessionError(`limit must be a number, got ${String(limit)}`, { code: 'ERR_INVALID_OPTION' });
+  }
+  let after: string | undefined;
+  if (startAfter) {
+    rethrowAs('ERR_INVALID_SNAPSHOT_ID', () => validateUuidV7(startAfter));
+    after = startAfter.toLowerCase();
+  }
+  return { limit, after };
+}
+
+/**
+ * One page of ids from an unsorted collection. Filters on the cursor before sorting, so a late
+ * page sorts only what comes after it. Ids are ASCII, where `<` equals byte order.
+ */
+export function pageOf(ids: Iterable<string>, params: PageParams): string[] {
+  const page = normalisePage(params);
+  if (page === undefined) return [];
+  const picked: string[] = [];
+  for (const id of ids) {
+    if (!isIdentifier(id)) continue;
+    if (page.after !== undefined && !(id > page.after)) continue;
+    picked.push(id);
+  }
+  picked.sort(byteOrder);
+  return page.limit === undefined ? picked : picked.slice(0, page.limit);
+}
+
+export function byteOrder(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
