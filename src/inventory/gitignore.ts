@@ -1,0 +1,325 @@
+/**
+ * Git's ignore rules for one `.gitignore` file, matched the way git matches them
+ * (dir.c + wildmatch.c): trailing-space trimming with `\ ` escapes, `!` negation, `dir/`
+ * directory-only rules, anchoring by a leading or inner `/`, `**` forms, `?`, `*` and bracket
+ * classes (`[a-z]`, `[!a]`, `[]]`, `[[:alpha:]]`), case-sensitive, byte-wise like git.
+ *
+ * Patterns are compiled to RegExps over the UTF-8 bytes of the path (held as a latin1 string),
+ * because git compares bytes: `?` matches one byte, so it does not match `é` (two bytes).
+ *
+ * Machine-local sources (`.git/info/exclude`, `core.excludesFile`) are deliberately not part
+ * of this module: a snapshot must not depend on the machine that took it.
+ */
+
+export interface GitignoreFile {
+  /** POSIX dir of the .gitignore relative to the scan root ('' for the root). */
+  readonly base: string;
+  /**
+   * Verdict of the LAST matching rule of this file for `relPath` (relative to the SCAN ROOT,
+   * POSIX), or undefined when no rule matches. `isDir` is true for real directories only; a
+   * symlink to a directory is not a directory here, as in git.
+   */
+  match(relPath: string, isDir: boolean): 'ignore' | 'include' | undefined;
+}
+
+interface Rule {
+  readonly negated: boolean;
+  readonly dirOnly: boolean;
+  /** Matched against the basename (no `/` in the pattern) or else the path below `base`. */
+  readonly onBasename: boolean;
+  readonly re: RegExp;
+}
+
+/** Byte-string (latin1 of UTF-8) form of `s`; identity for ASCII, which is the common case. */
+function toBytes(s: string): string {
+  return NON_ASCII.test(s) ? Buffer.from(s, 'utf8').toString('latin1') : s;
+}
+const NON_ASCII = /[^\p{ASCII}]/u;
+
+/** Regex text for one byte, always safe inside or outside a class. */
+function byteLiteral(code: number): string {
+  if ((code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a)) {
+    return String.fromCharCode(code);
+  }
+  return `\\x${code.toString(16).padStart(2, '0')}`;
+}
+
+const SLASH = 0x2f;
+
+// git's ctype classes (ASCII only: bytes >= 0x80 are in none of them).
+const POSIX_CLASSES: Record<string, (c: number) => boolean> = {
+  alnum: (c) => isDigit(c) || isAlpha(c),
+  alpha: (c) => isAlpha(c),
+  blank: (c) => c === 0x20 || c === 0x09,
+  cntrl: (c) => c < 0x20 || c === 0x7f,
+  digit: (c) => isDigit(c),
+  graph: (c) => c > 0x20 && c < 0x7f,
+  lower: (c) => c >= 0x61 && c <= 0x7a,
+  print: (c) => c >= 0x20 && c < 0x7f,
+  punct: (c) => c > 0x20 && c < 0x7f && !isDigit(c) && !isAlpha(c),
+  space: (c) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d,
+  upper: (c) => c >= 0x41 && c <= 0x5a,
+  xdigit: (c) => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66),
+};
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+function isAlpha(c: number): boolean {
+  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+}
+
+/**
+ * A bracket expression starting at `p[start] === '['`, parsed exactly as wildmatch does:
+ * the first member may be `]`, `!`/`^` negate, `-` between two members is a range, `\` escapes,
+ * `[:name:]` is a POSIX class and `[:` without `:]` is literal. Returns null when git would abort
+ * (unterminated class, unknown class name): such a pattern never matches anything.
+ */
+function parseClass(p: string, start: number): { source: string; end: number } | null {
+  const n = p.length;
+  const members = new Uint8Array(256);
+  let k = start + 1;
+  let negated = false;
+  if (p[k] === '!' || p[k] === '^') {
+    negated = true;
+    k++;
+  }
+  let prev = 0; // git's prev_ch: 0 after a range or a class, so a following '-' is literal
+  for (;;) {
+    if (k >= n) return null;
+    let cur = p.charCodeAt(k);
+    if (cur === 0x5c /* \ */) {
+      k++;
+      if (k >= n) return null;
+      cur = p.charCodeAt(k);
+      members[cur] = 1;
+    } else if (cur === 0x2d /* - */ && prev !== 0 && k + 1 < n && p[k + 1] !== ']') {
+      k++;
+      let hi = p.charCodeAt(k);
+      if (hi === 0x5c) {
+        k++;
+        if (k >= n) return null;
+        hi = p.charCodeAt(k);
+      }
+      for (let b = prev; b <= hi; b++) members[b] = 1;
+      cur = 0;
+    } else if (cur === 0x5b /* [ */ && p[k + 1] === ':') {
+      const nameStart = k + 2;
+      let q = nameStart;
+      while (q < n && p[q] !== ']') q++;
+      if (q >= n) return null;
+      if (q - nameStart - 1 < 0 || p[q - 1] !== ':') {
+        // No ":]": the '[' is an ordinary member and parsing resumes at the ':'.
+        members[0x5b] = 1;
+      } else {
+        const test = POSIX_CLASSES[p.slice(nameStart, q - 1)];
+        if (!test) return null;
+        for (let b = 0; b < 256; b++) if (test(b)) members[b] = 1;
+        k = q;
+        cur = 0;
+      }
+    } else {
+      members[cur] = 1;
+    }
+    prev = cur;
+    k++;
+    if (k >= n) return null;
+    if (p[k] === ']') break;
+  }
+  // A class never matches '/' when matching paths (WM_PATHNAME); basenames hold none anyway.
+  const parts: string[] = [];
+  let b = 0;
+  while (b < 256) {
+    const inSet = (members[b] === 1) !== negated && b !== SLASH;
+    if (!inSet) {
+      b++;
+      continue;
+    }
+    let e = b;
+    while (e + 1 < 256 && (members[e + 1] === 1) !== negated && e + 1 !== SLASH) e++;
+    parts.push(e === b ? byteLiteral(b) : `${byteLiteral(b)}-${byteLiteral(e)}`);
+    b = e + 1;
+  }
+  return { source: parts.length === 0 ? '(?!)' : `[${parts.join('')}]`, end: k + 1 };
+}
+
+/**
+ * Regex text for a wildmatch pattern (bytes), or null when it can never match.
+ * `pathname`: WM_PATHNAME semantics (`*` stops at `/`, `**` between slashes crosses them);
+ * otherwise the subject is a basename, which holds no `/`, so every star run is `[^/]*`.
+ */
+function wildmatchSource(p: string, pathname: boolean): string | null {
+  const n = p.length;
+  let out = '';
+  let i = 0;
+  while (i < n) {
+    const c = p[i]!;
+    if (c === '\\') {
+      if (i + 1 >= n) return null; // a trailing lone backslash matches nothing in git
+      out += byteLiteral(p.charCodeAt(i + 1));
+      i += 2;
+    } else if (c === '?') {
+      out += '[^/]';
+      i++;
+    } else if (c === '[') {
+      const cls = parseClass(p, i);
+      if (!cls) return null;
+      out += cls.source;
+      i = cls.end;
+    } else if (c === '*') {
+      let j = i;
+      while (p[j] === '*') j++;
+      const doubled = j - i >= 2;
+      const atSegmentStart = i === 0 || p[i - 1] === '/';
+      if (pathname && doubled && atSegmentStart && (j === n || p[j] === '/' || (p[j] === '\\' && p[j + 1] === '/'))) {
+        if (p[j] === '/') {
+          // `**/`: zero or more whole directories.
+          out += '(?:.*/)?';
+          i = j + 1;
+        } else {
+          // trailing `**` matches everything; `**\/` crosses directories but needs one.
+          out += '.*';
+          i = j;
+        }
+      } else {
+        out += '[^/]*';
+        i = j;
+      }
+    } else {
+      out += byteLiteral(p.charCodeAt(i));
+      i++;
+    }
+  }
+  return out;
+}
+
+const GLOB_SPECIAL = /[*?[\\]/;
+
+/** git's trim_trailing_spaces: drop trailing ' ' unless the first of them is backslash-escaped. */
+function trimTrailingSpaces(line: string): string {
+  let lastSpace = -1;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === ' ') {
+      if (lastSpace < 0) lastSpace = i;
+    } else if (c === '\\') {
+      i++;
+      if (i >= line.length) return line;
+      lastSpace = -1;
+    } else {
+      lastSpace = -1;
+    }
+  }
+  return lastSpace < 0 ? line : line.slice(0, lastSpace);
+}
+
+function parseRule(line: string): Rule | null {
+  let p = line;
+  let negated = false;
+  if (p.startsWith('!')) {
+    negated = true;
+    p = p.slice(1);
+  }
+  let dirOnly = false;
+  if (p.endsWith('/')) {
+    dirOnly = true;
+    p = p.slice(0, -1);
+  }
+  const bytes = toBytes(p);
+  if (!bytes.includes('/')) {
+    const source = wildmatchSource(bytes, false);
+    if (source === null) return null;
+    return { negated, dirOnly, onBasename: true, re: new RegExp(`^${source}$`, 's') };
+  }
+  // Anchored to the .gitignore's directory. git compares the literal prefix (up to the first
+  // special character) byte for byte and wildmatches only the rest, so a `**` right after that
+  // prefix counts as being at the start of the pattern (`x/ab**` crosses directories).
+  let body = bytes.startsWith('/') ? bytes.slice(1) : bytes;
+  const special = body.search(GLOB_SPECIAL);
+  const prefixLength = special < 0 ? body.length : special;
+  let source = '';
+  for (let i = 0; i < prefixLength; i++) source += byteLiteral(body.charCodeAt(i));
+  body = body.slice(prefixLength);
+  const rest = wildmatchSource(body, true);
+  if (rest === null) return null;
+  source += rest;
+  return { negated, dirOnly, onBasename: false, re: new RegExp(`^${source}$`, 's') };
+}
+
+/** Split, strip comments, CRs and trailing spaces, as git's add_patterns_from_buffer does. */
+function ruleLines(text: string): string[] {
+  const body = text.startsWith('\ufeff') ? text.slice(1) : text;
+  const lines: string[] = [];
+  for (const raw of body.split('\n')) {
+    if (raw === '' || raw.startsWith('#')) continue;
+    const line = trimTrailingSpaces(raw.endsWith('\r') ? raw.slice(0, -1) : raw);
+    if (line !== '' && line !== '!') lines.push(line);
+  }
+  return lines;
+}
+
+/** A combined "could any of these rules match?" test, or null when there are none. */
+function anyOf(rules: readonly Rule[]): RegExp | null {
+  if (rules.length === 0) return null;
+  return new RegExp(rules.map((r) => `(?:${r.re.source})`).join('|'), 's');
+}
+
+class ParsedGitignore implements GitignoreFile {
+  readonly base: string;
+  private readonly rules: readonly Rule[];
+  private readonly prefix: string;
+  // Prefilters: one combined RegExp per (subject kind, entry kind). Most entries match no
+  // rule, and for them one or two RegExp tests decide.
+  private readonly fileBasenames: RegExp | null;
+  private readonly filePaths: RegExp | null;
+  private readonly dirBasenames: RegExp | null;
+  private readonly dirPaths: RegExp | null;
+
+  constructor(base: string, rules: readonly Rule[]) {
+    this.base = base;
+    this.rules = rules;
+    this.prefix = base === '' ? '' : `${base}/`;
+    this.fileBasenames = anyOf(rules.filter((r) => r.onBasename && !r.dirOnly));
+    this.filePaths = anyOf(rules.filter((r) => !r.onBasename && !r.dirOnly));
+    this.dirBasenames = anyOf(rules.filter((r) => r.onBasename));
+    this.dirPaths = anyOf(rules.filter((r) => !r.onBasename));
+  }
+
+  match(relPath: string, isDir: boolean): 'ignore' | 'include' | undefined {
+    if (this.rules.length === 0) return undefined;
+    if (!relPath.startsWith(this.prefix) || relPath.length === this.prefix.length) return undefined;
+    const below = toBytes(this.prefix === '' ? relPath : relPath.slice(this.prefix.length));
+    const basename = below.slice(below.lastIndexOf('/') + 1);
+    const basenames = isDir ? this.dirBasenames : this.fileBasenames;
+    const paths = isDir ? this.dirPaths : this.filePaths;
+    if (!basenames?.test(basename) && !paths?.test(below)) return undefined;
+    for (let i = this.rules.length - 1; i >= 0; i--) {
+      const rule = this.rules[i]!;
+      if (rule.dirOnly && !isDir) continue;
+      if (rule.re.test(rule.onBasename ? basename : below)) return rule.negated ? 'include' : 'ignore';
+    }
+    return undefined;
+  }
+}
+
+/** Rules of one `.gitignore` whose directory is `base` (POSIX, relative to the scan root). */
+export function parseGitignore(text: string, base: string): GitignoreFile {
+  const rules: Rule[] = [];
+  for (const line of ruleLines(text)) {
+    const rule = parseRule(line);
+    if (rule) rules.push(rule);
+  }
+  return new ParsedGitignore(base.replace(/\/+$/, ''), rules);
+}
+
+/**
+ * Decision for an entry whose parent directories are NOT ignored (the walker prunes ignored
+ * directories, which is how git makes "a file inside an ignored directory cannot be re-included"
+ * hold): files are consulted deepest first; the first file with a verdict decides.
+ */
+export function isIgnored(stack: readonly GitignoreFile[], relPath: string, isDir: boolean): boolean {
+  for (let i = stack.length - 1; i >= 0; i--) {
+    const verdict = stack[i]!.match(relPath, isDir);
+    if (verdict !== undefined) return verdict === 'ignore';
+  }
+  return false;
+}
