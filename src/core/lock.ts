@@ -1,0 +1,415 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CairnError, errnoCode } from './errors.js';
+
+/**
+ * A directory lock: `mkdir` is atomic and create-only on every POSIX file system (including
+ * NFS, where flock is not trusted), so whoever creates the directory holds the lock.
+ *
+ * Inside the directory lives `owner.json`, the owner record (pid, host, start time, boot id),
+ * so a lock whose owner died can be told apart from a live one and taken over.
+ *
+ * Takeover protocol (safe when several waiters find the same dead owner at once):
+ *  1. a waiter reads the owner record and decides the owner is dead;
+ *  2. it renames `owner.json` to a claim name of its own; rename is atomic, so of all waiters
+ *     exactly one gets *that* record (the others see ENOENT and go back to waiting);
+ *  3. it re-reads the claimed record: if its token is the dead owner's, the lock is now its own
+ *     and it installs its record with link(2), which is create-only; if the token is someone
+ *     else's (a live owner who took over in between), it puts the record back with link(2)
+ *     and keeps waiting.
+ * The directory itself is never removed during a takeover, so no third process can create a
+ * fresh lock while the dead one is being replaced.
+ */
+
+export const LOCK_OWNER_FILE = 'owner.json';
+
+export interface LockOwner {
+  /** Random per acquisition; identifies this holding of the lock. */
+  token: string;
+  pid: number;
+  host: string;
+  /** When the lock was taken (ISO 8601 UTC). */
+  startedAt: string;
+  /** Linux process start time in clock ticks since boot; tells a reused pid from the owner. */
+  processStart?: number;
+  /** Linux boot id; an owner from an earlier boot is dead whatever its pid says. */
+  bootId?: string;
+}
+
+export interface StaleLockInfo {
+  lockPath: string;
+  /** The dead owner's record; undefined when the directory had no readable record. */
+  previousOwner?: LockOwner;
+  reason: string;
+}
+
+export interface AcquireLockOptions {
+  /** How long to wait for a live owner, in milliseconds. 0 tries once. Default 60 000. */
+  timeoutMs?: number;
+  /** Told when a dead owner's lock was taken over (the CLI says so on stderr). */
+  onStaleTakeover?: (info: StaleLockInfo) => void;
+  /**
+   * A lock directory without an owner record (made by another tool, or by a writer killed
+   * between mkdir and writing its record) counts as abandoned once it is this old. Default 30 000.
+   */
+  ownerlessStaleMs?: number;
+  /** Release the lock if the process gets SIGINT/SIGTERM/SIGHUP while holding it. Default true. */
+  releaseOnSignal?: boolean;
+  /** Message of the timeout error; default `lock timeout (<n>s) on <lockPath>`. */
+  timeoutMessage?: (timeoutMs: number, lockPath: string) => string;
+}
+
+export interface DirLock {
+  readonly path: string;
+  readonly owner: LockOwner;
+  /** Removes the lock if this holder still owns it; resolves true when it did. */
+  release(): Promise<boolean>;
+  releaseSync(): boolean;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_OWNERLESS_STALE_MS = 30_000;
+// Short polling: contention costs milliseconds, not the upstream's 1 s sleeps.
+const POLL_MIN_MS = 2;
+const POLL_MAX_MS = 25;
+
+let cachedBootId: string | null | undefined;
+
+function bootId(): string | undefined {
+  if (cachedBootId === undefined) {
+    try {
+      cachedBootId = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
+    } catch {
+      cachedBootId = null;
+    }
+  }
+  return cachedBootId ?? undefined;
+}
+
+/** Field 22 of /proc/<pid>/stat (start time in ticks); undefined off Linux or when unreadable. */
+export function processStartTicks(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may contain spaces and parentheses; fields resume after the last ')'.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(rest[19]);
+    return Number.isFinite(ticks) ? ticks : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function newOwner(): LockOwner {
+  const owner: LockOwner = {
+    token: randomBytes(12).toString('hex'),
+    pid: process.pid,
+    host: os.hostname(),
+    startedAt: new Date().toISOString(),
+  };
+  const start = processStartTicks(process.pid);
+  if (start !== undefined) owner.processStart = start;
+  const boot = bootId();
+  if (boot !== undefined) owner.bootId = boot;
+  return owner;
+}
+
+function parseOwner(text: string): LockOwner | undefined {
+  try {
+    const v = JSON.parse(text) as Partial<LockOwner>;
+    if (typeof v.token !== 'string' || typeof v.pid !== 'number' || typeof v.host !== 'string' || typeof v.startedAt !== 'string') return undefined;
+    return v as LockOwner;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why the owner is known to be dead, or undefined when it is (or may be) alive. */
+export function ownerDeathReason(owner: LockOwner): string | undefined {
+  // Another host's process cannot be checked from here: treat it as alive.
+  if (owner.host !== os.hostname()) return undefined;
+  const boot = bootId();
+  if (owner.bootId !== undefined && boot !== undefined && owner.bootId !== boot) return 'it was taken before the last reboot';
+  try {
+    process.kill(owner.pid, 0);
+  } catch (e) {
+    if (errnoCode(e) === 'ESRCH') return `process ${owner.pid} is gone`;
+    return undefined; // EPERM: alive, someone else's
+  }
+  if (owner.processStart !== undefined) {
+    const now = processStartTicks(owner.pid);
+    if (now !== undefined && now !== owner.processStart) return `process ${owner.pid} is gone (the pid now belongs to another process)`;
+  }
+  return undefined;
+}
+
+type OwnerRead = { kind: 'owner'; owner: LockOwner } | { kind: 'ownerless' } | { kind: 'gone' } | { kind: 'foreign' };
+
+async function readOwner(lockPath: string): Promise<OwnerRead> {
+  let st: fs.Stats;
+  try {
+    st = await fsp.lstat(lockPath);
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT') return { kind: 'gone' };
+    throw e;
+  }
+  // A planted symlink or file is never taken over: writing through it could land outside the root.
+  if (!st.isDirectory()) return { kind: 'foreign' };
+  try {
+    const owner = parseOwner(await fsp.readFile(path.join(lockPath, LOCK_OWNER_FILE), 'utf8'));
+    return owner ? { kind: 'owner', owner } : { kind: 'ownerless' };
+  } catch (e) {
+    const code = errnoCode(e);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'ownerless' };
+    throw e;
+  }
+}
+
+/** Writes `owner` into `lockPath/owner.json` create-only (link(2)); false if a record is already there. */
+async function installOwner(lockPath: string, owner: LockOwner): Promise<boolean> {
+  const tmp = path.join(lockPath, `.owner-${owner.pid}-${owner.token}`);
+  await fsp.writeFile(tmp, `${JSON.stringify(owner)}\n`, { flag: 'wx', mode: 0o600 });
+  try {
+    await fsp.link(tmp, path.join(lockPath, LOCK_OWNER_FILE));
+    return true;
+  } catch (e) {
+    if (errnoCode(e) === 'EEXIST') return false;
+    throw e;
+  } finally {
+    await fsp.unlink(tmp).catch(() => undefined);
+  }
+}
+
+/**
+ * Takes over the lock at `lockPath` if its owner record is still `observed` (a dead owner's) or,
+ * when `observed` is undefined, if the directory still has no owner record. Resolves true when
+ * the caller now holds the lock under `mine`. Exported for tests of the takeover race.
+ */
+export async function takeOverLock(lockPath: string, observed: LockOwner | undefined, mine: LockOwner): Promise<boolean> {
+  if (observed === undefined) {
+    try {
+      return await installOwner(lockPath, mine);
+    } catch (e) {
+      if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return false; // released meanwhile
+      throw e;
+    }
+  }
+  const ownerFile = path.join(lockPath, LOCK_OWNER_FILE);
+  const claim = path.join(lockPath, `.claim-${mine.pid}-${mine.token}`);
+  try {
+    await fsp.rename(ownerFile, claim);
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return false; // another waiter was first
+    throw e;
+  }
+  let claimed: LockOwner | undefined;
+  try {
+    claimed = parseOwner(await fsp.readFile(claim, 'utf8'));
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT') return false; // the holder released and removed the directory
+    throw e;
+  }
+  if (claimed?.token !== observed.token) {
+    // We moved a live owner's record: put it back (create-only) and keep waiting.
+    await fsp.link(claim, ownerFile).catch(() => undefined);
+    await fsp.unlink(claim).catch(() => undefined);
+    return false;
+  }
+  try {
+    return await installOwner(lockPath, mine);
+  } finally {
+    await fsp.unlink(claim).catch(() => undefined);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Acquires the directory lock at `lockPath` (its parent must exist), waiting up to the timeout. */
+export async function acquireDirLock(lockPath: string, options: AcquireLockOptions = {}): Promise<DirLock> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const ownerlessStaleMs = options.ownerlessStaleMs ?? DEFAULT_OWNERLESS_STALE_MS;
+  const deadline = Date.now() + timeoutMs;
+  let pause = POLL_MIN_MS;
+  for (;;) {
+    const mine = newOwner();
+    const got = await tryAcquireOnce(lockPath, mine, ownerlessStaleMs, options.onStaleTakeover);
+    if (got) return holdLock(lockPath, mine, options.releaseOnSignal !== false);
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      const message = options.timeoutMessage?.(timeoutMs, lockPath) ?? `lock timeout (${formatSeconds(timeoutMs)}s) on ${lockPath}`;
+      throw new CairnError('ERR_LOCK_TIMEOUT', message, { path: lockPath, exitCode: 3 });
+    }
+    // Jitter keeps waiters that started together from polling in lockstep.
+    await sleep(Math.min(left, pause * (0.5 + Math.random())));
+    pause = Math.min(POLL_MAX_MS, pause * 2);
+  }
+}
+
+function formatSeconds(ms: number): string {
+  return String(Math.round(ms / 10) / 100);
+}
+
+async function tryAcquireOnce(
+  lockPath: string,
+  mine: LockOwner,
+  ownerlessStaleMs: number,
+  onStale: AcquireLockOptions['onStaleTakeover'],
+): Promise<boolean> {
+  try {
+    await fsp.mkdir(lockPath, { mode: 0o700 });
+  } catch (e) {
+    if (errnoCode(e) !== 'EEXIST') throw e;
+    return tryTakeOverStale(lockPath, mine, ownerlessStaleMs, onStale);
+  }
+  try {
+    // mkdir's mode is masked by the umask; the lock dir is 0700 whatever the umask.
+    await fsp.chmod(lockPath, 0o700);
+    if (await installOwner(lockPath, mine)) return true;
+    // Someone judged our ownerless directory abandoned and took it: it is theirs now.
+    return false;
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT') return false;
+    await fsp.rm(lockPath, { recursive: true, force: true }).catch(() => undefined);
+    throw e;
+  }
+}
+
+async function tryTakeOverStale(
+  lockPath: string,
+  mine: LockOwner,
+  ownerlessStaleMs: number,
+  onStale: AcquireLockOptions['onStaleTakeover'],
+): Promise<boolean> {
+  const seen = await readOwner(lockPath);
+  if (seen.kind === 'gone' || seen.kind === 'foreign') return false;
+  let reason: string | undefined;
+  if (seen.kind === 'owner') {
+    reason = ownerDeathReason(seen.owner);
+  } else {
+    const st = await fsp.lstat(lockPath).catch(() => undefined);
+    if (st && Date.now() - st.mtimeMs >= ownerlessStaleMs) reason = `it has had no owner record for ${Math.round((Date.now() - st.mtimeMs) / 1000)}s`;
+  }
+  if (reason === undefined) return false;
+  const previous = seen.kind === 'owner' ? seen.owner : undefined;
+  if (!(await takeOverLock(lockPath, previous, mine))) return false;
+  const info: StaleLockInfo = { lockPath, reason };
+  if (previous !== undefined) info.previousOwner = previous;
+  onStale?.(info);
+  return true;
+}
+
+function holdLock(lockPath: string, owner: LockOwner, releaseOnSignal: boolean): DirLock {
+  let released = false;
+  let unguard: (() => void) | undefined;
+  const releaseSync = (): boolean => {
+    if (released) return false;
+    released = true;
+    unguard?.();
+    return removeIfOwnedSync(lockPath, owner);
+  };
+  if (releaseOnSignal) unguard = onTerminationSignal(() => void releaseSync());
+  return {
+    path: lockPath,
+    owner,
+    releaseSync,
+    // The sync path is a handful of syscalls; one implementation keeps both exits identical.
+    release: () => Promise.resolve(releaseSync()),
+  };
+}
+
+function removeIfOwnedSync(lockPath: string, owner: LockOwner): boolean {
+  let current: LockOwner | undefined;
+  try {
+    current = parseOwner(fs.readFileSync(path.join(lockPath, LOCK_OWNER_FILE), 'utf8'));
+  } catch (e) {
+    const code = errnoCode(e);
+    if (code === 'ENOTDIR') return false;
+    // ENOENT: the lock dir is gone, or a waiter is checking our record right now (it puts it back).
+    if (code !== 'ENOENT') throw e;
+    current = undefined;
+  }
+  if (current !== undefined && current.token !== owner.token) return false; // not ours: leave it
+  // A waiter may put our record back between our unlink and rmdir; retry a few times.
+  for (let attempt = 0; attempt < 50; attempt++) {
+    let entries: string[];
+    try {
+      entries = fs.readdirSync(lockPath);
+    } catch (e) {
+      if (errnoCode(e) === 'ENOENT') return true;
+      throw e;
+    }
+    for (const name of entries) {
+      try {
+        fs.unlinkSync(path.join(lockPath, name));
+      } catch {
+        // vanished meanwhile
+      }
+    }
+    try {
+      fs.rmdirSync(lockPath);
+      return true;
+    } catch (e) {
+      const code = errnoCode(e);
+      if (code === 'ENOENT') return true;
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw e;
+    }
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Termination signals: while anything registered here is active, SIGINT/SIGTERM/SIGHUP run the
+// cleanups synchronously and then end the process with 128 + signal number (130, 143, 129), as
+// a shell would. When the host program has its own listeners for the signal, the decision to
+// exit stays with them.
+
+const TERMINATION_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+type TerminationSignal = (typeof TERMINATION_SIGNALS)[number];
+
+const cleanups = new Set<() => void>();
+const listeners = new Map<TerminationSignal, () => void>();
+
+function runCleanups(): void {
+  for (const fn of [...cleanups]) {
+    try {
+      fn();
+    } catch {
+      // best effort: one failed cleanup must not keep the others from running
+    }
+  }
+  cleanups.clear();
+}
+
+function installListeners(): void {
+  for (const sig of TERMINATION_SIGNALS) {
+    const listener = (): void => {
+      runCleanups();
+      uninstallListeners();
+      if (process.listenerCount(sig) === 0) process.exit(128 + (os.constants.signals[sig] ?? 0));
+    };
+    listeners.set(sig, listener);
+    process.on(sig, listener);
+  }
+}
+
+function uninstallListeners(): void {
+  for (const [sig, listener] of listeners) process.removeListener(sig, listener);
+  listeners.clear();
+}
+
+/**
+ * Runs `cleanup` (synchronously) if the process receives SIGINT/SIGTERM/SIGHUP before the
+ * returned function is called. Used for locks and temp files.
+ */
+export function onTerminationSignal(cleanup: () => void): () => void {
+  if (cleanups.size === 0 && listeners.size === 0) installListeners();
+  cleanups.add(cleanup);
+  return () => {
+    cleanups.delete(cleanup);
+    if (cleanups.size === 0) uninstallListeners();
+  };
+}
