@@ -1,7 +1,284 @@
-import type { Command } from 'commander';
-import type { CliIO } from '../io.js';
+import { InvalidArgumentError, type Command } from 'commander';
+import { CairnError } from '../../core/errors.js';
+import { SessionError } from '../../store/errors.js';
+import { DEFAULT_STORE_DIR, openStore } from '../../store/open.js';
+import type { ManagedSnapshotStorage, PruneResult, Scope, SnapshotLocation, StoreUsage } from '../../store/types.js';
+import { ExitCode, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
+import { isScope } from '../../store/validation.js';
+
+interface CommonOptions {
+  store?: string;
+  json?: boolean;
+  session?: string;
+  scope?: string;
+  scopeId?: string;
+}
+
+const STORE_HELP = `store to use: file:DIR or a directory (default ${DEFAULT_STORE_DIR} in the current directory, or $CAIRN_STORE), s3://bucket/prefix?endpoint=…, postgres://host/db`;
+
+const EXIT_HELP = `
+Exit codes: 0 ok, 1 failure (I/O, not found, verify found issues), 2 usage or invalid input, 3 conflict.
+Credentials never go on the command line: S3 keys come from AWS_* variables, PostgreSQL passwords from PGPASSWORD.`;
+
+function positiveInt(name: string, allowZero: boolean) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || (!allowZero && Number(value) === 0)) {
+      throw new InvalidArgumentError(`${name} must be a whole number${allowZero ? ' >= 0' : ' > 0'}`);
+    }
+    return Number(value);
+  };
+}
+
+/** Adds the options every store command shares. */
+function common(cmd: Command, location: 'none' | 'session' | 'filters'): Command {
+  cmd.option('--store <url>', STORE_HELP).option('--json', 'print one JSON document on stdout');
+  if (location === 'session') cmd.option('--session <id>', 'session id');
+  if (location === 'filters') {
+    cmd
+      .option('--session <id>', 'only this session')
+      .option('--scope <scope>', 'only this scope: agent or multiAgent')
+      .option('--scope-id <id>', 'only this agent or orchestrator id');
+  }
+  return cmd.addHelpText('after', EXIT_HELP);
+}
+
+/** A store spec given on the command line must not carry a password (it would sit in shell history and `ps`). */
+function checkNoCredentials(spec: string | undefined): void {
+  if (spec === undefined || !/^[a-z][a-z0-9+.-]+:\/\//i.test(spec)) return;
+  let url: URL;
+  try {
+    url = new URL(spec);
+  } catch {
+    return; // openStore reports it
+  }
+  if (url.password !== '' || url.searchParams.has('secretAccessKey') || url.searchParams.has('password')) {
+    throw new UsageError('do not put credentials in --store; use the environment (PGPASSWORD, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY) or put the URL in CAIRN_STORE');
+  }
+}
+
+/** Runs `fn` against the chosen store, turning store errors into CLI errors with their exit code. */
+async function withStore(io: CliIO, opts: CommonOptions, fn: (store: ManagedSnapshotStorage, name: string) => Promise<void>): Promise<void> {
+  checkNoCredentials(opts.store);
+  if (opts.scope !== undefined && !isScope(opts.scope)) throw new UsageError(`--scope must be agent or multiAgent, got '${opts.scope}'`);
+  let store: ManagedSnapshotStorage | undefined;
+  const name = opts.store ?? (io.env.CAIRN_STORE || undefined) ?? DEFAULT_STORE_DIR;
+  try {
+    store = await openStore(opts.store, { cwd: io.cwd, env: io.env });
+    await fn(store, name);
+  } catch (e) {
+    if (e instanceof SessionError) {
+      const cause = e.cause instanceof Error && !e.message.includes(e.cause.message) ? e.cause.message : undefined;
+      throw new CairnError(e.code, e.message, { exitCode: e.exitCode, cause: e, ...(cause === undefined ? {} : { details: { cause } }) });
+    }
+    throw e;
+  } finally {
+    await store?.close();
+  }
+}
+
+function scopeOf(value: string | undefined): Scope {
+  return (value ?? 'agent') as Scope;
+}
+
+/** Every location matching the filters (all sessions when none is given). */
+async function locationsMatching(store: ManagedSnapshotStorage, opts: CommonOptions): Promise<SnapshotLocation[]> {
+  if (opts.session !== undefined && opts.scopeId !== undefined) {
+    return [{ sessionId: opts.session, scope: scopeOf(opts.scope), scopeId: opts.scopeId }];
+  }
+  const sessions = opts.session !== undefined ? [opts.session] : await store.listSessions();
+  const out: SnapshotLocation[] = [];
+  for (const sessionId of sessions) {
+    for (const loc of await store.listLocations({ sessionId })) {
+      if (opts.scope !== undefined && loc.scope !== opts.scope) continue;
+      if (opts.scopeId !== undefined && loc.scopeId !== opts.scopeId) continue;
+      out.push(loc);
+    }
+  }
+  return out;
+}
+
+function requireOption(value: string | undefined, flag: string, command: string): string {
+  if (value === undefined) throw new UsageError(`cairn store ${command} needs ${flag}`);
+  return value;
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
+function table(rows: string[][], rightAligned: ReadonlySet<number>): string[] {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) => r.map((cell, c) => (rightAligned.has(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd());
+}
 
 /** Registers `cairn store …` on the program. */
-export function registerStoreCommands(_program: Command, _io: CliIO): void {
-  // filled in by the store work
+export function registerStoreCommands(program: Command, io: CliIO): void {
+  const store = program
+    .command('store')
+    .description('Inspect and maintain the snapshot store (session snapshots: latest + immutable history per session/scope)')
+    .addHelpText(
+      'after',
+      `
+Layout of a file store: <dir>/<session>/scopes/<agent|multiAgent>/<scope-id>/snapshots/
+  snapshot_latest.json, manifest.json, immutable_history/snapshot_<id>.json
+
+Examples:
+  cairn store list                                   # sessions
+  cairn store list --session s1                      # locations and history ids of s1
+  cairn store show --session s1 --scope-id agent     # latest snapshot of agent 'agent'
+  cairn store prune --keep-last 20 --older-than 7d --dry-run
+  cairn store verify && cairn store du`,
+    );
+
+  common(
+    store
+      .command('list')
+      .description('list sessions; with --session, its locations and their history snapshot ids (oldest first)')
+      .option('--limit <n>', 'at most n history ids per location', positiveInt('--limit', false))
+      .option('--start-after <id>', 'only history ids after this UUID v7 (a paging cursor)'),
+    'filters',
+  ).action(async (opts: CommonOptions & { limit?: number; startAfter?: string }) => {
+    await withStore(io, opts, async (s, name) => {
+      if (opts.session === undefined) {
+        if (opts.scopeId !== undefined || opts.startAfter !== undefined) throw new UsageError('--scope-id and --start-after need --session');
+        const sessions = await s.listSessions();
+        if (opts.json) writeJson(io, { store: name, sessions });
+        else if (sessions.length === 0) writeLine(io.stderr, `no sessions in ${name}`);
+        else for (const id of sessions) writeLine(io.stdout, id);
+        return;
+      }
+      const locations = [];
+      for (const location of await locationsMatching(s, opts)) {
+        const page = { location, ...(opts.limit === undefined ? {} : { limit: opts.limit }), ...(opts.startAfter === undefined ? {} : { startAfter: opts.startAfter }) };
+        const latest = await s.loadSnapshot({ location });
+        locations.push({ scope: location.scope, scopeId: location.scopeId, hasLatest: latest !== null, ids: await s.listSnapshotIds(page) });
+      }
+      if (opts.json) {
+        writeJson(io, { store: name, sessionId: opts.session, locations });
+        return;
+      }
+      if (locations.length === 0) writeLine(io.stderr, `no snapshots for session ${opts.session} in ${name}`);
+      for (const l of locations) {
+        writeLine(io.stdout, `${l.scope}/${l.scopeId}  latest: ${l.hasLatest ? 'yes' : 'no'}  history: ${l.ids.length}${opts.limit !== undefined || opts.startAfter ? ' (this page)' : ''}`);
+        for (const id of l.ids) writeLine(io.stdout, `  ${id}`);
+      }
+    });
+  });
+
+  common(
+    store
+      .command('show')
+      .description('print one snapshot as JSON: the latest, or a history snapshot with --id')
+      .option('--session <id>', 'session id (required)')
+      .option('--scope <scope>', 'agent or multiAgent (default: agent)')
+      .option('--scope-id <id>', 'agent or orchestrator id (required)')
+      .option('--id <snapshotId>', 'a history snapshot id (default: the latest snapshot)'),
+    'none',
+  ).action(async (opts: CommonOptions & { id?: string }) => {
+    const sessionId = requireOption(opts.session, '--session', 'show');
+    const scopeId = requireOption(opts.scopeId, '--scope-id', 'show');
+    await withStore(io, opts, async (s, name) => {
+      const location: SnapshotLocation = { sessionId, scope: scopeOf(opts.scope), scopeId };
+      const snapshot = await s.loadSnapshot(opts.id === undefined ? { location } : { location, snapshotId: opts.id });
+      if (snapshot === null) {
+        const what = opts.id === undefined ? 'no latest snapshot' : `no history snapshot ${opts.id}`;
+        throw new CairnError('ERR_NOT_FOUND', `${what} for ${sessionId}/${location.scope}/${scopeId} in ${name}; run \`cairn store list --session ${sessionId}\` to see what is there`, { exitCode: 1 });
+      }
+      writeJson(io, snapshot);
+    });
+  });
+
+  common(
+    store.command('delete-session').description('delete every snapshot, history and manifest of one session (no-op when absent)'),
+    'session',
+  ).action(async (opts: CommonOptions) => {
+    const sessionId = requireOption(opts.session, '--session', 'delete-session');
+    await withStore(io, opts, async (s) => {
+      await s.deleteSession({ sessionId });
+      if (opts.json) writeJson(io, { deleted: sessionId });
+      else writeLine(io.stdout, `deleted session ${sessionId}`);
+    });
+  });
+
+  common(
+    store
+      .command('prune')
+      .description('delete old history snapshots (never the latest snapshot or the manifest) and stale temp files of interrupted writes')
+      .option('--keep-last <n>', 'keep the newest n history snapshots of each location', positiveInt('--keep-last', true))
+      .option('--older-than <age>', "delete history created before this age or time: '30m', '12h', '7d', '2w' or an ISO date")
+      .option('--dry-run', 'report what would be deleted, delete nothing'),
+    'filters',
+  ).action(async (opts: CommonOptions & { keepLast?: number; olderThan?: string; dryRun?: boolean }) => {
+    if (opts.keepLast === undefined && opts.olderThan === undefined) {
+      throw new UsageError('cairn store prune needs --keep-last <n> and/or --older-than <age>; nothing was deleted');
+    }
+    await withStore(io, opts, async (s, name) => {
+      const results: PruneResult[] = [];
+      for (const location of await locationsMatching(s, opts)) {
+        results.push(
+          await s.prune({
+            location,
+            dryRun: opts.dryRun === true,
+            ...(opts.keepLast === undefined ? {} : { keepLast: opts.keepLast }),
+            ...(opts.olderThan === undefined ? {} : { olderThan: opts.olderThan }),
+          }),
+        );
+      }
+      if (opts.json) {
+        writeJson(io, { store: name, dryRun: opts.dryRun === true, results });
+        return;
+      }
+      const verb = opts.dryRun ? 'would delete' : 'deleted';
+      let total = 0;
+      for (const r of results) {
+        total += r.deleted.length;
+        const temps = r.tempFilesRemoved?.length ?? 0;
+        const { sessionId, scope, scopeId } = r.location;
+        writeLine(io.stdout, `${sessionId}/${scope}/${scopeId}: ${verb} ${r.deleted.length}, kept ${r.kept}${temps > 0 ? `, ${verb} ${temps} temp file(s)` : ''}`);
+      }
+      writeLine(io.stderr, `${verb} ${total} history snapshot(s) in ${results.length} location(s) of ${name}`);
+    });
+  });
+
+  common(
+    store.command('verify').description('check that every stored file parses and is a valid snapshot or manifest; report temp files and strays (exit 1 on any issue)'),
+    'session',
+  ).action(async (opts: CommonOptions) => {
+    await withStore(io, opts, async (s, name) => {
+      const report = await s.verify(opts.session === undefined ? {} : { sessionId: opts.session });
+      if (opts.json) writeJson(io, { store: name, ...report });
+      else {
+        for (const i of report.issues) writeLine(io.stdout, `${i.kind}  ${i.where}  ${i.message}`);
+        writeLine(io.stderr, report.ok ? `ok: ${report.checked} file(s) checked in ${name}` : `${report.issues.length} issue(s) found, ${report.checked} file(s) checked in ${name}`);
+      }
+      if (!report.ok) throw new ExitCode(1);
+    });
+  });
+
+  common(
+    store.command('du').description('disk usage: history count, latest/manifest presence and bytes per session, scope and scope id'),
+    'session',
+  ).action(async (opts: CommonOptions) => {
+    await withStore(io, opts, async (s, name) => {
+      const usage: StoreUsage[] = await s.du(opts.session === undefined ? {} : { sessionId: opts.session });
+      const totalBytes = usage.reduce((n, u) => n + u.bytes, 0);
+      const totalHistory = usage.reduce((n, u) => n + u.history, 0);
+      if (opts.json) {
+        writeJson(io, { store: name, locations: usage, total: { history: totalHistory, bytes: totalBytes } });
+        return;
+      }
+      const rows = [['SESSION', 'SCOPE', 'SCOPE-ID', 'HISTORY', 'LATEST', 'MANIFEST', 'BYTES']];
+      for (const u of usage) rows.push([u.sessionId, u.scope, u.scopeId, String(u.history), u.hasLatest ? 'yes' : 'no', u.hasManifest ? 'yes' : 'no', formatBytes(u.bytes)]);
+      rows.push(['total', '', '', String(totalHistory), '', '', formatBytes(totalBytes)]);
+      for (const line of table(rows, new Set([3, 6]))) writeLine(io.stdout, line);
+    });
+  });
 }
