@@ -10,7 +10,8 @@ export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 export const REPO_DIR = resolve(BENCH_DIR, '..');
 export const WORK_DIR = join(BENCH_DIR, '.work');
 export const RESULTS_DIR = join(WORK_DIR, 'results');
-export const CLI = join(REPO_DIR, 'dist', 'cli', 'main.js');
+// CAIRN_BENCH_CLI lets the harness itself be checked against a stand-in CLI.
+export const CLI = process.env.CAIRN_BENCH_CLI ?? join(REPO_DIR, 'dist', 'cli', 'main.js');
 export const DIST_INDEX = join(REPO_DIR, 'dist', 'index.js');
 
 /** `--quick` (small sizes), `--runs N` (samples per command). */

@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+// Runs every benchmark in turn (each in its own process, each bounded in time) and collects
+// their tables into bench/.work/results/ALL.md.
+//
+//   npm run bench                      # full sizes, ~10 minutes
+//   node bench/run-all.mjs --quick     # small sizes, ~1–2 minutes
+//   node bench/run-all.mjs --only inventory,store
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BENCH_DIR, RESULTS_DIR, ensureDir, log, machineMarkdown, requireBuilt } from './lib.mjs';
+
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const onlyAt = argv.indexOf('--only');
+const only = onlyAt >= 0 ? argv[onlyAt + 1].split(',') : null;
+requireBuilt();
+
+// Budgets keep the whole run near ten minutes even if one part misbehaves.
+const benches = [
+  { name: 'inventory', budgetS: quick ? 120 : 300 },
+  { name: 'store', budgetS: quick ? 60 : 150 },
+  { name: 'session', budgetS: quick ? 90 : 150 },
+  { name: 'stage', budgetS: quick ? 60 : 120 },
+].filter((b) => !only || only.includes(b.name));
+
+ensureDir(RESULTS_DIR);
+const parts = [`# cairn benchmarks${quick ? ' (--quick)' : ''}\n\n${machineMarkdown()}`];
+let failed = 0;
+for (const b of benches) {
+  log(`── ${b.name} (budget ${b.budgetS} s)`);
+  const t0 = Date.now();
+  const r = spawnSync(process.execPath, [join(BENCH_DIR, `${b.name}.mjs`), ...(quick ? ['--quick'] : [])], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    timeout: b.budgetS * 1000,
+    killSignal: 'SIGKILL',
+  });
+  const took = ((Date.now() - t0) / 1000).toFixed(0);
+  const file = join(RESULTS_DIR, `${b.name}.md`);
+  if (r.status !== 0) {
+    failed++;
+    const why = r.signal ? `stopped at its ${b.budgetS} s budget` : `exited ${r.status}`;
+    log(`${b.name}: ${why}`);
+    parts.push(`## ${b.name}\n\nnot measured: the bench ${why} after ${took} s.\n`);
+  } else if (existsSync(file)) {
+    parts.push(readFileSync(file, 'utf8'));
+    log(`${b.name}: done in ${took} s`);
+  }
+}
+writeFileSync(join(RESULTS_DIR, 'ALL.md'), parts.join('\n'));
+log(`tables collected in ${join(RESULTS_DIR, 'ALL.md')}`);
+process.exitCode = failed ? 1 : 0;
