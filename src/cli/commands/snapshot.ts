@@ -1,7 +1,188 @@
-import type { Command } from 'commander';
-import type { CliIO } from '../io.js';
+import * as path from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import { CairnError } from '../../core/errors.js';
+import { ExitCode, progressAllowed, writeJson, type CliIO } from '../io.js';
 
-/** Registers `cairn snapshot …` on the program. */
-export function registerSnapshotCommands(_program: Command, _io: CliIO): void {
-  // filled in by the snapshot work
+const SNAPSHOT_HELP = `
+Takes a deterministic, content-addressed inventory of a directory: every file's path, size,
+sha256, mode (0644/0755) and kind (file/symlink), sorted, with a snapshotDigest over the body.
+.gitignore files at every level are honoured; .git/ and .cairn/ are always skipped. Names that
+cannot be recorded (not NFC, trailing space or dot, reserved, not UTF-8), FIFOs and files that
+vanish mid-scan are left out and counted on stderr (--verbose lists them).
+
+A stat cache outside the tree (under $XDG_CACHE_HOME/cairn or ~/.cache/cairn) makes repeated
+snapshots re-read only changed files; --no-cache turns it off.
+
+Examples:
+  cairn snapshot --root . -o before.json --include "src/**"
+  cairn snapshot --root . --exclude "vendor/**" --max-files 50000 > snap.json
+  cairn snapshot-diff before.json after.json --exit-code
+
+Exit codes: 0 ok, 1 failure, 2 usage error or invalid option (JSON error on stderr).`;
+
+const DIFF_HELP = `
+Compares two RepoSnapshot files by path: added, removed, and changed entries (sha256 when both
+sides have one, else size and kind; a mode or kind change counts). Both files are validated
+against the RepoSnapshot schema and their snapshotDigest is checked (exit 2 when either fails).
+
+Exit codes: 0 ok (or differences without --exit-code), 1 differences with --exit-code, 2 invalid input.`;
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function nonNegativeInt(flag: string): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError(`${flag} must be a non-negative integer.`);
+    return Number(value);
+  };
+}
+
+interface SnapshotFlags {
+  root: string;
+  out?: string;
+  include: string[];
+  exclude: string[];
+  maxFiles?: number;
+  maxBytes?: number;
+  gitignore: boolean;
+  digest: boolean;
+  cache: boolean;
+  cacheDir?: string;
+  jobs?: number;
+  verbose?: boolean;
+  json?: boolean;
+}
+
+/** Registers `cairn snapshot` and `cairn snapshot-diff`. */
+export function registerSnapshotCommands(program: Command, io: CliIO): void {
+  program
+    .command('snapshot')
+    .summary('inventory a directory tree (paths, sizes, sha256) as a RepoSnapshot')
+    .description('Inventory a directory tree as a RepoSnapshot document (axiom.dev/v2).')
+    .requiredOption('--root <dir>', 'directory to snapshot (relative paths are resolved)')
+    .option('-o, --out <file>', 'write the snapshot to <file> and print a one-line summary instead')
+    .option('--include <glob>', 'keep only files matching (repeatable; ** any depth, * one segment, ?)', collect, [])
+    .option('--exclude <glob>', 'drop files and prune directories matching (repeatable)', collect, [])
+    .option('--max-files <n>', 'stop after n files (default 20000, at most 50000); truncated: true', nonNegativeInt('--max-files'))
+    .option('--max-bytes <n>', 'stop before the total size exceeds n bytes (default 64 MiB)', nonNegativeInt('--max-bytes'))
+    .option('--no-gitignore', 'do not apply .gitignore files')
+    .option('--no-digest', 'record sizes only, no sha256 (fast on huge trees)')
+    .option('--no-cache', 'do not read or write the stat cache')
+    .option('--cache-dir <dir>', 'keep the stat cache in <dir> (must be outside the root)')
+    .option('--jobs <n>', 'hash worker threads (default 2; 0 = hash on the main thread)', nonNegativeInt('--jobs'))
+    .option('--verbose', 'list every skipped path on stderr')
+    .option('--json', 'accepted for uniformity: the output is always JSON')
+    .addHelpText('after', SNAPSHOT_HELP)
+    .action(async (flags: SnapshotFlags) => runSnapshot(io, flags));
+
+  program
+    .command('snapshot-diff')
+    .summary('compare two RepoSnapshot files')
+    .description('Compare two RepoSnapshot files: added, removed and changed paths.')
+    .argument('<a.json>', 'the earlier snapshot')
+    .argument('<b.json>', 'the later snapshot')
+    .option('--exit-code', 'exit 1 when there are differences (like git diff --exit-code)')
+    .option('--json', 'accepted for uniformity: the output is always JSON')
+    .addHelpText('after', DIFF_HELP)
+    .action(async (a: string, b: string, flags: { exitCode?: boolean }) => runDiff(io, a, b, flags));
+}
+
+async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
+  // Lazy: `cairn <anything else>` does not pay for loading the scanner.
+  const { snapshotRootDetailed } = await import('../../inventory/snapshot.js');
+  const root = path.resolve(io.cwd, flags.root);
+  const progress = progressAllowed(io, false) ? new ProgressLine(io.stderr) : undefined;
+  const controller = new AbortController();
+  const onSigint = (): void => controller.abort();
+  process.once('SIGINT', onSigint);
+  let result: Awaited<ReturnType<typeof snapshotRootDetailed>>;
+  try {
+    result = await snapshotRootDetailed(root, {
+      include: flags.include,
+      exclude: flags.exclude,
+      ...(flags.maxFiles !== undefined ? { maxFiles: flags.maxFiles } : {}),
+      ...(flags.maxBytes !== undefined ? { maxBytes: flags.maxBytes } : {}),
+      ...(flags.jobs !== undefined ? { jobs: flags.jobs } : {}),
+      ...(flags.cacheDir !== undefined ? { cacheDir: path.resolve(io.cwd, flags.cacheDir) } : {}),
+      respectGitignore: flags.gitignore,
+      withContentDigest: flags.digest,
+      cache: flags.cache,
+      signal: controller.signal,
+      ...(progress !== undefined ? { onProgress: progress.update } : {}),
+    });
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    progress?.clear();
+  }
+  const { snapshot, skipped, warnings } = result;
+  for (const w of warnings) io.stderr.write(`cairn: notice: ${w.message}${w.path !== undefined ? ` (${w.path})` : ''}\n`);
+  if (skipped.length > 0) {
+    if (flags.verbose) for (const s of skipped) io.stderr.write(`cairn: skipped ${JSON.stringify(s.path)}: ${s.reason}${s.detail !== undefined ? ` (${s.detail})` : ''}\n`);
+    const byReason = new Map<string, number>();
+    for (const s of skipped) byReason.set(s.reason, (byReason.get(s.reason) ?? 0) + 1);
+    const parts = [...byReason].map(([r, n]) => `${n} ${r}`).join(', ');
+    io.stderr.write(`cairn: ${skipped.length} path${skipped.length === 1 ? '' : 's'} skipped (${parts})${flags.verbose ? '' : '; --verbose lists them'}\n`);
+  }
+  const text = `${JSON.stringify(snapshot, null, 2)}\n`;
+  if (flags.out === undefined) {
+    io.stdout.write(text);
+    return;
+  }
+  const out = path.resolve(io.cwd, flags.out);
+  const { writeFileAtomic } = await import('../../core/atomic-write.js');
+  try {
+    await writeFileAtomic(out, text);
+  } catch (e) {
+    throw new CairnError('ERR_IO', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, { path: out, cause: e, exitCode: 1 });
+  }
+  writeJson(io, { snapshotDigest: snapshot.snapshotDigest, files: snapshot.body.counts.files, bytes: snapshot.body.counts.bytes, truncated: snapshot.body.truncated, out });
+}
+
+async function readSnapshotFile(io: CliIO, file: string): Promise<unknown> {
+  const { readFile } = await import('node:fs/promises');
+  const abs = path.resolve(io.cwd, file);
+  let text: string;
+  try {
+    text = await readFile(abs, 'utf8');
+  } catch (e) {
+    const code = (e as { code?: string }).code ?? 'error';
+    throw new CairnError('ERR_INVALID_SNAPSHOT', `cannot read ${file} (${code}): pass a snapshot file written by cairn snapshot -o`, { path: file });
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new CairnError('ERR_INVALID_SNAPSHOT', `${file} is not JSON (${e instanceof Error ? e.message : String(e)})`, { path: file });
+  }
+}
+
+async function runDiff(io: CliIO, a: string, b: string, flags: { exitCode?: boolean }): Promise<void> {
+  const [{ validateRepoSnapshot }, { diffSnapshots, isEmptyDiff }] = await Promise.all([import('../../inventory/schema.js'), import('../../inventory/diff.js')]);
+  const left = validateRepoSnapshot(await readSnapshotFile(io, a), a);
+  const right = validateRepoSnapshot(await readSnapshotFile(io, b), b);
+  const diff = diffSnapshots(left, right);
+  writeJson(io, diff);
+  if (flags.exitCode && !isEmptyDiff(diff)) throw new ExitCode(1);
+}
+
+/** One self-overwriting status line on a TTY stderr, shown only for runs longer than ~0.5 s. */
+class ProgressLine {
+  private readonly started = Date.now();
+  private lastDraw = 0;
+  private drawn = false;
+
+  constructor(private readonly stream: NodeJS.WritableStream) {}
+
+  readonly update = (p: { phase: string; filesSeen: number; filesDone: number; filesHashed: number; bytesHashed: number; filesCached: number }): void => {
+    const now = Date.now();
+    if (p.phase === 'done' || now - this.started < 500 || now - this.lastDraw < 100) return;
+    this.lastDraw = now;
+    this.drawn = true;
+    const mb = (p.bytesHashed / (1024 * 1024)).toFixed(1);
+    this.stream.write(`\r\x1b[Kcairn: ${p.filesDone}/${p.filesSeen} files, ${p.filesHashed} hashed (${mb} MiB), ${p.filesCached} from cache`);
+  };
+
+  clear(): void {
+    if (this.drawn) this.stream.write('\r\x1b[K');
+  }
 }

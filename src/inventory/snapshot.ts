@@ -1,0 +1,52 @@
+import { CairnError } from '../core/errors.js';
+import { snapshotDigestOf } from './digest.js';
+import { scanTree } from './scan.js';
+import type { RepoSnapshot, RepoSnapshotBody, RepoSnapshotDetailed, RepoSnapshotOptions } from './types.js';
+
+export const SNAPSHOT_MAX_FILES_DEFAULT = 20_000;
+export const SNAPSHOT_MAX_FILES_CAP = 50_000;
+export const SNAPSHOT_MAX_BYTES_DEFAULT = 64 * 1024 * 1024;
+
+/** The seed's limits: defaults, the silent 50 000 clamp, and a clear error for nonsense. */
+export function snapshotLimits(options: Pick<RepoSnapshotOptions, 'maxFiles' | 'maxBytes'>): { maxFiles: number; maxBytes: number } {
+  const { maxFiles = SNAPSHOT_MAX_FILES_DEFAULT, maxBytes = SNAPSHOT_MAX_BYTES_DEFAULT } = options;
+  if (typeof maxFiles !== 'number' || !Number.isInteger(maxFiles) || maxFiles < 1) {
+    throw new CairnError('ERR_INVALID_OPTION', `maxFiles must be an integer >= 1 (got ${String(maxFiles)}); scope a big tree with include instead`, { details: { option: 'maxFiles', value: String(maxFiles) } });
+  }
+  if (typeof maxBytes !== 'number' || !Number.isSafeInteger(maxBytes) || maxBytes < 0) {
+    throw new CairnError('ERR_INVALID_OPTION', `maxBytes must be an integer >= 0 (got ${String(maxBytes)})`, { details: { option: 'maxBytes', value: String(maxBytes) } });
+  }
+  return { maxFiles: Math.min(maxFiles, SNAPSHOT_MAX_FILES_CAP), maxBytes };
+}
+
+/** Wraps a body into the seed's document (key order as the seed prints it). */
+export function makeRepoSnapshot(body: RepoSnapshotBody): RepoSnapshot {
+  return { apiVersion: 'axiom.dev/v2', kind: 'RepoSnapshot', root: { kind: 'relative' }, snapshotDigest: snapshotDigestOf(body), body };
+}
+
+/**
+ * The seed's `snapshotRoot` plus what was left out and why: the document, the skipped paths
+ * (invalid names, FIFOs, files that vanished or could not be read) and cache notices.
+ */
+export async function snapshotRootDetailed(root: string, options: RepoSnapshotOptions = {}): Promise<RepoSnapshotDetailed> {
+  if (options.followSymlinks === true) {
+    throw new CairnError('ERR_UNSUPPORTED_OP', 'followSymlinks: true is not supported: symlinks are recorded at their own path and never followed into directories');
+  }
+  const { maxFiles, maxBytes } = snapshotLimits(options);
+  const scanOptions: Parameters<typeof scanTree>[1] = { maxFiles, maxBytes };
+  for (const k of ['include', 'exclude', 'respectGitignore', 'withContentDigest', 'cache', 'cacheDir', 'jobs', 'signal', 'onProgress', 'onSkip', 'onWarning'] as const) {
+    if (options[k] !== undefined) (scanOptions as Record<string, unknown>)[k] = options[k];
+  }
+  const r = await scanTree(root, scanOptions);
+  const snapshot = makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts });
+  return { snapshot, skipped: r.skipped, warnings: r.warnings };
+}
+
+/**
+ * A deterministic, content-addressed inventory of `root` (the seed's RepoSnapshot). Paths that
+ * could not be inventoried are not silently lost: pass `onSkip` to receive them, or use
+ * `snapshotRootDetailed`.
+ */
+export async function snapshotRoot(root: string, options: RepoSnapshotOptions = {}): Promise<RepoSnapshot> {
+  return (await snapshotRootDetailed(root, options)).snapshot;
+}

@@ -1,0 +1,147 @@
+/** One inventoried path. Keys are in the seed's order (the digest re-orders them, see digest.ts). */
+export interface RepoSnapshotEntry {
+  path: string;
+  bytes: number;
+  sha256?: string;
+  mode: '0644' | '0755';
+  kind: 'file' | 'symlink';
+}
+
+export interface RepoSnapshotCounts {
+  files: number;
+  bytes: number;
+}
+
+export interface RepoSnapshotBody {
+  files: RepoSnapshotEntry[];
+  truncated: boolean;
+  counts: RepoSnapshotCounts;
+}
+
+/** The seed's document (axiom `RepoSnapshot`), key for key. */
+export interface RepoSnapshot {
+  apiVersion: 'axiom.dev/v2';
+  kind: 'RepoSnapshot';
+  root: { kind: 'relative' };
+  snapshotDigest: string;
+  body: RepoSnapshotBody;
+}
+
+/**
+ * Why a path found on disk is not in the inventory although no ignore rule or glob dropped it.
+ * Stable strings: callers may switch on them.
+ */
+export type SkipReason =
+  | 'invalid-name' // fails the RelPath rules (NFD, trailing dot/space, reserved name, too long, …)
+  | 'invalid-utf8' // the on-disk name is not valid UTF-8, so no exact path string exists
+  | 'not-regular-file' // FIFO, socket, device
+  | 'vanished' // listed, then gone before it could be read
+  | 'unreadable' // open/read failed (permissions, I/O error)
+  | 'unstable' // kept changing while it was read; no trustworthy hash
+  | 'unreadable-dir'; // a directory that could not be listed: its subtree is missing
+
+export interface SkippedEntry {
+  /** Relative POSIX path as decoded (may contain U+FFFD for `invalid-utf8`). */
+  path: string;
+  reason: SkipReason;
+  /** Human-readable detail (the rule that failed, the errno code, …). */
+  detail?: string;
+}
+
+export interface ScanProgress {
+  /** 'scan' while walking and hashing, 'done' once, last, with the totals. */
+  phase: 'scan' | 'done';
+  /** Candidate files and symlinks found so far. */
+  filesSeen: number;
+  /** Files whose content was read and hashed (cache misses). */
+  filesHashed: number;
+  /** Bytes read and hashed. */
+  bytesHashed: number;
+  /** Files whose digest came from the stat cache. */
+  filesCached: number;
+  /** Candidates whose result is known (hashed, cached, or skipped). */
+  filesDone: number;
+}
+
+export interface ScanWarning {
+  code: 'CACHE_DISCARDED' | 'CACHE_UNWRITABLE' | 'CACHE_DISABLED';
+  message: string;
+  path?: string;
+}
+
+/** Options of the uncapped scanning engine (`scanTree` / `scanTreeSync`). */
+export interface ScanOptions {
+  include?: readonly string[];
+  exclude?: readonly string[];
+  /** Honour `.gitignore` files at every level (default true). */
+  respectGitignore?: boolean;
+  /** Hash contents (default true); false records sizes only. */
+  withContentDigest?: boolean;
+  /** Directory names skipped at any depth in addition to `.git` and `.cairn`. */
+  alwaysSkip?: readonly string[];
+  /** Stop after this many files (default: no limit). `truncated` tells whether more existed. */
+  maxFiles?: number;
+  /** Stop before the sum of `bytes` would exceed this (default: no limit). */
+  maxBytes?: number;
+  /** Use the persistent stat cache (default true). */
+  cache?: boolean;
+  /** Where cache files live (default `$XDG_CACHE_HOME/cairn/snapshots` or `~/.cache/cairn/snapshots`). */
+  cacheDir?: string;
+  /** Hash worker threads for `scanTree` (default 2; 0 hashes on the main thread). */
+  jobs?: number;
+  signal?: AbortSignal;
+  onProgress?: (p: ScanProgress) => void;
+  /** Called for every skipped path, in walk order, as it is found. */
+  onSkip?: (s: SkippedEntry) => void;
+  /** Notices about the cache (discarded, not writable); never thrown, never printed by the library. */
+  onWarning?: (w: ScanWarning) => void;
+}
+
+export interface ScanResult {
+  /** Sorted by compareUtf8(path). */
+  files: RepoSnapshotEntry[];
+  truncated: boolean;
+  counts: RepoSnapshotCounts;
+  skipped: SkippedEntry[];
+  warnings: ScanWarning[];
+}
+
+/** The seed's options plus cairn's speed options. */
+export interface RepoSnapshotOptions {
+  include?: string[];
+  exclude?: string[];
+  /** Default 20 000, silently clamped to 50 000; must be an integer >= 1. */
+  maxFiles?: number;
+  /** Default 64 MiB; must be an integer >= 0. */
+  maxBytes?: number;
+  /** Only `false` is supported (the seed's rule: links are never followed into directories). */
+  followSymlinks?: boolean;
+  respectGitignore?: boolean;
+  withContentDigest?: boolean;
+  cache?: boolean;
+  cacheDir?: string;
+  jobs?: number;
+  signal?: AbortSignal;
+  onProgress?: (p: ScanProgress) => void;
+  onSkip?: (s: SkippedEntry) => void;
+  onWarning?: (w: ScanWarning) => void;
+}
+
+/** `snapshotRootDetailed` result: the document plus what was left out of it and why. */
+export interface RepoSnapshotDetailed {
+  snapshot: RepoSnapshot;
+  skipped: SkippedEntry[];
+  warnings: ScanWarning[];
+}
+
+export interface RepoSnapshotChange {
+  path: string;
+  from: string | null;
+  to: string | null;
+}
+
+export interface RepoSnapshotDiff {
+  added: string[];
+  removed: string[];
+  changed: RepoSnapshotChange[];
+}

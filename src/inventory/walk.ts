@@ -1,0 +1,237 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { compareUtf8 } from '../core/utf8.js';
+import { isIgnored, parseGitignore, type GitignoreFile } from './gitignore.js';
+import type { PathMatcher } from './glob.js';
+import { relPathProblem } from './relpath.js';
+import type { CachedDir, DirStatRow, ListingEntry, StatCacheData } from './stat-cache.js';
+import type { FileOutcome } from './read-file.js';
+import type { SkippedEntry } from './types.js';
+
+/** The seed's RelPath length limit, checked on the whole path (segments are checked one by one). */
+const MAX_REL_PATH = 1024;
+
+/** A file or symlink the walk found and kept; the scanner turns it into an entry. */
+export interface WalkItem {
+  rel: string;
+  kind: 'file' | 'symlink';
+  /** Absolute path to read: the file itself, or a symlink's in-root regular-file target. */
+  readPath: string;
+  /** Cache key of `readPath` (its path relative to the root). */
+  cacheKey: string;
+  /** Known without reading (a link that resolves nowhere useful, or a .gitignore already read). */
+  outcome?: FileOutcome;
+}
+
+export interface WalkOptions {
+  rootReal: string;
+  include: PathMatcher | null;
+  exclude: PathMatcher | null;
+  respectGitignore: boolean;
+  skipNames: ReadonlySet<string>;
+  previous: StatCacheData;
+  next: StatCacheData;
+  /** mtime/ctime at or after this (ns) are racy: listings seen then are not trusted next time. */
+  racyFromNs: bigint;
+  /** Reads a .gitignore (and hashes it, so it is read once). */
+  readGitignore: (abs: string, cacheKey: string) => FileOutcome;
+  /** Receives skipped paths with the number of items emitted before them (their walk position). */
+  onSkip: (s: SkippedEntry, position: number) => void;
+}
+
+interface Frame {
+  abs: string;
+  /** '' for the root, else 'a/b' */
+  rel: string;
+  listing: ListingEntry[];
+  index: number;
+  pushedIgnore: boolean;
+  /** A .gitignore read while entering this directory, emitted when the walk reaches it. */
+  gitignoreOutcome?: FileOutcome;
+}
+
+const SYMLINK_UNRESOLVED: FileOutcome = { bytes: 0, mode: 0o644, hashed: false };
+
+/**
+ * Depth-first walk in final sort order: each directory's entries sorted by compareUtf8 of
+ * `name` (files) / `name + '/'` (directories), which is exactly the order of the sorted paths,
+ * so stopping early leaves a prefix. Pull-based (`next()`), so the scanner can pause it for
+ * back-pressure and stop it at a budget. Ignored and excluded directories are never opened;
+ * a directory whose stat matches the cache is not listed again.
+ */
+export class Walker {
+  private readonly stack: Frame[] = [];
+  private readonly ignoreStack: GitignoreFile[] = [];
+  private emitted = 0;
+  done = false;
+
+  constructor(private readonly o: WalkOptions) {
+    const root = this.enter(o.rootReal, '');
+    if (root === undefined) this.done = true;
+    else this.stack.push(root);
+  }
+
+  /** Next kept file or symlink, or null when the walk is over. */
+  next(): WalkItem | null {
+    const o = this.o;
+    for (;;) {
+      const frame = this.stack[this.stack.length - 1];
+      if (frame === undefined) {
+        this.done = true;
+        return null;
+      }
+      if (frame.index >= frame.listing.length) {
+        this.stack.pop();
+        if (frame.pushedIgnore) this.ignoreStack.pop();
+        continue;
+      }
+      const entry = frame.listing[frame.index++]!;
+      const rel = frame.rel === '' ? entry.name : `${frame.rel}/${entry.name}`;
+      if (entry.type === 'd' && o.skipNames.has(entry.name)) continue;
+      if (entry.type === 'x') {
+        this.skip({ path: rel, reason: 'invalid-utf8', detail: 'the name on disk is not valid UTF-8' });
+        continue;
+      }
+      const problem = rel.length > MAX_REL_PATH ? `longer than ${MAX_REL_PATH} characters` : relPathProblem(entry.name);
+      if (problem !== null) {
+        this.skip({ path: rel, reason: 'invalid-name', detail: entry.type === 'd' ? `${problem} (directory: its whole subtree is left out)` : problem });
+        continue;
+      }
+      if (entry.type === 'd') {
+        if (o.respectGitignore && isIgnored(this.ignoreStack, rel, true)) continue;
+        if (o.exclude?.(rel)) continue;
+        const child = this.enter(path.join(frame.abs, entry.name), rel);
+        if (child !== undefined) this.stack.push(child);
+        continue;
+      }
+      if (o.respectGitignore && isIgnored(this.ignoreStack, rel, false)) continue;
+      if (o.include !== null && !o.include(rel)) continue;
+      if (o.exclude?.(rel)) continue;
+      if (entry.type === 'o') {
+        this.skip({ path: rel, reason: 'not-regular-file', detail: 'FIFO, socket or device' });
+        continue;
+      }
+      const abs = path.join(frame.abs, entry.name);
+      this.emitted++;
+      if (entry.type === 'l') return this.symlinkItem(rel, abs);
+      if (frame.gitignoreOutcome !== undefined && entry.name === '.gitignore') {
+        return { rel, kind: 'file', readPath: abs, cacheKey: rel, outcome: frame.gitignoreOutcome };
+      }
+      return { rel, kind: 'file', readPath: abs, cacheKey: rel };
+    }
+  }
+
+  private skip(s: SkippedEntry): void {
+    this.o.onSkip(s, this.emitted);
+  }
+
+  /** Lists a directory (or reuses its cached listing) and reads its .gitignore. */
+  private enter(abs: string, rel: string): Frame | undefined {
+    const o = this.o;
+    let st: fs.BigIntStats | undefined;
+    try {
+      st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+    } catch (e) {
+      this.skip({ path: rel === '' ? '.' : rel, reason: 'unreadable-dir', detail: errText(e) });
+      return undefined;
+    }
+    if (st === undefined || !st.isDirectory()) {
+      this.skip({ path: rel === '' ? '.' : rel, reason: 'vanished', detail: 'directory disappeared or was replaced during the scan' });
+      return undefined;
+    }
+    // Stat BEFORE listing: a change racing the readdir then shows up as a newer mtime next time.
+    const stat: DirStatRow = [st.mtimeNs, st.ctimeNs, st.ino, st.dev];
+    const cached = o.previous.dirs.get(rel);
+    let listing: ListingEntry[];
+    if (cached !== undefined && sameDirStat(cached.stat, stat)) {
+      listing = cached.listing;
+      o.next.dirs.set(rel, cached);
+    } else {
+      try {
+        listing = readListing(abs);
+      } catch (e) {
+        this.skip({ path: rel === '' ? '.' : rel, reason: 'unreadable-dir', detail: errText(e) });
+        return undefined;
+      }
+      const racy = st.mtimeNs >= o.racyFromNs || st.ctimeNs >= o.racyFromNs;
+      if (!racy && !listing.some((e) => e.type === 'x')) o.next.dirs.set(rel, { stat, listing } satisfies CachedDir);
+    }
+    const frame: Frame = { abs, rel, listing, index: 0, pushedIgnore: false };
+    if (o.respectGitignore) {
+      // git does not follow a symlinked .gitignore in the work tree; only a regular file counts.
+      const gi = listing.find((e) => e.name === '.gitignore' && e.type === 'f');
+      if (gi !== undefined) {
+        const giRel = rel === '' ? '.gitignore' : `${rel}/.gitignore`;
+        const outcome = o.readGitignore(path.join(abs, '.gitignore'), giRel);
+        frame.gitignoreOutcome = outcome;
+        if (outcome.skip === undefined && outcome.text !== undefined) {
+          this.ignoreStack.push(parseGitignore(outcome.text, rel));
+          frame.pushedIgnore = true;
+        }
+      }
+    }
+    return frame;
+  }
+
+  private symlinkItem(rel: string, abs: string): WalkItem {
+    const root = this.o.rootReal;
+    let target: string;
+    try {
+      target = fs.realpathSync.native(abs);
+    } catch {
+      return { rel, kind: 'symlink', readPath: abs, cacheKey: rel, outcome: SYMLINK_UNRESOLVED }; // dangling or a loop
+    }
+    const inside = root === '/' ? target !== '/' : target.startsWith(`${root}/`);
+    if (!inside) return { rel, kind: 'symlink', readPath: abs, cacheKey: rel, outcome: SYMLINK_UNRESOLVED };
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.statSync(target, { throwIfNoEntry: false });
+    } catch {
+      st = undefined;
+    }
+    if (st === undefined || !st.isFile()) return { rel, kind: 'symlink', readPath: abs, cacheKey: rel, outcome: SYMLINK_UNRESOLVED };
+    const targetRel = root === '/' ? target.slice(1) : target.slice(root.length + 1);
+    return { rel, kind: 'symlink', readPath: target, cacheKey: targetRel };
+  }
+}
+
+function sameDirStat(a: DirStatRow, b: DirStatRow): boolean {
+  return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
+}
+
+function errText(e: unknown): string {
+  const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * Lists one directory, sorted in walk order. Names are decoded as UTF-8 by Node, which turns
+ * invalid bytes into U+FFFD — so two different names could become one path. Only when a name
+ * holds U+FFFD do we re-read the directory as raw bytes to tell a real U+FFFD from a bad name;
+ * bad names are marked 'x' and reported, never hashed under a wrong path.
+ */
+export function readListing(abs: string): ListingEntry[] {
+  const dirents = fs.readdirSync(abs, { withFileTypes: true });
+  const out: ListingEntry[] = new Array<ListingEntry>(dirents.length);
+  let suspicious = false;
+  for (let i = 0; i < dirents.length; i++) {
+    const d = dirents[i]!;
+    const type = d.isDirectory() ? 'd' : d.isFile() ? 'f' : d.isSymbolicLink() ? 'l' : 'o';
+    if (d.name.includes('\uFFFD')) suspicious = true;
+    out[i] = { name: d.name, type };
+  }
+  if (suspicious) markInvalidUtf8(abs, out);
+  const keyed = out.map((e) => ({ e, key: e.type === 'd' ? `${e.name}/` : e.name }));
+  keyed.sort((a, b) => compareUtf8(a.key, b.key));
+  return keyed.map((k) => k.e);
+}
+
+function markInvalidUtf8(abs: string, listing: ListingEntry[]): void {
+  const raw = fs.readdirSync(abs, { encoding: 'buffer' });
+  const valid = new Set<string>();
+  for (const b of raw) {
+    const s = b.toString('utf8');
+    if (Buffer.from(s, 'utf8').equals(b)) valid.add(s);
+  }
+  for (const e of listing) if (e.name.includes('\uFFFD') && !valid.has(e.name)) e.type = 'x';
+}
