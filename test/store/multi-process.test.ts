@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FileStorage, isSnapshot } from '../../src/store/index.js';
+
+const WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'support', 'store-worker.ts');
+const location = { sessionId: 'shared', scope: 'agent' as const, scopeId: 'worker-test' };
+
+interface Worker {
+  child: ChildProcess;
+  ready: Promise<void>;
+  done: Promise<{ code: number | null; stdout: string; stderr: string }>;
+}
+
+function startWorker(args: string[]): Worker {
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    if (stdout.startsWith('ready\n')) markReady();
+  });
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code) => {
+      markReady();
+      resolve({ code, stdout: stdout.replace(/^ready\n/, ''), stderr });
+    }),
+  );
+  return { child, ready, done };
+}
+
+/** Starts all workers, waits until each has loaded, then releases them together. */
+async function runTogether(argsList: string[][]): Promise<{ code: number | null; stdout: string; stderr: string }[]> {
+  const workers = argsList.map(startWorker);
+  await Promise.all(workers.map((w) => w.ready));
+  for (const w of workers) w.child.stdin!.write('go\n');
+  return Promise.all(workers.map((w) => w.done));
+}
+
+let dir: string;
+beforeEach(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-mp-'));
+});
+afterEach(async () => {
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+describe('FileStorage across processes', () => {
+  it('8 processes saving latest of one location at once never fail and leave one whole write', async () => {
+    const results = await runTogether(Array.from({ length: 8 }, (_, w) => ['latest', dir, String(w), '25']));
+    for (const r of results) expect(r, r.stderr).toMatchObject({ code: 0, stderr: '' });
+    const storage = new FileStorage(dir);
+    const latest = await storage.loadSnapshot({ location });
+    expect(isSnapshot(latest)).toBe(true);
+    const { writer, seq, payload } = latest!.data as { writer: number; seq: number; payload: string };
+    expect(payload).toBe(`${writer}:${seq}:`.repeat(4000));
+    expect(latest!.appData).toEqual({ check: payload.length });
+    // Every temp file was renamed away: nothing but the latest file (no history) remains.
+    expect(await fs.readdir(path.join(dir, 'shared/scopes/agent/worker-test/snapshots'))).toEqual(['snapshot_latest.json']);
+    expect((await storage.verify()).ok).toBe(true);
+  });
+
+  it('8 processes appending 50 history snapshots each lose nothing and list in id order', async () => {
+    const results = await runTogether(Array.from({ length: 8 }, (_, w) => ['history', dir, String(w), '50']));
+    const written: string[] = [];
+    for (const r of results) {
+      expect(r, r.stderr).toMatchObject({ code: 0, stderr: '' });
+      const ids = JSON.parse(r.stdout) as string[];
+      // Ids of one process are created in increasing order.
+      expect(ids).toEqual([...ids].sort());
+      written.push(...ids);
+    }
+    expect(new Set(written).size).toBe(400);
+    const storage = new FileStorage(dir);
+    const listed = await storage.listSnapshotIds({ location });
+    expect(listed).toEqual([...written].sort());
+    const report = await storage.verify();
+    expect(report).toMatchObject({ ok: true, checked: 400 });
+  });
+});
