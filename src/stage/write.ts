@@ -61,7 +61,7 @@ function isMissing(v: unknown): boolean {
 }
 
 /** `missing required flag(s): --a --b`, all of them, in the seed's order; undefined when none. */
-export function missingRequiredFlags(o: Partial<WriteStageSnapshotOptions>): string[] {
+export function missingRequiredFlags(o: Partial<Record<keyof WriteStageSnapshotOptions, unknown>>): string[] {
   return REQUIRED.filter(([key]) => (key === 'bodyFile' ? isMissing(o.bodyFile) && o.body === undefined : isMissing(o[key]))).map(([, flag]) => flag);
 }
 
