@@ -7,7 +7,9 @@
  * A parsed test summary. `type` keeps the seed's documented values: `'jest'` for Jest-style JSON
  * (Vitest's JSON reporter included) and `'text'` (with `snippet`) for runner output read as
  * text. cairn adds `'junit'` (JUnit XML), `'json'` (other machine-readable reports: Mocha JSON,
- * `go test -json`) and `'coverage'` (coverage reports without test counts).
+ * `go test -json`) and `'coverage'` (coverage reports without test counts). TAP streams stay
+ * `'text'` (the seed lists `# tests X` among its text patterns) with `runner: 'tap'` or
+ * `'node:test'`; `'tap'` is accepted in the type for producers that want it.
  * `passed/failed/skipped/total` are present whenever the source states them.
  */
 export interface TestSummary {

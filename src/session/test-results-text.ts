@@ -322,6 +322,7 @@ function pytest(lines: readonly string[]): Recognised | null {
       xfailed,
       xpassed,
       deselected: counts.get('deselected'),
+      warnings: counts.has('warning') || counts.has('warnings') ? sumCounts(counts.get('warning'), counts.get('warnings')) : undefined,
     }),
   };
 }

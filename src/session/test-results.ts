@@ -29,7 +29,7 @@ const READ_TAIL = 1024 * 1024;
  * Parses test output (JSON, XML or text) into a summary, or returns null when no runner's
  * summary is recognised. Order: a JSON document (Jest-style, then Mocha JSON), a `go test -json`
  * stream, a JUnit XML report, then runner summary lines in the text; JSON that is none of those
- * is searched as text, both raw and through its string values. Never throws.
+ * is searched as text, through its string values and then raw. Never throws.
  */
 export function parseTestOutput(content: string): TestSummary | null {
   if (typeof content !== 'string' || content.length === 0) return null;
@@ -66,9 +66,9 @@ function parseString(content: string): TestSummary | null {
     const junit = parseJUnitXml(trimmed);
     if (junit) return junit;
   }
-  const text = recogniseText(content);
-  if (text || !isJson) return text;
-  return recogniseText(jsonStrings(json));
+  // In JSON, a log's line breaks are `\n` escapes: read its string values as text first.
+  if (isJson) return recogniseText(jsonStrings(json)) ?? recogniseText(content);
+  return recogniseText(content);
 }
 
 /** A regular file's text (whole, or its tail when large); null when it is not readable. */
