@@ -2,7 +2,7 @@
 // Benchmarks are scripts, never tests: they print numbers, they assert nothing about time.
 import { spawnSync, execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
-import { cpus, release } from 'node:os';
+import { cpus, loadavg, release } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -148,14 +148,14 @@ export function ratioTable(title, rows, anchor) {
       } | ${r.target ? `≤ ${r.target}×${verdict}` : ''} | ${r.note ?? ''} |`,
     );
   }
-  return lines.join('\n') + '\n';
+  return lines.join('\n') + '\n\n';
 }
 
 /** Generic markdown table from a header and rows of cells. */
 export function table(title, header, rows) {
   const out = [`### ${title}`, '', `| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
   for (const row of rows) out.push(`| ${row.join(' | ')} |`);
-  return out.join('\n') + '\n';
+  return out.join('\n') + '\n\n';
 }
 
 export function machineInfo() {
@@ -175,11 +175,12 @@ export function machineInfo() {
     node: process.version,
     git: sh('git --version'),
     mem: sh("free -g | awk '/Mem:/{print $2\" GiB\"}'"),
+    load: loadavg().map((x) => x.toFixed(1)).join(' '),
   };
 }
 
 export function machineMarkdown(info = machineInfo()) {
-  return `Machine: ${info.nproc} vCPU (${info.cpu}, SHA-NI ${info.shaNi === 'sha_ni' ? 'yes' : 'no'}), ${info.mem} RAM, kernel ${info.kernel}, Node ${info.node}, ${info.git}; measured ${info.date}.\n`;
+  return `Machine: ${info.nproc} vCPU (${info.cpu}, SHA-NI ${info.shaNi === 'sha_ni' ? 'yes' : 'no'}), ${info.mem} RAM, kernel ${info.kernel}, Node ${info.node}, ${info.git}; measured ${info.date}; load average at start ${info.load} (other work on the machine inflates absolute times; ratios within one run are the figures to read).\n`;
 }
 
 /** Saves a bench's markdown so run-all (and RESULTS.md) can collect it. */

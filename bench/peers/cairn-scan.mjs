@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+// cairn's uncapped scanning engine as one process, doing what `cairn snapshot -o F` does
+// (scan → RepoSnapshot → pretty JSON → atomic write) without the seed surface's 50,000-file cap,
+// which the CLI keeps by contract. This is the engine iteration snapshots use on whole trees.
+//   node bench/peers/cairn-scan.mjs <root> <out.json> [--no-cache] [--cache-dir DIR]
+// Import the modules themselves, not the package index, as the CLI loads them lazily.
+import { scanTree } from '../../dist/inventory/scan.js';
+import { makeRepoSnapshot } from '../../dist/inventory/snapshot.js';
+import { writeFileAtomic } from '../../dist/core/atomic-write.js';
+
+const [root, out, ...rest] = process.argv.slice(2);
+const cacheAt = rest.indexOf('--cache-dir');
+const r = await scanTree(root, {
+  cache: !rest.includes('--no-cache'),
+  ...(cacheAt >= 0 ? { cacheDir: rest[cacheAt + 1] } : {}),
+});
+const snapshot = makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts });
+await writeFileAtomic(out, `${JSON.stringify(snapshot, null, 2)}\n`);
+process.stdout.write(`${JSON.stringify({ snapshotDigest: snapshot.snapshotDigest, files: r.counts.files, skipped: r.skipped.length })}\n`);
