@@ -1,7 +1,185 @@
+/**
+ * `cairn session pre|post|report|prune`: a thin shell over `SnapshotManager` and the store.
+ * Results on stdout (or one JSON document with --json), diagnostics on stderr.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { Command } from 'commander';
-import type { CliIO } from '../io.js';
+import { CairnError } from '../../core/errors.js';
+import {
+  DEFAULT_SESSION_ID,
+  POST_SNAPSHOT_FILE,
+  PRE_SNAPSHOT_FILE,
+  SnapshotManager,
+  createNextIterationDir,
+  latestIterationDir,
+  pruneIterationDirs,
+  readPostSnapshot,
+  readPreSnapshot,
+  renderIterationReport,
+  saveIterationRecord,
+} from '../../session/index.js';
+import { openStore } from '../../store/index.js';
+import { UsageError, writeJson, writeLine, type CliIO } from '../io.js';
 
-/** Registers `cairn session …` on the program. */
-export function registerSessionCommands(_program: Command, _io: CliIO): void {
-  // filled in by the session work
+const SESSION_HELP = `
+The iteration flow:
+  cairn session pre            # before the agent works: git state, key files, state dir, tree inventory
+  ... the agent edits, runs shell commands, commits, runs tests ...
+  cairn session post           # after: what changed (committed or not), commits, test results;
+                               # saves the record {pre, post, diff} to the snapshot store
+  cairn session report         # print the report of the latest finished iteration again
+
+Iterations live in <root>/.cairn/iterations/001, 002, … unless --iteration-dir says otherwise.
+Records go to the store given by --store (default file:<root>/.cairn/store), session "${DEFAULT_SESSION_ID}",
+scope "agent", scope id "iterations": one history snapshot per iteration plus the latest.`;
+
+interface RootOptions {
+  root?: string;
+  stateDir?: string;
+  inventory?: boolean;
+  json?: boolean;
+}
+
+function resolveRoot(io: CliIO, root: string | undefined): string {
+  const resolved = path.resolve(io.cwd, root ?? '.');
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(resolved);
+  } catch {
+    throw new CairnError('ERR_ROOT_NOT_FOUND', `project root ${resolved} does not exist; pass an existing directory with --root`, { path: resolved });
+  }
+  if (!stat.isDirectory()) throw new CairnError('ERR_ROOT_NOT_DIR', `project root ${resolved} is not a directory; pass a directory with --root`, { path: resolved });
+  return resolved;
+}
+
+function managerFor(root: string, opts: RootOptions): SnapshotManager {
+  const options: ConstructorParameters<typeof SnapshotManager>[1] = {};
+  if (opts.stateDir !== undefined) options.stateDir = opts.stateDir;
+  if (opts.inventory === false) options.inventory = false;
+  return new SnapshotManager(root, options);
+}
+
+function relativeForHumans(io: CliIO, p: string): string {
+  const rel = path.relative(io.cwd, p);
+  return rel === '' ? '.' : rel.startsWith('..') ? p : rel;
+}
+
+function parseSessionId(value: string): string {
+  if (!/^[a-z0-9_-]+$/.test(value)) throw new UsageError(`--session must match ^[a-z0-9_-]+$ (lower-case letters, digits, _ and -), got ${JSON.stringify(value)}`);
+  return value;
+}
+
+function parseNonNegativeInt(flag: string): (value: string) => number {
+  return (value: string) => {
+    if (!/^\d+$/.test(value)) throw new UsageError(`${flag} must be a whole number >= 0, got ${JSON.stringify(value)}`);
+    return Number(value);
+  };
+}
+
+export function registerSessionCommands(program: Command, io: CliIO): void {
+  const session = program
+    .command('session')
+    .description('Pre/post snapshots around one agent iteration, and the report of what it did')
+    .addHelpText('after', SESSION_HELP);
+
+  session
+    .command('pre')
+    .description('Take the pre-snapshot of a new iteration (prints the iteration directory)')
+    .option('--root <dir>', 'project root (default: the current directory)')
+    .option('--iteration-dir <dir>', 'where pre-snapshot.json goes (default: the next numbered folder under <root>/.cairn/iterations/)')
+    .option('--state-dir <dir>', 'agent state directory, relative to the root (default: .aiwg)')
+    .option('--no-inventory', 'skip the whole-tree inventory (only committed changes will be seen)')
+    .option('--json', 'print {iterationDir, pre} as one JSON document')
+    .action((opts: RootOptions & { iterationDir?: string }) => {
+      const root = resolveRoot(io, opts.root);
+      const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : createNextIterationDir(root);
+      const pre = managerFor(root, opts).capturePreSnapshot(root, iterationDir);
+      if (opts.json) {
+        writeJson(io, { iterationDir, pre });
+        return;
+      }
+      writeLine(io.stdout, iterationDir);
+      const tree = pre.inventory ? `, ${pre.inventory.files} files inventoried` : '';
+      writeLine(io.stderr, `cairn: pre-snapshot written to ${relativeForHumans(io, path.join(iterationDir, PRE_SNAPSHOT_FILE))} (branch ${pre.git.branch}, HEAD ${pre.git.commit.slice(0, 12)}${tree})`);
+    });
+
+  session
+    .command('post')
+    .description('Take the post-snapshot, print what the iteration did, and save the record to the store')
+    .option('--root <dir>', 'project root (default: the current directory)')
+    .option('--iteration-dir <dir>', 'the iteration to finish (default: the latest numbered one under <root>/.cairn/iterations/)')
+    .option('--state-dir <dir>', 'agent state directory (default: the one the pre-snapshot used)')
+    .option('--store <url>', 'snapshot store: file:DIR, s3://bucket/prefix?endpoint=…, postgres://… (default: file:<root>/.cairn/store)')
+    .option('--no-store', 'do not save the iteration record to a store')
+    .option('--session <id>', `store session id ([a-z0-9_-]+, default: ${DEFAULT_SESSION_ID})`, parseSessionId)
+    .option('--no-inventory', 'skip the whole-tree inventory')
+    .option('--json', 'print the SnapshotDiff as one JSON document')
+    .action(async (opts: RootOptions & { iterationDir?: string; store?: string | false; session?: string }) => {
+      const root = resolveRoot(io, opts.root);
+      const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : latestIterationDir(root);
+      if (iterationDir === null) {
+        throw new CairnError('ERR_NOT_FOUND', `no iteration with a pre-snapshot under ${path.join(root, '.cairn', 'iterations')}; run \`cairn session pre\` first or pass --iteration-dir`);
+      }
+      const manager = managerFor(root, opts);
+      const post = manager.capturePostSnapshot(root, iterationDir);
+      const pre = readPreSnapshot(path.join(iterationDir, PRE_SNAPSHOT_FILE));
+      const diff = manager.calculateDiff(pre, post);
+      if (opts.json) writeJson(io, diff);
+      else io.stdout.write(renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), pre, post, diff }));
+      if (opts.store === false) return;
+      const sessionId = opts.session ?? DEFAULT_SESSION_ID;
+      const storage = await openStore(typeof opts.store === 'string' ? opts.store : undefined, { cwd: root, env: io.env });
+      try {
+        const saved = await saveIterationRecord(storage, { iterationDir, pre, post, diff }, sessionId);
+        writeLine(io.stderr, `cairn: iteration record saved to the store (session ${sessionId}, scope agent/iterations, id ${saved.snapshotId})`);
+      } finally {
+        await storage.close();
+      }
+    });
+
+  session
+    .command('report')
+    .description('Print the report of a finished iteration again')
+    .argument('[iteration-dir]', 'the iteration directory (default: the latest finished one under <root>/.cairn/iterations/)')
+    .option('--root <dir>', 'project root (default: the current directory)')
+    .option('--json', 'print the SnapshotDiff as one JSON document')
+    .action((dirArg: string | undefined, opts: RootOptions) => {
+      let iterationDir: string | null;
+      if (dirArg !== undefined) iterationDir = path.resolve(io.cwd, dirArg);
+      else iterationDir = latestIterationDir(resolveRoot(io, opts.root), { needPost: true });
+      if (iterationDir === null) {
+        throw new CairnError('ERR_NOT_FOUND', 'no finished iteration found; pass the iteration directory, or run `cairn session pre` and `cairn session post` first');
+      }
+      const pre = readPreSnapshot(path.join(iterationDir, PRE_SNAPSHOT_FILE));
+      const post = readPostSnapshot(path.join(iterationDir, POST_SNAPSHOT_FILE));
+      const diff = new SnapshotManager(opts.root ?? io.cwd).calculateDiff(pre, post);
+      if (opts.json) writeJson(io, diff);
+      else io.stdout.write(renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), pre, post, diff }));
+    });
+
+  session
+    .command('prune')
+    .description('Delete old numbered iterations and the stored inventories nothing references any more')
+    .option('--root <dir>', 'project root (default: the current directory)')
+    .option('--keep-last <n>', 'keep the newest N numbered iterations (default: keep all iterations, only collect unreferenced inventories)', parseNonNegativeInt('--keep-last'))
+    .option('--grace-minutes <n>', 'keep unreferenced inventory objects younger than this (default 15), so a snapshot being taken right now is safe', parseNonNegativeInt('--grace-minutes'))
+    .option('--dry-run', 'report what would be deleted, delete nothing')
+    .option('--json', 'print the result as one JSON document')
+    .action((opts: RootOptions & { keepLast?: number; graceMinutes?: number; dryRun?: boolean }) => {
+      const root = resolveRoot(io, opts.root);
+      const dryRun = opts.dryRun ?? false;
+      const iterationsDeleted = opts.keepLast === undefined ? [] : pruneIterationDirs(root, opts.keepLast, dryRun);
+      const pruneOptions: { graceMs?: number; dryRun: boolean } = { dryRun };
+      if (opts.graceMinutes !== undefined) pruneOptions.graceMs = opts.graceMinutes * 60_000;
+      const inventories = new SnapshotManager(root).pruneInventories(pruneOptions);
+      if (opts.json) {
+        writeJson(io, { iterationsDeleted, inventories });
+        return;
+      }
+      const verb = dryRun ? 'would delete' : 'deleted';
+      writeLine(io.stdout, `iterations: ${verb} ${iterationsDeleted.length}`);
+      for (const dir of iterationsDeleted) writeLine(io.stdout, `  ${relativeForHumans(io, dir)}`);
+      writeLine(io.stdout, `inventory objects: ${verb} ${inventories.deleted} (${inventories.bytesFreed} bytes), kept ${inventories.kept}`);
+    });
 }

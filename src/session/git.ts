@@ -1,0 +1,147 @@
+/**
+ * Git, called the safe way: argument arrays (no shell ever parses a path or a commit id),
+ * NUL-separated output (paths come back byte-exact, never C-quoted), git's stderr captured
+ * (never leaked to the caller's terminal), and every path made POSIX-relative to projectRoot
+ * even when projectRoot is a subdirectory of the repository.
+ */
+import { execFileSync } from 'node:child_process';
+import type { FileDiff, GitStatus } from './types.js';
+
+export const UNKNOWN = 'unknown';
+
+const GIT_BASE_ARGS = ['-c', 'core.quotePath=false', '--literal-pathspecs', '--no-optional-locks'];
+
+/** Variables that would point git at another repository than the one at projectRoot. */
+const REDIRECTING_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_COMMON_DIR', 'GIT_NAMESPACE', 'GIT_PREFIX'];
+
+function gitEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of REDIRECTING_ENV) delete env[name];
+  // Pager, prompts and editors must never start from a library call.
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.GIT_PAGER = 'cat';
+  return env;
+}
+
+/** Runs git in `cwd`; returns stdout, or null when git fails or is missing. */
+export function runGit(cwd: string, args: string[]): string | null {
+  try {
+    return execFileSync('git', [...GIT_BASE_ARGS, ...args], {
+      cwd,
+      env: gitEnv(),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 1024 * 1024 * 1024,
+      windowsHide: true,
+    });
+  } catch {
+    return null;
+  }
+}
+
+/** Splits `-z` output into its NUL-terminated fields. */
+export function splitNul(out: string): string[] {
+  const parts = out.split('\0');
+  if (parts.length > 0 && parts[parts.length - 1] === '') parts.pop();
+  return parts;
+}
+
+/** A commit id we are willing to hand to git: anything that could be read as an option is refused. */
+function isSafeRevision(rev: string): boolean {
+  return rev.length > 0 && !rev.startsWith('-') && !rev.includes('\0') && !/\s/.test(rev);
+}
+
+/** True when `cwd` is inside a git work tree. */
+export function isInsideWorkTree(cwd: string): boolean {
+  return runGit(cwd, ['rev-parse', '--is-inside-work-tree'])?.trim() === 'true';
+}
+
+/** The full id of HEAD, or null before the first commit (unborn branch) or outside a repository. */
+export function headCommit(cwd: string): string | null {
+  const out = runGit(cwd, ['rev-parse', '-q', '--verify', 'HEAD^{commit}']);
+  const sha = out?.trim();
+  return sha ? sha : null;
+}
+
+function currentBranch(cwd: string): string {
+  // symbolic-ref names an unborn branch too (rev-parse --abbrev-ref fails there); it fails when detached.
+  const out = runGit(cwd, ['symbolic-ref', '--short', '-q', 'HEAD']);
+  const name = out?.replace(/\n$/, '');
+  return name ? name : 'HEAD';
+}
+
+function listPaths(cwd: string, args: string[]): string[] {
+  const out = runGit(cwd, args);
+  return out === null ? [] : splitNul(out);
+}
+
+const NOT_A_REPO: GitStatus = { branch: UNKNOWN, commit: UNKNOWN, staged: [], unstaged: [], untracked: [] };
+
+/**
+ * Branch, HEAD, staged, unstaged and untracked paths. `--relative` (diff) and the cwd (ls-files)
+ * both make paths relative to projectRoot and limited to it, so a subdirectory root is consistent.
+ */
+export function captureGitStatus(projectRoot: string): GitStatus {
+  if (!isInsideWorkTree(projectRoot)) return { ...NOT_A_REPO, staged: [], unstaged: [], untracked: [] };
+  return {
+    branch: currentBranch(projectRoot),
+    commit: headCommit(projectRoot) ?? UNKNOWN,
+    staged: listPaths(projectRoot, ['diff', '--cached', '--name-only', '-z', '--no-renames', '--relative']),
+    unstaged: listPaths(projectRoot, ['diff', '--name-only', '-z', '--no-renames', '--relative']),
+    untracked: listPaths(projectRoot, ['ls-files', '--others', '--exclude-standard', '-z']),
+  };
+}
+
+const STATUS_BY_LETTER: Record<string, FileDiff['status']> = { A: 'added', D: 'deleted' };
+
+/**
+ * Files changed between two commits. Renames are split into the old path `deleted` and the new
+ * path `added` (`--no-renames`), so no path is lost; type changes and the rest are `modified`.
+ * Modified files carry their own `git diff`.
+ */
+export function calculateFileDiffs(projectRoot: string, fromCommit: string, toCommit: string): FileDiff[] {
+  if (fromCommit === UNKNOWN || toCommit === UNKNOWN) return [];
+  if (!isSafeRevision(fromCommit) || !isSafeRevision(toCommit)) return [];
+  const out = runGit(projectRoot, ['diff', '--name-status', '-z', '--no-renames', '--relative', '--no-ext-diff', fromCommit, toCommit, '--']);
+  if (out === null) return [];
+  const fields = splitNul(out);
+  const diffs: FileDiff[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const letter = (fields[i] ?? '').charAt(0);
+    const filePath = fields[i + 1] as string;
+    const status = STATUS_BY_LETTER[letter] ?? 'modified';
+    const entry: FileDiff = { path: filePath, status };
+    if (status === 'modified') {
+      const patch = runGit(projectRoot, ['diff', '--relative', '--no-color', '--no-ext-diff', '--no-textconv', fromCommit, toCommit, '--', filePath]);
+      if (patch !== null) entry.diff = patch;
+    }
+    diffs.push(entry);
+  }
+  return diffs;
+}
+
+/** Commits reachable from HEAD but not from `sinceCommit`, as `"<sha> <subject>"`, newest first. */
+export function getCommitsSince(projectRoot: string, sinceCommit: string): string[] {
+  if (sinceCommit === UNKNOWN || !isSafeRevision(sinceCommit)) return [];
+  return logLines(projectRoot, `${sinceCommit}..HEAD`);
+}
+
+/** Every commit reachable from HEAD (used when the session started on an unborn branch). */
+export function getAllCommits(projectRoot: string): string[] {
+  return logLines(projectRoot, 'HEAD');
+}
+
+function logLines(projectRoot: string, range: string): string[] {
+  const out = runGit(projectRoot, ['log', '--no-color', '-z', '--format=%H %s', range, '--']);
+  if (out === null) return [];
+  return splitNul(out)
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0);
+}
+
+/** The id of the empty tree in this repository's hash format (sha1 or sha256). */
+export function emptyTree(projectRoot: string): string | null {
+  const out = runGit(projectRoot, ['hash-object', '-t', 'tree', '--stdin']);
+  const id = out?.trim();
+  return id ? id : null;
+}

@@ -1,0 +1,56 @@
+/**
+ * The iteration record `{pre, post, diff}` as a snapshot-store document, so a finished iteration
+ * outlives its directory and can be listed, shown and pruned with `cairn store …`.
+ *
+ * Location: `{sessionId, scope: 'agent', scopeId: 'iterations'}`; each record is saved as an
+ * immutable history snapshot (id `uuidV7()`) and then as the latest.
+ */
+import type { JSONValue, ManagedSnapshotStorage, Snapshot, SnapshotLocation, SnapshotStorage } from '../store/index.js';
+import { SNAPSHOT_SCHEMA_VERSION, uuidV7 } from '../store/index.js';
+import type { PostSnapshot, PreSnapshot, SnapshotDiff } from './types.js';
+
+export const ITERATION_SCOPE_ID = 'iterations';
+export const DEFAULT_SESSION_ID = 'default';
+export const ITERATION_RECORD_KIND = 'cairn.iteration/v1';
+
+export interface IterationRecord {
+  iterationDir: string;
+  pre: PreSnapshot;
+  post: PostSnapshot;
+  diff: SnapshotDiff;
+}
+
+export function iterationLocation(sessionId: string = DEFAULT_SESSION_ID): SnapshotLocation {
+  return { sessionId, scope: 'agent', scopeId: ITERATION_SCOPE_ID };
+}
+
+/** JSON round trip: drops `undefined`, and gives the store plain JSON values. */
+function toJson(value: unknown): JSONValue {
+  return JSON.parse(JSON.stringify(value)) as JSONValue;
+}
+
+export function iterationSnapshot(record: IterationRecord): Snapshot {
+  return {
+    scope: 'agent',
+    schemaVersion: SNAPSHOT_SCHEMA_VERSION,
+    createdAt: record.post.timestamp,
+    data: {
+      kind: ITERATION_RECORD_KIND,
+      iterationDir: record.iterationDir,
+      pre: toJson(record.pre),
+      post: toJson(record.post),
+      diff: toJson(record.diff),
+    },
+    appData: {},
+  };
+}
+
+/** Saves the record as history (new UUIDv7) first, then as latest; returns the history id. */
+export async function saveIterationRecord(storage: SnapshotStorage | ManagedSnapshotStorage, record: IterationRecord, sessionId: string = DEFAULT_SESSION_ID): Promise<{ location: SnapshotLocation; snapshotId: string }> {
+  const location = iterationLocation(sessionId);
+  const snapshot = iterationSnapshot(record);
+  const snapshotId = uuidV7();
+  await storage.saveSnapshot({ location, snapshotId, isLatest: false, snapshot });
+  await storage.saveSnapshot({ location, snapshotId, isLatest: true, snapshot });
+  return { location, snapshotId };
+}

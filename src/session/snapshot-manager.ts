@@ -1,0 +1,283 @@
+/**
+ * The seed's `SnapshotManager`: pre/post records around one agent iteration. Every documented
+ * method is here, synchronous, returning plain objects; cairn adds a whole-tree inventory to
+ * each record so uncommitted and untracked work counts (see `../../shared/spec/session.md`).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { writeFileAtomicSync } from '../core/atomic-write.js';
+import { CairnError, errnoCode } from '../core/errors.js';
+import { scanTreeSync, type ScanOptions } from '../inventory/index.js';
+import { calculateDiff } from './diff.js';
+import { formatDuration } from './duration.js';
+import {
+  DEFAULT_STATE_DIR,
+  POST_SNAPSHOT_FILE,
+  PRE_SNAPSHOT_FILE,
+  captureKeyFiles,
+  captureStateDir,
+  createFileSnapshot,
+  toPosixRelative,
+} from './files.js';
+import * as git from './git.js';
+import { InventoryStore, type InventoryPruneResult } from './inventory-store.js';
+import { findTestResults, parseTestOutput } from './test-results.js';
+import type {
+  AiwgState,
+  FileDiff,
+  FileSnapshot,
+  GitStatus,
+  InventoryRef,
+  PostSnapshot,
+  PreSnapshot,
+  SnapshotDiff,
+  SnapshotManagerOptions,
+  TestResults,
+  WorkingTreeChanges,
+} from './types.js';
+
+export const PRE_SNAPSHOT_NOT_FOUND = 'Pre-snapshot not found - cannot capture post-snapshot';
+
+/** How many skipped paths a snapshot lists by name (the count is always exact). */
+const SKIPPED_PATHS_LISTED = 100;
+
+export class SnapshotManager {
+  /** The seed stores it; cairn also uses it as the home of `.cairn/` for `pruneInventories`. */
+  readonly projectRoot: string;
+  private readonly options: SnapshotManagerOptions;
+
+  constructor(projectRoot: string, options: SnapshotManagerOptions = {}) {
+    this.projectRoot = projectRoot;
+    this.options = { ...options };
+  }
+
+  /** Captures git state, key files, the state dir and a working-tree inventory; writes `pre-snapshot.json`. */
+  capturePreSnapshot(projectRoot: string, iterationDir: string): PreSnapshot {
+    fs.mkdirSync(iterationDir, { recursive: true });
+    const stateDir = this.options.stateDir ?? DEFAULT_STATE_DIR;
+    const snapshot: PreSnapshot = {
+      timestamp: new Date().toISOString(),
+      git: this.captureGitStatus(projectRoot),
+      keyFiles: this.captureKeyFiles(projectRoot),
+      aiwg: captureStateDir(projectRoot, stateDir),
+      stateDir,
+    };
+    const file = path.join(iterationDir, PRE_SNAPSHOT_FILE);
+    const inventory = this.takeInventory(projectRoot, stateDir, iterationDir);
+    if (inventory) snapshot.inventory = inventory.ref;
+    writeSnapshotFile(file, snapshot);
+    if (inventory) inventory.store.addRef(file, inventory.ref.digest);
+    return snapshot;
+  }
+
+  /**
+   * Captures the state after the session; throws `Error('Pre-snapshot not found - cannot capture
+   * post-snapshot')` without a pre-snapshot. Commits and `fileDiffs` cover pre HEAD → post HEAD;
+   * `workingTree` covers everything that changed on disk, committed or not.
+   */
+  capturePostSnapshot(projectRoot: string, iterationDir: string): PostSnapshot {
+    const preFile = path.join(iterationDir, PRE_SNAPSHOT_FILE);
+    const pre = readPreSnapshot(preFile);
+    const stateDir = this.options.stateDir ?? pre.stateDir ?? DEFAULT_STATE_DIR;
+    const gitStatus = this.captureGitStatus(projectRoot);
+    const { fileDiffs, commits } = this.commitRange(projectRoot, pre.git, gitStatus);
+    const snapshot: PostSnapshot = {
+      timestamp: new Date().toISOString(),
+      git: gitStatus,
+      fileDiffs,
+      commits,
+      aiwg: captureStateDir(projectRoot, stateDir),
+      tests: this.findTestResults(projectRoot, iterationDir),
+      keyFiles: this.captureKeyFiles(projectRoot),
+      stateDir,
+    };
+    const file = path.join(iterationDir, POST_SNAPSHOT_FILE);
+    const inventory = this.takeInventory(projectRoot, stateDir, iterationDir);
+    if (inventory) {
+      snapshot.inventory = inventory.ref;
+      const changes = workingTreeChanges(inventory.store, pre.inventory, inventory.ref);
+      if (changes) snapshot.workingTree = changes;
+    }
+    writeSnapshotFile(file, snapshot);
+    if (inventory) inventory.store.addRef(file, inventory.ref.digest);
+    return snapshot;
+  }
+
+  /** Pure comparison of two snapshots (see `diff.ts`). */
+  calculateDiff(preSnapshot: PreSnapshot, postSnapshot: PostSnapshot): SnapshotDiff {
+    return calculateDiff(preSnapshot, postSnapshot);
+  }
+
+  captureGitStatus(projectRoot: string): GitStatus {
+    return git.captureGitStatus(projectRoot);
+  }
+
+  captureKeyFiles(projectRoot: string): FileSnapshot[] {
+    return captureKeyFiles(projectRoot);
+  }
+
+  /** The state directory (`.aiwg/` unless configured) and the internal Ralph state. */
+  captureAiwgState(projectRoot: string): AiwgState {
+    return captureStateDir(projectRoot, this.options.stateDir ?? DEFAULT_STATE_DIR);
+  }
+
+  createFileSnapshot(projectRoot: string, filePath: string): FileSnapshot {
+    return createFileSnapshot(projectRoot, filePath);
+  }
+
+  calculateFileDiffs(projectRoot: string, fromCommit: string, toCommit: string): FileDiff[] {
+    return git.calculateFileDiffs(projectRoot, fromCommit, toCommit);
+  }
+
+  getCommitsSince(projectRoot: string, sinceCommit: string): string[] {
+    return git.getCommitsSince(projectRoot, sinceCommit);
+  }
+
+  findTestResults(projectRoot: string, iterationDir: string): TestResults {
+    return findTestResults(projectRoot, iterationDir);
+  }
+
+  parseTestOutput(content: string): ReturnType<typeof parseTestOutput> {
+    return parseTestOutput(content);
+  }
+
+  formatDuration(ms: number): string {
+    return formatDuration(ms);
+  }
+
+  /** The content-addressed inventory store of a project (default `<projectRoot>/.cairn/inventories`). */
+  inventoryStore(projectRoot: string = this.projectRoot): InventoryStore {
+    return new InventoryStore(path.join(this.cairnDir(projectRoot), 'inventories'));
+  }
+
+  /**
+   * Deletes stored inventory objects that no existing pre/post snapshot file references any more
+   * (GC by reachability). Objects younger than `graceMs` (default 15 minutes) are kept, so an
+   * inventory another process is writing right now is never pulled from under it.
+   */
+  pruneInventories(options: { graceMs?: number; dryRun?: boolean } = {}): InventoryPruneResult {
+    return this.inventoryStore().prune(options);
+  }
+
+  private cairnDir(projectRoot: string): string {
+    return path.resolve(projectRoot, this.options.cairnDir ?? '.cairn');
+  }
+
+  /** The commit range of the session; a session that began on an unborn branch owns every commit since. */
+  private commitRange(projectRoot: string, preGit: GitStatus, postGit: GitStatus): { fileDiffs: FileDiff[]; commits: string[] } {
+    const startedUnborn = preGit.commit === git.UNKNOWN && preGit.branch !== git.UNKNOWN;
+    if (startedUnborn && postGit.commit !== git.UNKNOWN) {
+      const empty = git.emptyTree(projectRoot);
+      return {
+        fileDiffs: empty === null ? [] : git.calculateFileDiffs(projectRoot, empty, postGit.commit),
+        commits: git.getAllCommits(projectRoot),
+      };
+    }
+    return {
+      fileDiffs: this.calculateFileDiffs(projectRoot, preGit.commit, postGit.commit),
+      commits: this.getCommitsSince(projectRoot, preGit.commit),
+    };
+  }
+
+  private takeInventory(projectRoot: string, stateDir: string, iterationDir: string): { ref: InventoryRef; store: InventoryStore } | null {
+    if (this.options.inventory === false) return null;
+    const cairnDir = this.cairnDir(projectRoot);
+    ensureSelfIgnored(cairnDir);
+    const root = path.resolve(projectRoot);
+    // The state dir is reported through the aiwg fields, and the iteration's own files are not work.
+    const exclude = [stateDir, iterationDir, cairnDir]
+      .map((dir) => excludeGlobFor(root, dir))
+      .filter((glob): glob is string => glob !== null);
+    const scanOptions: ScanOptions = {
+      respectGitignore: this.options.respectGitignore ?? true,
+      withContentDigest: true,
+      cache: true,
+      exclude,
+    };
+    // The engine keeps its stat cache outside the snapshotted tree (its default, under
+    // $XDG_CACHE_HOME/cairn) and refuses one inside it; a caller may still choose the place.
+    if (this.options.cacheDir !== undefined) scanOptions.cacheDir = path.resolve(projectRoot, this.options.cacheDir);
+    const result = scanTreeSync(root, scanOptions);
+    const store = this.inventoryStore(projectRoot);
+    const stored = store.put(result.files);
+    const ref: InventoryRef = { digest: stored.digest, files: result.counts.files, bytes: result.counts.bytes, skipped: result.skipped.length };
+    if (result.skipped.length > 0) {
+      ref.skippedPaths = result.skipped.slice(0, SKIPPED_PATHS_LISTED).map((s) => ({ path: s.path, reason: s.reason }));
+    }
+    return { ref, store };
+  }
+}
+
+/** `<dir>/**` relative to root, or null when dir is outside root, is root, or has glob characters. */
+function excludeGlobFor(root: string, dir: string): string | null {
+  const relative = toPosixRelative(root, path.resolve(root, dir));
+  if (relative === '' || relative === '..' || relative.startsWith('../') || path.isAbsolute(relative)) return null;
+  if (/[*?[\]{}\\]/.test(relative)) return null;
+  return `${relative}/**`;
+}
+
+/**
+ * cairn's data directory carries a `.gitignore` of `*`, so an agent's `git add -A` never commits
+ * inventories, caches or the store into the user's repository.
+ */
+function ensureSelfIgnored(cairnDir: string): void {
+  const file = path.join(cairnDir, '.gitignore');
+  if (fs.existsSync(file)) return;
+  try {
+    writeFileAtomicSync(file, '# cairn data: never commit\n*\n', { mkdir: true, exclusive: true });
+  } catch (e) {
+    if (errnoCode(e) !== 'EEXIST') throw e;
+  }
+}
+
+function workingTreeChanges(store: InventoryStore, pre: InventoryRef | undefined, post: InventoryRef): WorkingTreeChanges | null {
+  if (pre === undefined) return null;
+  try {
+    return store.diff(pre.digest, post.digest);
+  } catch {
+    // The pre inventory was pruned or damaged: fall back to the commit range, as upstream does.
+    return null;
+  }
+}
+
+function writeSnapshotFile(file: string, snapshot: PreSnapshot | PostSnapshot): void {
+  writeFileAtomicSync(file, `${JSON.stringify(snapshot, null, 2)}\n`);
+}
+
+/** Reads `pre-snapshot.json`: absent → the seed's error; unreadable or corrupt → a clear error naming the file. */
+export function readPreSnapshot(file: string): PreSnapshot {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT') throw new CairnError('ERR_NOT_FOUND', PRE_SNAPSHOT_NOT_FOUND, { path: file });
+    throw new CairnError('ERR_IO', `cannot read pre-snapshot ${file}: ${(e as Error).message}`, { path: file, cause: e });
+  }
+  return parseSnapshotText(text, file, 'pre') as PreSnapshot;
+}
+
+/** Reads `post-snapshot.json` (for reports); errors name the file. */
+export function readPostSnapshot(file: string): PostSnapshot {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT') throw new CairnError('ERR_NOT_FOUND', `post-snapshot not found: ${file}; run \`cairn session post\` for this iteration first`, { path: file });
+    throw new CairnError('ERR_IO', `cannot read post-snapshot ${file}: ${(e as Error).message}`, { path: file, cause: e });
+  }
+  return parseSnapshotText(text, file, 'post') as PostSnapshot;
+}
+
+function parseSnapshotText(text: string, file: string, kind: 'pre' | 'post'): unknown {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new CairnError('ERR_CORRUPT', `${kind}-snapshot file ${file} is not valid JSON (${(e as Error).message}); capture a new ${kind}-snapshot`, { path: file, cause: e });
+  }
+  const record = parsed as { timestamp?: unknown; git?: unknown } | null;
+  if (typeof record !== 'object' || record === null || Array.isArray(record) || typeof record.timestamp !== 'string' || typeof record.git !== 'object' || record.git === null) {
+    throw new CairnError('ERR_CORRUPT', `${kind}-snapshot file ${file} is not a ${kind}-snapshot (needs "timestamp" and "git"); capture a new ${kind}-snapshot`, { path: file });
+  }
+  return parsed;
+}

@@ -1,0 +1,70 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+
+/** A fresh temp directory, realpath'd (os.tmpdir may be a symlink). */
+export function makeTempDir(prefix = 'cairn-session-'): string {
+  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+}
+
+export function removeDir(dir: string): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** Runs git in `cwd` with identity set on the command line (never the global config). */
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.name=Cairn Test', '-c', 'user.email=cairn@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+  });
+}
+
+/** A temp directory with `git init` (branch main) and a local identity. */
+export function makeRepo(): string {
+  const dir = makeTempDir();
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.email', 'cairn@example.invalid');
+  git(dir, 'config', 'user.name', 'Cairn Test');
+  return dir;
+}
+
+export function write(root: string, rel: string, content: string | Buffer = 'x'): string {
+  const file = path.join(root, rel);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, content);
+  return file;
+}
+
+/** Commits everything except the seed's iteration directories (as an agent's own commits would). */
+export function commitAll(root: string, message: string): void {
+  git(root, 'add', '-A', '--', '.', ':(exclude).aiwg/ralph-external');
+  git(root, 'commit', '-q', '--allow-empty', '-m', message);
+}
+
+/** The seed's iteration directory layout. */
+export function seedIterationDir(root: string, n = '001'): string {
+  return path.join(root, '.aiwg', 'ralph-external', 'iterations', n);
+}
+
+/**
+ * Points the repo-snapshot engine's stat cache ($XDG_CACHE_HOME) at a temp dir for this test
+ * file, so tests never write into the user's home.
+ */
+export function useTempCacheHome(): void {
+  let dir = '';
+  let previous: string | undefined;
+  beforeAll(() => {
+    dir = makeTempDir('cairn-cache-');
+    previous = process.env.XDG_CACHE_HOME;
+    process.env.XDG_CACHE_HOME = dir;
+  });
+  afterAll(() => {
+    if (previous === undefined) delete process.env.XDG_CACHE_HOME;
+    else process.env.XDG_CACHE_HOME = previous;
+    removeDir(dir);
+  });
+}

@@ -1,0 +1,163 @@
+/** Content-addressed inventories: shared directories, O(changed) growth, diff, GC by reachability. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InventoryStore, SnapshotManager, type InventoryEntry } from '../../src/session/index.js';
+import { CairnError } from '../../src/core/errors.js';
+import { compareUtf8 } from '../../src/core/utf8.js';
+import { makeTempDir, removeDir, write, useTempCacheHome } from './helpers.js';
+
+useTempCacheHome();
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = makeTempDir();
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  while (dirs.length > 0) removeDir(dirs.pop() as string);
+});
+
+function entry(p: string, content: string): InventoryEntry {
+  return { path: p, bytes: content.length, sha256: content.padEnd(64, '0').slice(0, 64).replace(/[^0-9a-f]/g, 'a'), mode: '0644', kind: 'file' };
+}
+
+describe('InventoryStore', () => {
+  it('round-trips an inventory exactly, sorted by UTF-8 order', () => {
+    const store = new InventoryStore(tempDir());
+    const entries = [entry('b/x', '1'), entry('a', '2'), entry('b/c/d', '3'), entry('ü/日', '4'), { path: 'link', bytes: 0, mode: '0644', kind: 'symlink' }];
+    const { digest } = store.put(entries);
+    expect(store.get(digest)).toEqual([...entries].sort((x, y) => compareUtf8(x.path, y.path)));
+  });
+
+  it('gives equal trees equal digests and writes nothing the second time', () => {
+    const store = new InventoryStore(tempDir());
+    const entries = [entry('a/b', '1'), entry('c', '2')];
+    const first = store.put(entries);
+    const second = store.put([...entries].reverse());
+    expect(second.digest).toBe(first.digest);
+    expect(second.objectsWritten).toBe(0);
+  });
+
+  it('diffs two inventories: added, modified (digest, mode) and deleted', () => {
+    const store = new InventoryStore(tempDir());
+    const a = store.put([entry('keep', '1'), entry('dir/edit', '2'), entry('dir/gone', '3'), entry('mode', '4'), entry('was-file', '5')]);
+    const b = store.put([
+      entry('keep', '1'),
+      entry('dir/edit', '9'),
+      entry('new/deep/file', '6'),
+      { ...entry('mode', '4'), mode: '0755' },
+      entry('was-file/now-dir', '7'),
+    ]);
+    expect(store.diff(a.digest, b.digest)).toEqual({
+      added: ['new/deep/file', 'was-file/now-dir'],
+      modified: ['dir/edit', 'mode'],
+      deleted: ['dir/gone', 'was-file'],
+    });
+  });
+
+  it('diff agrees with a naive comparison of the flat lists (property)', () => {
+    const store = new InventoryStore(tempDir());
+    const pathArb = fc.array(fc.constantFrom('a', 'b', 'c', 'ü'), { minLength: 1, maxLength: 3 }).map((s) => s.join('/'));
+    const invArb = fc.dictionary(pathArb, fc.constantFrom('1', '2', '3'), { maxKeys: 12 }).map((d) => {
+      // a path cannot be both a file and a directory: drop any that is a prefix of another
+      const keys = Object.keys(d).filter((k) => !Object.keys(d).some((o) => o.startsWith(`${k}/`)));
+      return keys.map((k) => entry(k, d[k] as string));
+    });
+    fc.assert(
+      fc.property(invArb, invArb, (x, y) => {
+        const dx = store.put(x).digest;
+        const dy = store.put(y).digest;
+        const mx = new Map(x.map((e) => [e.path, e.sha256]));
+        const my = new Map(y.map((e) => [e.path, e.sha256]));
+        const expected = {
+          added: [...my.keys()].filter((k) => !mx.has(k)).sort(compareUtf8),
+          modified: [...my.keys()].filter((k) => mx.has(k) && mx.get(k) !== my.get(k)).sort(compareUtf8),
+          deleted: [...mx.keys()].filter((k) => !my.has(k)).sort(compareUtf8),
+        };
+        expect(store.diff(dx, dy)).toEqual(expected);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('rejects a corrupted object with a clear error naming it', () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    const { digest } = store.put([entry('a', '1')]);
+    const hex = digest.slice('sha256:'.length);
+    const file = path.join(dir, 'objects', hex.slice(0, 2), hex.slice(2));
+    fs.writeFileSync(file, '{"entries":[]}');
+    expect(() => store.get(digest)).toThrow(CairnError);
+    expect(() => store.get(digest)).toThrow(file);
+  });
+});
+
+describe('inventory storage grows with what changed', () => {
+  it('costs a few directory objects, not the whole tree, for a second iteration with one change', () => {
+    const root = tempDir();
+    for (let d = 0; d < 40; d++) for (let f = 0; f < 50; f++) write(root, `src/mod${d}/file${f}.ts`, `export const x${f} = ${d};\n`);
+    const manager = new SnapshotManager(root);
+    const store = manager.inventoryStore();
+
+    manager.capturePreSnapshot(root, path.join(root, '.cairn', 'iterations', '001'));
+    manager.capturePostSnapshot(root, path.join(root, '.cairn', 'iterations', '001'));
+    const afterFirst = store.usage();
+
+    write(root, 'src/mod17/file3.ts', 'export const changed = true;\n');
+    manager.capturePreSnapshot(root, path.join(root, '.cairn', 'iterations', '002'));
+    const afterSecond = store.usage();
+
+    // First iteration: 40 leaf directories + src + root. One changed file rewrites only its
+    // directory, `src` and the root: 3 objects.
+    expect(afterFirst.objects).toBe(42);
+    expect(afterSecond.objects - afterFirst.objects).toBe(3);
+    const growth = afterSecond.bytes - afterFirst.bytes;
+    const leaf = afterFirst.bytes / 42;
+    expect(growth).toBeLessThan(afterFirst.bytes / 5);
+    expect(growth).toBeLessThan(leaf * 3 + 4096);
+  });
+});
+
+describe('pruneInventories', () => {
+  it('deletes only objects no existing snapshot references', () => {
+    const root = tempDir();
+    write(root, 'a/one.txt', '1');
+    write(root, 'b/two.txt', '2');
+    const manager = new SnapshotManager(root);
+    const it1 = path.join(root, '.cairn', 'iterations', '001');
+    const it2 = path.join(root, '.cairn', 'iterations', '002');
+    const pre1 = manager.capturePreSnapshot(root, it1);
+    write(root, 'a/one.txt', 'changed');
+    const pre2 = manager.capturePreSnapshot(root, it2);
+    const store = manager.inventoryStore();
+    expect(store.usage().objects).toBe(5); // root, a, b shared; root', a'
+
+    // Both still referenced: nothing goes, even with no grace period.
+    expect(manager.pruneInventories({ graceMs: 0 }).deleted).toBe(0);
+
+    fs.rmSync(it1, { recursive: true });
+    const dry = manager.pruneInventories({ graceMs: 0, dryRun: true });
+    expect(dry.deleted).toBe(2);
+    expect(store.usage().objects).toBe(5);
+
+    const result = manager.pruneInventories({ graceMs: 0 });
+    expect(result.deleted).toBe(2); // the first root and the old `a`
+    expect(result.refsRemoved).toBe(1);
+    expect(store.has(pre1.inventory?.digest as string)).toBe(false);
+    expect(store.get(pre2.inventory?.digest as string).map((e) => e.path)).toEqual(['a/one.txt', 'b/two.txt']);
+  });
+
+  it('keeps young unreferenced objects within the grace period', () => {
+    const root = tempDir();
+    write(root, 'x.txt', 'x');
+    const manager = new SnapshotManager(root);
+    const it1 = path.join(root, '.cairn', 'iterations', '001');
+    manager.capturePreSnapshot(root, it1);
+    fs.rmSync(it1, { recursive: true });
+    expect(manager.pruneInventories().deleted).toBe(0);
+    expect(manager.pruneInventories({ graceMs: 0 }).deleted).toBe(1);
+  });
+});

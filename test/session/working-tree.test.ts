@@ -1,0 +1,133 @@
+/** Uncommitted and untracked work counts: filesAdded/Modified/Deleted come from the pre → post working trees. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SnapshotManager } from '../../src/session/index.js';
+import { commitAll, git, makeRepo, makeTempDir, removeDir, seedIterationDir, write, useTempCacheHome } from './helpers.js';
+
+useTempCacheHome();
+
+const dirs: string[] = [];
+function repo(): string {
+  const dir = makeRepo();
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  while (dirs.length > 0) removeDir(dirs.pop() as string);
+});
+
+describe('calculateDiff on real snapshots', () => {
+  it('finds uncommitted edits, untracked files made by a shell, deletions and commits alike', () => {
+    const root = repo();
+    write(root, 'src/edit-me.ts', 'let a = 1;\n');
+    write(root, 'src/delete-me.ts', 'gone\n');
+    write(root, 'src/commit-me.ts', 'v1\n');
+    write(root, 'src/same-size.ts', 'aaaa\n');
+    commitAll(root, 'init');
+    const manager = new SnapshotManager(root);
+    const dir = seedIterationDir(root);
+    const pre = manager.capturePreSnapshot(root, dir);
+
+    write(root, 'src/edit-me.ts', 'let a = 2;\n'); // a tool edit, never committed
+    write(root, 'src/same-size.ts', 'bbbb\n'); // same size, different content
+    fs.rmSync(path.join(root, 'src/delete-me.ts')); // deleted, not committed
+    write(root, 'scripts/made-by-bash.sh', 'echo hi\n'); // untracked, created by a shell
+    write(root, 'src/commit-me.ts', 'v2\n');
+    git(root, 'add', 'src/commit-me.ts');
+    git(root, '-c', 'user.name=a', '-c', 'user.email=a@b.c', 'commit', '-q', '-m', 'commit one file');
+
+    const post = manager.capturePostSnapshot(root, dir);
+    const diff = manager.calculateDiff(pre, post);
+    expect(diff.filesSource).toBe('working-tree');
+    expect(diff.filesAdded).toEqual(['scripts/made-by-bash.sh']);
+    expect(diff.filesModified).toEqual(['src/commit-me.ts', 'src/edit-me.ts', 'src/same-size.ts']);
+    expect(diff.filesDeleted).toEqual(['src/delete-me.ts']);
+    // fileDiffs and commits keep their seed meaning: the commit range only.
+    expect(post.fileDiffs.map((d) => d.path)).toEqual(['src/commit-me.ts']);
+    expect(diff.commitCount).toBe(1);
+  });
+
+  it('does not count files under .cairn/, the state dir or the iteration dir as work', () => {
+    const root = repo();
+    commitAll(root, 'init');
+    const manager = new SnapshotManager(root);
+    const dir = path.join(root, 'iterations-here', '001');
+    const pre = manager.capturePreSnapshot(root, dir);
+    write(root, '.aiwg/notes.md', 'n');
+    write(root, 'iterations-here/001/agent.log', 'log');
+    write(root, 'real.txt', 'r');
+    const post = manager.capturePostSnapshot(root, dir);
+    const diff = manager.calculateDiff(pre, post);
+    expect(diff.filesAdded).toEqual(['real.txt']);
+    expect(diff.aiwgArtifactsCreated).toEqual(['.aiwg/notes.md']);
+  });
+
+  it('falls back to the commit range when inventories are turned off', () => {
+    const root = repo();
+    commitAll(root, 'init');
+    const manager = new SnapshotManager(root, { inventory: false });
+    const dir = seedIterationDir(root);
+    const pre = manager.capturePreSnapshot(root, dir);
+    write(root, 'committed.txt', 'c');
+    commitAll(root, 'c');
+    write(root, 'loose.txt', 'l');
+    const post = manager.capturePostSnapshot(root, dir);
+    expect(pre.inventory).toBeUndefined();
+    const diff = manager.calculateDiff(pre, post);
+    expect(diff.filesSource).toBe('commits');
+    expect(diff.filesAdded).toEqual(['committed.txt']);
+  });
+
+  it('keeps snapshot files small: they reference the inventory by digest', () => {
+    const root = repo();
+    for (let i = 0; i < 500; i++) write(root, `src/m${i}.ts`, `export const v${i} = ${i};\n`);
+    commitAll(root, 'init');
+    const dir = seedIterationDir(root);
+    const pre = new SnapshotManager(root).capturePreSnapshot(root, dir);
+    expect(pre.inventory?.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(pre.inventory?.files).toBe(500);
+    expect(fs.statSync(path.join(dir, 'pre-snapshot.json')).size).toBeLessThan(4096);
+  });
+});
+
+describe('a 20,000-file repository', () => {
+  it('completes pre and post and finds the one uncommitted change made between them', () => {
+    const root = repo();
+    for (let d = 0; d < 200; d++) {
+      const dirPath = path.join(root, 'pkg', `d${d}`);
+      fs.mkdirSync(dirPath, { recursive: true });
+      for (let f = 0; f < 100; f++) fs.writeFileSync(path.join(dirPath, `f${f}.txt`), `file ${d}/${f}\n`);
+    }
+    commitAll(root, 'twenty thousand files');
+    const manager = new SnapshotManager(root);
+    const dir = seedIterationDir(root);
+    const pre = manager.capturePreSnapshot(root, dir);
+    expect(pre.inventory?.files).toBe(20_000);
+    fs.writeFileSync(path.join(root, 'pkg', 'd123', 'f45.txt'), 'changed by sed -i\n');
+    fs.writeFileSync(path.join(root, 'pkg', 'd7', 'brand-new.txt'), 'new\n');
+    const post = manager.capturePostSnapshot(root, dir);
+    expect(post.inventory?.files).toBe(20_001);
+    const diff = manager.calculateDiff(pre, post);
+    expect(diff.filesModified).toEqual(['pkg/d123/f45.txt']);
+    expect(diff.filesAdded).toEqual(['pkg/d7/brand-new.txt']);
+    expect(diff.filesDeleted).toEqual([]);
+    expect(post.git.unstaged).toEqual(['pkg/d123/f45.txt']);
+  }, 180_000);
+});
+
+describe('state outside the repo', () => {
+  it('writes nothing outside the project root and the iteration dir', () => {
+    const root = repo();
+    const elsewhere = makeTempDir();
+    dirs.push(elsewhere);
+    commitAll(root, 'init');
+    const manager = new SnapshotManager(root);
+    const dir = path.join(elsewhere, 'iter');
+    manager.capturePreSnapshot(root, dir);
+    manager.capturePostSnapshot(root, dir);
+    expect(fs.readdirSync(elsewhere)).toEqual(['iter']);
+    expect(fs.readdirSync(dir).sort()).toEqual(['post-snapshot.json', 'pre-snapshot.json']);
+    expect(fs.readdirSync(path.join(root, '.cairn')).sort()).toEqual(['.gitignore', 'inventories']);
+  });
+});
