@@ -62,7 +62,8 @@ function parseString(content: string): TestSummary | null {
     const goJson = goJsonSummary(trimmed);
     if (goJson) return goJson;
   }
-  if (!isJson && looksLikeJUnit(trimmed)) {
+  // Only a document that IS XML is read as a report; a text log quoting `<testsuite` is text.
+  if (!isJson && trimmed.startsWith('<') && looksLikeJUnit(trimmed)) {
     const junit = parseJUnitXml(trimmed);
     if (junit) return junit;
   }

@@ -182,6 +182,11 @@ describe('parseTestOutput: JUnit XML', () => {
     expect(parseTestOutput(deep)).toMatchObject({ type: 'junit', total: 2, failed: 1, passed: 1 });
   });
 
+  it('reads a text log that merely quotes a <testsuite> tag as text', () => {
+    const log = 'writing report <testsuite tests="99" failures="9"> to disk\n  3 passing (4ms)\n';
+    expect(parseTestOutput(log)).toMatchObject({ type: 'text', runner: 'mocha', passed: 3 });
+  });
+
   it('returns null for XML that is not a test report', () => {
     expect(parseTestOutput('<?xml version="1.0"?><project><name>x</name></project>')).toBeNull();
     expect(parseTestOutput('<testsuite>')).toBeNull();
