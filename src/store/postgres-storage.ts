@@ -399,20 +399,12 @@ export class PostgresStorage implements ManagedSnapshotStorage {
     return pool;
   }
 
-  /** The schema, created once per store (and again after a failed attempt). */
-  private ensureSchema(pool: PgPoolLike): Promise<void> {
-    this.ready ??= (async () => {
-      const client = await pool.connect();
-      let broken: unknown;
-      try {
-        await migrate(client, this.t);
-      } catch (e) {
-        broken = e;
-        throw e;
-      } finally {
-        client.release(broken !== undefined && isUnavailable(broken) ? (broken as Error) : undefined);
-      }
-    })().catch((e: unknown) => {
+  /**
+   * The schema, created once per store (and again after a failed attempt), on the connection the
+   * first caller already holds: taking a second one could deadlock a pool full of waiting callers.
+   */
+  private ensureSchema(client: PoolClient): Promise<void> {
+    this.ready ??= migrate(client, this.t).catch((e: unknown) => {
       this.ready = undefined;
       throw e;
     });
@@ -435,7 +427,7 @@ export class PostgresStorage implements ManagedSnapshotStorage {
     let client: PoolClient | undefined;
     try {
       client = await connectWithRetry(pool);
-      await this.ensureSchema(pool);
+      await this.ensureSchema(client);
       return await fn(client);
     } catch (e) {
       if (e instanceof SessionError) throw e;
