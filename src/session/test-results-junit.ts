@@ -143,3 +143,22 @@ function scanAttributes(content: string): TestSummary | null {
   }
   return found ? summarise(tally, undefined) : null;
 }
+
+/** One summary for several reports of the same run (one `TEST-<class>.xml` per test class). */
+export function mergeJUnitSummaries(summaries: readonly TestSummary[]): TestSummary | null {
+  if (summaries.length === 0) return null;
+  const sum = (key: 'total' | 'passed' | 'failed' | 'skipped' | 'errors'): number =>
+    sumCounts(...summaries.map((s) => toCount(s[key])));
+  const runners = new Set(summaries.map((s) => s.runner));
+  const runner = runners.size === 1 ? summaries[0]?.runner : undefined;
+  return compact({
+    type: 'junit',
+    runner,
+    total: sum('total'),
+    passed: sum('passed'),
+    failed: sum('failed'),
+    skipped: sum('skipped'),
+    errors: sum('errors'),
+    reports: summaries.length,
+  });
+}

@@ -8,11 +8,13 @@ import path from 'node:path';
 import { compareUtf8 } from '../core/utf8.js';
 
 /** How a candidate file is read: as test output, or as one of the two coverage report formats. */
-export type CandidateKind = 'output' | 'coverage-json' | 'lcov-html';
+export type CandidateKind = 'output' | 'coverage-json' | 'lcov-html' | 'junit-dir';
 
 export interface Candidate {
+  /** The file to read; for `junit-dir`, the directory whose `members` are summed. */
   file: string;
   kind: CandidateKind;
+  members?: string[];
 }
 
 /** The seed's `TEST_PATTERNS`, relative to the project root, in the documented order. */
@@ -81,7 +83,8 @@ function findTestXml(dir: string, depth: number, out: string[]): void {
  * All candidates in search order:
  * 1. `{iterationDir}/../*.log`, 2. `test-results.json`, 3. `.aiwg/testing/test-results.md`,
  * 4. `coverage/coverage-summary.json` (the seed's documented list, in its order); then
- * 5. `{iterationDir}/*.log`, 6. JUnit XML reports, 7. TAP files (`*.tap` in the root,
+ * 5. `{iterationDir}/*.log`, 6. JUnit XML reports (a directory of `TEST-*.xml` reports is one
+ * candidate, its reports summed), 7. TAP files (`*.tap` in the root,
  * `{iterationDir}/..` and `test-results/`), 8. the `TEST_PATTERNS` globs.
  * A file reached twice is tried once, at its first position.
  */
@@ -91,10 +94,10 @@ export function candidateFiles(projectRoot: string, iterationDir: string): Candi
   const parent = path.join(iteration, '..');
   const out: Candidate[] = [];
   const seen = new Set<string>();
-  const add = (file: string, kind: CandidateKind = 'output'): void => {
+  const add = (file: string, kind: CandidateKind = 'output', members?: string[]): void => {
     if (seen.has(file)) return;
     seen.add(file);
-    out.push({ file, kind });
+    out.push(members ? { file, kind, members } : { file, kind });
   };
 
   for (const file of expandPattern(parent, '*.log')) add(file);
@@ -104,10 +107,13 @@ export function candidateFiles(projectRoot: string, iterationDir: string): Candi
 
   for (const file of expandPattern(iteration, '*.log')) add(file);
   for (const pattern of JUNIT_FILES) for (const file of expandPattern(root, pattern)) add(file);
+  // Surefire and Gradle write one report per test class: a directory's reports are one run.
   for (const dir of JUNIT_TEST_DIRS) {
     const found: string[] = [];
     findTestXml(path.join(root, dir), 1, found);
-    for (const file of found) add(file);
+    const byDir = new Map<string, string[]>();
+    for (const file of found) byDir.set(path.dirname(file), [...(byDir.get(path.dirname(file)) ?? []), file]);
+    for (const [reportDir, members] of byDir) add(reportDir, 'junit-dir', members);
   }
   for (const dir of [root, parent, path.join(root, 'test-results')]) {
     for (const file of expandPattern(dir, '*.tap')) add(file);

@@ -6,7 +6,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { parseCoverageSummaryJson, parseLcovHtmlReport } from './test-results-coverage.js';
 import { goJsonSummary, jestStyleSummary, jsonStrings, mochaJsonSummary } from './test-results-json.js';
-import { looksLikeJUnit, parseJUnitXml } from './test-results-junit.js';
+import { looksLikeJUnit, mergeJUnitSummaries, parseJUnitXml } from './test-results-junit.js';
 import { candidateFiles, TEST_PATTERNS, type Candidate } from './test-results-locations.js';
 import type { TestSummary } from './test-results-summary.js';
 import { recogniseText } from './test-results-text.js';
@@ -103,7 +103,18 @@ function readCandidate(file: string): string | null {
   }
 }
 
-function parseCandidate(candidate: Candidate, content: string): TestSummary | null {
+function parseCandidate(candidate: Candidate): TestSummary | null {
+  if (candidate.kind === 'junit-dir') {
+    const summaries: TestSummary[] = [];
+    for (const member of candidate.members ?? []) {
+      const content = readCandidate(member);
+      const summary = content === null ? null : parseJUnitXml(content);
+      if (summary) summaries.push(summary);
+    }
+    return mergeJUnitSummaries(summaries);
+  }
+  const content = readCandidate(candidate.file);
+  if (content === null) return null;
   if (candidate.kind === 'coverage-json') return parseCoverageSummaryJson(content) ?? parseTestOutput(content);
   if (candidate.kind === 'lcov-html') return parseLcovHtmlReport(content);
   return parseTestOutput(content);
@@ -112,7 +123,8 @@ function parseCandidate(candidate: Candidate, content: string): TestSummary | nu
 /**
  * Searches the seed's documented locations in the documented order, then JUnit XML reports,
  * TAP files and the `TEST_PATTERNS` globs (see `candidateFiles`). The first file that parses
- * wins. Unreadable files are skipped; this never throws.
+ * wins. Unreadable files are skipped; this never throws. `file` is the absolute path of the
+ * file that gave the summary, or of the directory whose `TEST-*.xml` reports were summed.
  */
 export function findTestResults(projectRoot: string, iterationDir: string): TestResults {
   let candidates: Candidate[];
@@ -122,9 +134,7 @@ export function findTestResults(projectRoot: string, iterationDir: string): Test
     return { found: false };
   }
   for (const candidate of candidates) {
-    const content = readCandidate(candidate.file);
-    if (content === null) continue;
-    const summary = parseCandidate(candidate, content);
+    const summary = parseCandidate(candidate);
     if (summary) return { found: true, file: candidate.file, summary };
   }
   return { found: false };

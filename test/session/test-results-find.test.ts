@@ -168,12 +168,20 @@ describe('findTestResults: beyond the documented locations', () => {
     expect(findTestResults(root, iterationDir)).toMatchObject({ file, summary: { runner: 'pytest', total: 6, failed: 2 } });
   });
 
-  it('finds Surefire and Gradle TEST-*.xml reports below their conventional directories', () => {
-    const xml = '<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="fx.MathFxTest" tests="3" failures="1" errors="0" skipped="1"><testcase name="adds"/><testcase name="wrong"><failure/></testcase><testcase name="later"><skipped/></testcase></testsuite>\n';
-    const gradle = put('build/test-results/test/TEST-fx.MathFxTest.xml', xml);
-    expect(findTestResults(root, iterationDir)).toMatchObject({ file: gradle, summary: { type: 'junit', total: 3, passed: 1, failed: 1, skipped: 1 } });
-    const surefire = put('target/surefire-reports/TEST-fx.MathFxTest.xml', xml);
-    expect(findTestResults(root, iterationDir).file).toBe(surefire);
+  it('finds Surefire and Gradle TEST-*.xml reports and sums the reports of one directory', () => {
+    // Hand-written in Surefire's shape: Maven could not resolve its plugins offline here.
+    const report = (cls: string, body: string, tests: number): string =>
+      `<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="${cls}" tests="${tests}">${body}</testsuite>\n`;
+    put('build/test-results/test/TEST-fx.MathFxTest.xml', report('fx.MathFxTest', '<testcase name="adds"/><testcase name="wrong"><failure/></testcase><testcase name="later"><skipped/></testcase>', 3));
+    put('build/test-results/test/TEST-fx.StrsTest.xml', report('fx.StrsTest', '<testcase name="twice"/><testcase name="boom"><error/></testcase>', 2));
+    put('build/test-results/test/TEST-broken.xml', 'not xml at all');
+    expect(findTestResults(root, iterationDir)).toEqual({
+      found: true,
+      file: path.join(root, 'build', 'test-results', 'test'),
+      summary: { type: 'junit', total: 5, passed: 2, failed: 2, skipped: 1, errors: 1, reports: 2 },
+    });
+    put('target/surefire-reports/TEST-fx.MathFxTest.xml', report('fx.MathFxTest', '<testcase name="adds"/>', 1));
+    expect(findTestResults(root, iterationDir)).toMatchObject({ file: path.join(root, 'target', 'surefire-reports'), summary: { total: 1, reports: 1 } });
   });
 
   it('never searches node_modules or directories deeper than the bound', () => {
