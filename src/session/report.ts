@@ -15,8 +15,9 @@ function showPath(p: string): string {
 
 function section(lines: string[], title: string, items: readonly string[]): void {
   lines.push(`${title} (${items.length})`);
-  for (const item of items.slice(0, LIST_LIMIT)) lines.push(`  ${item}`);
-  if (items.length > LIST_LIMIT) lines.push(`  … and ${items.length - LIST_LIMIT} more (use --json for all)`);
+  const indent = `${/^ */.exec(title)?.[0] ?? ''}  `;
+  for (const item of items.slice(0, LIST_LIMIT)) lines.push(`${indent}${item}`);
+  if (items.length > LIST_LIMIT) lines.push(`${indent}… and ${items.length - LIST_LIMIT} more (use --json for all)`);
 }
 
 function describeTests(diff: SnapshotDiff, post: PostSnapshot): string {
