@@ -114,6 +114,7 @@ export function stats(values) {
 
 export function fmtMs(ms) {
   if (!Number.isFinite(ms)) return '–';
+  if (ms < 0) return `−${fmtMs(-ms)}`;
   if (ms >= 10_000) return `${(ms / 1000).toFixed(1)} s`;
   if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`;
   if (ms >= 10) return `${ms.toFixed(0)} ms`;

@@ -40,7 +40,7 @@ const tracked = git('ls-files', '-s', '-z').split('\0')
   .filter((l) => l.startsWith('100644'))
   .map((l) => l.slice(l.indexOf('\t') + 1))
   .filter((p) => !p.startsWith('assets/') && !p.startsWith('.aiwg/'));
-const pick = (r, k) => tracked[(r * 7919 + k * 104729) % tracked.length];
+const pick = (r, k) => tracked[(((r + 2) * 7919 + k * 104729) % tracked.length + tracked.length) % tracked.length];
 
 // "A few changed files" per round: 3 edits, 2 new untracked files, 1 deletion; undone after.
 let undo = [];

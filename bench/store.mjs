@@ -3,6 +3,8 @@
 //
 //   node bench/store.mjs [--quick] [--runs N]
 //   CAIRN_S3_URL=s3://bucket/prefix?endpoint=… CAIRN_PG_URL=postgres://… node bench/store.mjs
+//   node bench/store.mjs --with-servers   # starts its own Ceph RGW and PostgreSQL on bench ports
+//                                         # (scripts/servers/*-up.sh, root), stops them after
 //
 // 1. saveSnapshot throughput, latest and history, cairn's FileStorage (fsync on, as shipped)
 //    side by side with upstream Strands' approach re-implemented here from its description
@@ -10,14 +12,15 @@
 // 2. One listSnapshotIds page of 100, startAfter in the middle, at 100 / 10k / 100k history
 //    entries, cairn vs upstream's approach on the very same directory.
 // 3. With CAIRN_S3_URL / CAIRN_PG_URL set: the same save/load/list figures on those backends.
+import { spawnSync } from 'node:child_process';
 import { mkdir, open, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  DIST_INDEX, WORK_DIR, ensureDir, fmtMs, fmtRatio, interleave, log, machineMarkdown, parseBenchArgs,
+  DIST_INDEX, REPO_DIR, WORK_DIR, ensureDir, fmtMs, fmtRatio, interleave, log, machineMarkdown, parseBenchArgs,
   requireBuilt, saveResult, stats, table,
 } from './lib.mjs';
 
-const { quick, runs } = parseBenchArgs(process.argv.slice(2), { runs: 7 });
+const { quick, runs, argv } = parseBenchArgs(process.argv.slice(2), { runs: 7 });
 requireBuilt();
 const cairn = await import(DIST_INDEX);
 if (typeof cairn.FileStorage !== 'function') {
@@ -200,6 +203,41 @@ out += table('listSnapshotIds: one page of 100 (startAfter in the middle), local
 out += '\ncairn\'s FileStorage keeps no index: like upstream it reads the whole history directory on every page (plus anchored name checks and a type check per entry), so a page costs O(entries) on both; the ratio shows the constant factor, not a change of order.\n\n';
 
 // ---------- 3. distributed backends, when a server is given ----------
+// Our own servers on ports apart from the test suite's, so a running test run is not disturbed.
+const started = [];
+const serverNotes = [];
+if (argv.includes('--with-servers')) {
+  const up = (script, args, env = {}) => {
+    const r = spawnSync('bash', [join(REPO_DIR, 'scripts', 'servers', script), ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
+    if (r.status !== 0) {
+      serverNotes.push(`${script} failed: ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-2).join(' ')}`);
+      return null;
+    }
+    return r.stdout;
+  };
+  if (!process.env.CAIRN_S3_URL) {
+    const dir = '/tmp/cairn-bench-ceph';
+    const outp = up('ceph-up.sh', [dir, '28081'], { MONPORT: '26789' });
+    if (outp) {
+      started.push(['ceph-down.sh', dir]);
+      for (const m of outp.matchAll(/^(CAIRN_S3_URL|AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY)='?([^'\n]*)'?$/gm)) process.env[m[1]] = m[2];
+    }
+  }
+  if (!process.env.CAIRN_PG_URL) {
+    const dir = '/tmp/cairn-bench-pg';
+    await rm(dir, { recursive: true, force: true });
+    const outp = up('pg-up.sh', [dir, '25432']);
+    if (outp) {
+      started.push(['pg-down.sh', dir]);
+      const m = /CAIRN_PG_URL='([^']+)'/.exec(outp);
+      if (m) process.env.CAIRN_PG_URL = m[1];
+    }
+  }
+}
+const stopServers = () => {
+  for (const [script, dir] of started.reverse()) spawnSync('bash', [join(REPO_DIR, 'scripts', 'servers', script), dir], { stdio: 'ignore', timeout: 60_000 });
+};
+process.on('exit', stopServers);
 const backends = [];
 if (process.env.CAIRN_S3_URL) backends.push(['S3 (Ceph RGW)', process.env.CAIRN_S3_URL]);
 if (process.env.CAIRN_PG_URL) backends.push(['PostgreSQL', process.env.CAIRN_PG_URL]);
@@ -259,6 +297,10 @@ if (backends.length === 0) {
     }
   }
   out += table(`Backends side by side (median latency, sequential; page of 100 at ${entries.toLocaleString('en')} entries)`, ['backend', 'save latest', 'save history', 'load latest', `list page of 100 @ ${entries.toLocaleString('en')}`, 'history saves/s (1 client)'], rows);
+  out += 'All on loopback on this 2-vCPU VM. The PostgreSQL test server from `scripts/servers/pg-up.sh` runs with `fsync=off` (synchronous_commit on); Ceph RGW uses a memstore OSD: neither pays for a disk flush, while the file store fsyncs file and directory on every write.\n\n';
 }
+if (serverNotes.length) out += `Server start-up: ${serverNotes.join('; ')}\n\n`;
 saveResult('store', out);
 await rm(base, { recursive: true, force: true });
+stopServers();
+started.length = 0;
