@@ -1,0 +1,217 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CairnError } from '../../src/core/errors.js';
+import { LOCK_OWNER_FILE, acquireDirLock, ownerDeathReason, takeOverLock, type LockOwner, type StaleLockInfo } from '../../src/core/lock.js';
+import { REPO_ROOT } from '../support/cli.js';
+import { deadPid, startHolder } from './lock-support.js';
+
+let dir: string;
+let lockPath: string;
+
+beforeAll(() => {
+  if (!fs.existsSync(path.join(REPO_ROOT, 'dist', 'core', 'lock.js'))) throw new Error('run `npm run build` first: the multi-process tests use dist/core/lock.js');
+});
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-lock-'));
+  lockPath = path.join(dir, '.lock.TUNE-0001');
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function readOwnerFile(): LockOwner {
+  return JSON.parse(fs.readFileSync(path.join(lockPath, LOCK_OWNER_FILE), 'utf8')) as LockOwner;
+}
+
+/** Plants a lock directory with the given owner record, as a crashed holder would leave it. */
+function plantLock(owner: Partial<LockOwner>): LockOwner {
+  const full: LockOwner = { token: 'dead0000', pid: deadPid(), host: os.hostname(), startedAt: new Date(0).toISOString(), ...owner };
+  fs.mkdirSync(lockPath, { mode: 0o700 });
+  fs.writeFileSync(path.join(lockPath, LOCK_OWNER_FILE), JSON.stringify(full));
+  return full;
+}
+
+describe('acquire and release', () => {
+  it('creates the lock dir with mode 0700 and an owner record; release removes it', async () => {
+    const oldUmask = process.umask(0o022);
+    try {
+      const lock = await acquireDirLock(lockPath, { timeoutMs: 0 });
+      expect(fs.statSync(lockPath).mode & 0o777).toBe(0o700);
+      const owner = readOwnerFile();
+      expect(owner).toMatchObject({ pid: process.pid, host: os.hostname(), token: lock.owner.token });
+      expect(Date.parse(owner.startedAt)).not.toBeNaN();
+      if (fs.existsSync('/proc/sys/kernel/random/boot_id')) expect(owner.bootId).toBe(fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
+      expect(await lock.release()).toBe(true);
+      expect(fs.existsSync(lockPath)).toBe(false);
+      expect(await lock.release()).toBe(false); // idempotent
+    } finally {
+      process.umask(oldUmask);
+    }
+  });
+
+  it('a held lock makes a 0-timeout acquire fail at once with ERR_LOCK_TIMEOUT (exit 3)', async () => {
+    const lock = await acquireDirLock(lockPath, { timeoutMs: 0 });
+    const err = await acquireDirLock(lockPath, { timeoutMs: 0 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CairnError);
+    expect(err).toMatchObject({ code: 'ERR_LOCK_TIMEOUT', exitCode: 3, message: `lock timeout (0s) on ${lockPath}` });
+    expect(readOwnerFile().token).toBe(lock.owner.token);
+    await lock.release();
+  });
+
+  it('a waiter gets the lock once the live owner releases it', async () => {
+    const first = await acquireDirLock(lockPath, { timeoutMs: 0 });
+    const second = acquireDirLock(lockPath, { timeoutMs: 20_000 });
+    setTimeout(() => void first.release(), 50);
+    const lock = await second;
+    expect(readOwnerFile().token).toBe(lock.owner.token);
+    await lock.release();
+  });
+
+  it('release leaves alone a lock that is no longer ours', async () => {
+    const lock = await acquireDirLock(lockPath, { timeoutMs: 0 });
+    const other = { ...lock.owner, token: 'someone-else' };
+    fs.writeFileSync(path.join(lockPath, LOCK_OWNER_FILE), JSON.stringify(other));
+    expect(await lock.release()).toBe(false);
+    expect(readOwnerFile().token).toBe('someone-else');
+  });
+});
+
+describe('stale locks', () => {
+  it('a dead owner on this host is taken over, and the caller is told who it was', async () => {
+    const dead = plantLock({});
+    const seen: StaleLockInfo[] = [];
+    const lock = await acquireDirLock(lockPath, { timeoutMs: 0, onStaleTakeover: (i) => seen.push(i) });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.previousOwner?.pid).toBe(dead.pid);
+    expect(seen[0]?.reason).toContain('is gone');
+    expect(readOwnerFile().token).toBe(lock.owner.token);
+    expect(fs.readdirSync(lockPath)).toEqual([LOCK_OWNER_FILE]);
+    await lock.release();
+  });
+
+  it('an owner from an earlier boot is dead whatever its pid says', () => {
+    const owner: LockOwner = { token: 't', pid: process.pid, host: os.hostname(), startedAt: '', bootId: 'another-boot' };
+    if (fs.existsSync('/proc/sys/kernel/random/boot_id')) expect(ownerDeathReason(owner)).toContain('reboot');
+  });
+
+  it('a reused pid (same pid, other start time) is recognised as a dead owner', () => {
+    const owner: LockOwner = { token: 't', pid: process.pid, host: os.hostname(), startedAt: '', processStart: 1 };
+    if (fs.existsSync(`/proc/${process.pid}/stat`)) expect(ownerDeathReason(owner)).toContain('another process');
+    expect(ownerDeathReason({ ...owner, processStart: undefined })).toBeUndefined();
+  });
+
+  it('a live owner is waited for, never taken over', async () => {
+    plantLock({ pid: process.pid });
+    await expect(acquireDirLock(lockPath, { timeoutMs: 100 })).rejects.toMatchObject({ code: 'ERR_LOCK_TIMEOUT' });
+    expect(readOwnerFile().token).toBe('dead0000');
+  });
+
+  it('an owner on another host is treated as alive', async () => {
+    plantLock({ host: `not-${os.hostname()}` });
+    await expect(acquireDirLock(lockPath, { timeoutMs: 50 })).rejects.toMatchObject({ exitCode: 3 });
+  });
+
+  it('an ownerless lock dir (another tool, or a crash right after mkdir) is waited for while fresh, taken over once old', async () => {
+    fs.mkdirSync(lockPath);
+    await expect(acquireDirLock(lockPath, { timeoutMs: 50 })).rejects.toMatchObject({ exitCode: 3 });
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(lockPath, old, old);
+    const seen: StaleLockInfo[] = [];
+    const lock = await acquireDirLock(lockPath, { timeoutMs: 0, onStaleTakeover: (i) => seen.push(i) });
+    expect(seen[0]?.previousOwner).toBeUndefined();
+    expect(seen[0]?.reason).toContain('no owner record');
+    await lock.release();
+  });
+
+  it('a symlink or file at the lock path is never taken over or written through', async () => {
+    const target = path.join(dir, 'target');
+    fs.mkdirSync(target);
+    fs.symlinkSync(target, lockPath);
+    const old = new Date(Date.now() - 60_000);
+    fs.lutimesSync(lockPath, old, old);
+    await expect(acquireDirLock(lockPath, { timeoutMs: 30 })).rejects.toMatchObject({ exitCode: 3 });
+    expect(fs.readdirSync(target)).toEqual([]);
+  });
+
+  it('a waiter holding a stale view cannot steal the lock a live owner just took: the record is put back', async () => {
+    const dead = plantLock({});
+    const winner = await acquireDirLock(lockPath, { timeoutMs: 0 }); // took over the dead owner
+    // A slower waiter read the dead owner before the takeover and now tries the same takeover.
+    const late: LockOwner = { token: 'late', pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString() };
+    expect(await takeOverLock(lockPath, dead, late)).toBe(false);
+    expect(readOwnerFile().token).toBe(winner.owner.token);
+    expect(fs.readdirSync(lockPath)).toEqual([LOCK_OWNER_FILE]);
+    expect(await winner.release()).toBe(true);
+  });
+
+  it('of two waiters taking over the same dead owner, exactly one wins', async () => {
+    const dead = plantLock({});
+    const a: LockOwner = { token: 'aaaa', pid: process.pid, host: os.hostname(), startedAt: '' };
+    const b: LockOwner = { token: 'bbbb', pid: process.pid, host: os.hostname(), startedAt: '' };
+    const results = await Promise.all([takeOverLock(lockPath, dead, a), takeOverLock(lockPath, dead, b)]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect([a.token, b.token]).toContain(readOwnerFile().token);
+    expect(fs.readdirSync(lockPath)).toEqual([LOCK_OWNER_FILE]);
+  });
+});
+
+describe('multi-process', () => {
+  it('8 processes racing for one lock (starting from a dead owner) never overlap, and exactly one takes over', async () => {
+    plantLock({});
+    const log = path.join(dir, 'log');
+    const holders = Array.from({ length: 8 }, () => startHolder({ LOCK_PATH: lockPath, HOLD_MS: '15', LOG: log, TIMEOUT_MS: '30000' }));
+    const results = await Promise.all(holders.map((h) => h.done));
+    for (const r of results) expect(r.status, r.stderr).toBe(0);
+    const lines = fs.readFileSync(log, 'utf8').trim().split('\n');
+    const takeovers = lines.filter((l) => l.startsWith('takeover'));
+    expect(takeovers).toHaveLength(1);
+    const events = lines.filter((l) => !l.startsWith('takeover'));
+    expect(events).toHaveLength(16);
+    // Strictly alternating enter/exit of the same process: no two holders at once.
+    for (let i = 0; i < events.length; i += 2) {
+      const [enter, exit] = [events[i] ?? '', events[i + 1] ?? ''];
+      expect(enter.startsWith('enter ')).toBe(true);
+      expect(exit).toBe(enter.replace('enter', 'exit'));
+    }
+    expect(fs.existsSync(lockPath)).toBe(false);
+  });
+
+  it('a SIGKILLed holder leaves its lock behind, and the next acquirer takes it over', async () => {
+    const holder = startHolder({ LOCK_PATH: lockPath, HOLD_MS: '-1' });
+    await holder.acquired;
+    const victimPid = holder.child.pid;
+    holder.child.kill('SIGKILL');
+    await holder.done;
+    expect(readOwnerFile().pid).toBe(victimPid);
+    const seen: StaleLockInfo[] = [];
+    const lock = await acquireDirLock(lockPath, { timeoutMs: 5_000, onStaleTakeover: (i) => seen.push(i) });
+    expect(seen[0]?.previousOwner?.pid).toBe(victimPid);
+    await lock.release();
+  });
+
+  for (const [signal, code] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+    it(`${signal} to a holder releases the lock and exits ${code}`, async () => {
+      const holder = startHolder({ LOCK_PATH: lockPath, HOLD_MS: '-1' });
+      await holder.acquired;
+      holder.child.kill(signal);
+      const r = await holder.done;
+      expect(r.status).toBe(code);
+      expect(fs.existsSync(lockPath)).toBe(false);
+    });
+  }
+
+  it('a waiter killed with SIGTERM releases nothing it does not own', async () => {
+    const holder = startHolder({ LOCK_PATH: lockPath, HOLD_MS: '-1' });
+    await holder.acquired;
+    const token = readOwnerFile().token;
+    const waiter = startHolder({ LOCK_PATH: lockPath, HOLD_MS: '0', TIMEOUT_MS: '30000' });
+    await new Promise((r) => setTimeout(r, 300)); // let it poll a while
+    waiter.child.kill('SIGTERM');
+    const w = await waiter.done;
+    expect(w.status === 143 || w.signal === 'SIGTERM').toBe(true);
+    expect(readOwnerFile().token).toBe(token);
+    holder.child.kill('SIGTERM');
+    expect((await holder.done).status).toBe(143);
+    expect(fs.existsSync(lockPath)).toBe(false);
+  });
+});
