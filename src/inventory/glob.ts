@@ -55,6 +55,22 @@ export function compileGlobs(patterns: readonly string[]): PathMatcher | null {
 }
 
 /**
+ * Matcher for directories an `exclude` list drops whole, so the walk need not open them: a
+ * directory matched by a glob itself (the seed applies `exclude` to directories), or one that
+ * is `P` for a glob `P/**` — every path below it matches that glob, so pruning changes nothing
+ * but the time spent (`vendor/**` prunes `vendor`, as the seed's text promises).
+ */
+export function compileDirectoryExcludes(patterns: readonly string[]): PathMatcher | null {
+  if (patterns.length === 0) return null;
+  const sources = patterns.map(globSource);
+  for (const pattern of patterns) {
+    if (pattern.endsWith('/**') && pattern.length > 3) sources.push(globSource(pattern.slice(0, -3)));
+  }
+  const re = new RegExp(`^(?:${sources.join('|')})$`, 's');
+  return (relDir) => re.test(relDir);
+}
+
+/**
  * Rejects a glob that could reach outside the root (`../**`, `/etc/*`) or that no RelPath could
  * match, by the seed's rule: each run of `*` and each `?` becomes `x`, trailing `/` are dropped,
  * and what remains must be a non-empty valid RelPath.
