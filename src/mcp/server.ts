@@ -209,7 +209,7 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
           const r = await saveIterationRecord(await store(), { iterationDir, pre, post, diff }, sessionId);
           saved = { sessionId, snapshotId: r.snapshotId };
         }
-        return jsonResult({ iterationDir, diff: diff as unknown as Record<string, unknown>, saved });
+        return jsonResult({ iterationDir, diff: diff, saved });
       }),
   );
 
@@ -324,7 +324,7 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
         if (args.snapshotId !== undefined) params.snapshotId = args.snapshotId;
         const snapshot = await (await store()).loadSnapshot(params);
         if (snapshot === null) throw new CairnError('ERR_NOT_FOUND', `no snapshot ${args.snapshotId ?? 'latest'} for ${args.sessionId}/${args.scope}/${args.scopeId}`);
-        return jsonResult({ location, snapshotId: args.snapshotId ?? 'latest', snapshot: snapshot as unknown as Record<string, unknown> });
+        return jsonResult({ location, snapshotId: args.snapshotId ?? 'latest', snapshot: snapshot });
       }),
   );
 
