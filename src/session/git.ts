@@ -92,12 +92,24 @@ export function captureGitStatus(projectRoot: string): GitStatus {
   };
 }
 
+/**
+ * A modified file's diff is kept up to this many characters: a regenerated lock file or a minified
+ * bundle must not turn every snapshot and store record into megabytes.
+ */
+export const MAX_DIFF_CHARS = 256 * 1024;
+
+function capDiff(patch: string): string {
+  if (patch.length <= MAX_DIFF_CHARS) return patch;
+  return `${patch.slice(0, MAX_DIFF_CHARS)}\n[cairn: diff truncated, ${patch.length} characters in full; run git diff for the rest]\n`;
+}
+
 const STATUS_BY_LETTER: Record<string, FileDiff['status']> = { A: 'added', D: 'deleted' };
 
 /**
  * Files changed between two commits. Renames are split into the old path `deleted` and the new
  * path `added` (`--no-renames`), so no path is lost; type changes and the rest are `modified`.
- * Modified files carry their own `git diff`.
+ * Modified files carry their own `git diff` (one git process per file, as upstream; capped at
+ * MAX_DIFF_CHARS).
  */
 export function calculateFileDiffs(projectRoot: string, fromCommit: string, toCommit: string): FileDiff[] {
   if (fromCommit === UNKNOWN || toCommit === UNKNOWN) return [];
@@ -113,7 +125,7 @@ export function calculateFileDiffs(projectRoot: string, fromCommit: string, toCo
     const entry: FileDiff = { path: filePath, status };
     if (status === 'modified') {
       const patch = runGit(projectRoot, ['diff', '--relative', '--no-color', '--no-ext-diff', '--no-textconv', fromCommit, toCommit, '--', filePath]);
-      if (patch !== null) entry.diff = patch;
+      if (patch !== null) entry.diff = capDiff(patch);
     }
     diffs.push(entry);
   }

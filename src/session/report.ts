@@ -1,4 +1,5 @@
 /** The human report of one iteration, as `cairn session post` and `cairn session report` print it. */
+import * as path from 'node:path';
 import type { PostSnapshot, PreSnapshot, SnapshotDiff } from './types.js';
 
 const LIST_LIMIT = 20;
@@ -20,19 +21,26 @@ function section(lines: string[], title: string, items: readonly string[]): void
   if (items.length > LIST_LIMIT) lines.push(`${indent}… and ${items.length - LIST_LIMIT} more (use --json for all)`);
 }
 
-function describeTests(diff: SnapshotDiff, post: PostSnapshot): string {
+function describeTests(diff: SnapshotDiff, post: PostSnapshot, cwd: string | undefined): string {
   if (!diff.hasTests) return 'no test results found';
   const summary: Record<string, unknown> = diff.testSummary ?? {};
   const counts = ['passed', 'failed', 'skipped', 'total']
     .filter((k) => typeof summary[k] === 'number')
     .map((k) => `${String(summary[k])} ${k}`);
-  const where = post.tests.file ? ` in ${showPath(post.tests.file)}` : '';
+  const file = post.tests.file;
+  const where = file ? ` in ${showPath(cwd !== undefined ? relativeIfInside(cwd, file) : file)}` : '';
   if (counts.length > 0) return `${counts.join(', ')}${where}`;
   if (typeof summary.snippet === 'string') return `"${summary.snippet}"${where}`;
   return `found${where}`;
 }
 
-export function renderIterationReport(input: { iterationDir?: string; pre: PreSnapshot; post: PostSnapshot; diff: SnapshotDiff }): string {
+function relativeIfInside(cwd: string, file: string): string {
+  const rel = path.relative(cwd, file);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
+}
+
+/** `cwd`, when given, shortens the test-results path to one relative to it. */
+export function renderIterationReport(input: { iterationDir?: string; cwd?: string; pre: PreSnapshot; post: PostSnapshot; diff: SnapshotDiff }): string {
   const { pre, post, diff } = input;
   const lines: string[] = [];
   lines.push(`Iteration${input.iterationDir ? ` ${showPath(input.iterationDir)}` : ''}`);
@@ -57,6 +65,6 @@ export function renderIterationReport(input: { iterationDir?: string; pre: PreSn
   section(lines, '  updated', diff.aiwgArtifactsUpdated.map(showPath));
   section(lines, '  deleted', diff.aiwgArtifactsDeleted.map(showPath));
   lines.push('');
-  lines.push(`Tests: ${describeTests(diff, post)}`);
+  lines.push(`Tests: ${describeTests(diff, post, input.cwd)}`);
   return `${lines.join('\n')}\n`;
 }

@@ -117,6 +117,19 @@ describe('git edge cases', () => {
     expect(manager.calculateDiff(pre, post).filesDeleted).toEqual(['gone.txt']);
   });
 
+  it('caps a huge per-file diff and says so', () => {
+    const root = repo();
+    write(root, 'big.txt', 'a\n'.repeat(200_000));
+    commitAll(root, 'big');
+    const from = git(root, 'rev-parse', 'HEAD').trim();
+    write(root, 'big.txt', 'b\n'.repeat(200_000));
+    commitAll(root, 'rewrite');
+    const [entry] = new SnapshotManager(root).calculateFileDiffs(root, from, git(root, 'rev-parse', 'HEAD').trim());
+    expect(entry?.status).toBe('modified');
+    expect(entry?.diff?.length).toBeLessThan(300 * 1024);
+    expect(entry?.diff).toContain('[cairn: diff truncated');
+  });
+
   it("does not leak git's stderr outside a repository", async () => {
     const root = plainDir();
     // A child process runs captureGitStatus; whatever git prints on stderr would show up in its stderr.

@@ -126,7 +126,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
       const pre = readPreSnapshot(path.join(iterationDir, PRE_SNAPSHOT_FILE));
       const diff = manager.calculateDiff(pre, post);
       if (opts.json) writeJson(io, diff);
-      else io.stdout.write(renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), pre, post, diff }));
+      else io.stdout.write(renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff }));
       if (opts.store === false) return;
       const sessionId = opts.session ?? DEFAULT_SESSION_ID;
       const storage = await openStore(typeof opts.store === 'string' ? opts.store : undefined, { cwd: root, env: io.env });
@@ -155,7 +155,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
       const post = readPostSnapshot(path.join(iterationDir, POST_SNAPSHOT_FILE));
       const diff = new SnapshotManager(opts.root ?? io.cwd).calculateDiff(pre, post);
       if (opts.json) writeJson(io, diff);
-      else io.stdout.write(renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), pre, post, diff }));
+      else io.stdout.write(renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff }));
     });
 
   session
