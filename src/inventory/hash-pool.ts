@@ -1,10 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { processFile, type CachedFile, type FileOutcome } from './read-file.js';
-
-export interface HashJob {
-  path: string;
-  cached: CachedFile | null;
-}
+import { processFile, runBatch, type BatchRequest, type BatchResponse } from './read-file.js';
 
 /**
  * Worker source: `processFile` is shipped as text and evaluated inside the worker, so the same
@@ -15,22 +10,22 @@ function workerSource(): string {
   return `'use strict';
 const fs = require('node:fs');
 const crypto = require('node:crypto');
-const { parentPort, workerData } = require('node:worker_threads');
+const { parentPort } = require('node:worker_threads');
 // Source transformers that keep function names (esbuild keepNames, used by tsx) wrap inner
 // functions in __name(fn, "name"); give the shipped text the same no-op helper.
 var __name = (fn) => fn;
 const processFile = (${processFile.toString()});
+const runBatch = (${runBatch.toString()});
 const buf = Buffer.allocUnsafe(1 << 20);
-parentPort.on('message', (m) => {
-  const out = new Array(m.jobs.length);
-  for (let i = 0; i < m.jobs.length; i++) out[i] = processFile(fs, crypto, m.jobs[i].path, m.jobs[i].cached, workerData.withDigest, buf, false);
-  parentPort.postMessage({ id: m.id, out });
+parentPort.on('message', (req) => {
+  const res = runBatch(fs, crypto, buf, req);
+  parentPort.postMessage(res, [res.status.buffer, res.bytes.buffer, res.stats.buffer, res.shas.buffer]);
 });
 `;
 }
 
 interface Pending {
-  resolve: (out: FileOutcome[]) => void;
+  resolve: (out: BatchResponse) => void;
   reject: (e: unknown) => void;
 }
 
@@ -52,17 +47,17 @@ export class HashPool {
   private failure: Error | undefined;
   private closed = false;
 
-  constructor(size: number, withDigest: boolean, readonly maxInFlight = 2) {
+  constructor(size: number, readonly maxInFlight = 2) {
     const source = workerSource();
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(source, { eval: true, workerData: { withDigest } });
+      const worker = new Worker(source, { eval: true });
       const slot: Slot = { worker, inFlight: 0, pending: new Map() };
-      worker.on('message', (m: { id: number; out: FileOutcome[] }) => {
+      worker.on('message', (m: BatchResponse) => {
         const p = slot.pending.get(m.id);
         if (p === undefined) return;
         slot.pending.delete(m.id);
         slot.inFlight--;
-        p.resolve(m.out);
+        p.resolve(m);
         this.wake();
       });
       worker.on('error', (e) => this.fail(e));
@@ -81,15 +76,16 @@ export class HashPool {
     return this.slots.some((s) => s.inFlight > 0);
   }
 
-  submit(jobs: HashJob[]): Promise<FileOutcome[]> {
+  submit(req: Omit<BatchRequest, 'id'>): Promise<BatchResponse> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     let best = this.slots[0]!;
     for (const s of this.slots) if (s.inFlight < best.inFlight) best = s;
     const id = this.nextId++;
     best.inFlight++;
-    return new Promise<FileOutcome[]>((resolve, reject) => {
+    return new Promise<BatchResponse>((resolve, reject) => {
       best.pending.set(id, { resolve, reject });
-      best.worker.postMessage({ id, jobs });
+      const msg: BatchRequest = { ...req, id };
+      best.worker.postMessage(msg, [msg.cachedStats.buffer as ArrayBuffer, msg.cachedShas.buffer as ArrayBuffer, msg.cachedHas.buffer as ArrayBuffer]);
     });
   }
 

@@ -2,97 +2,131 @@ import type * as FsModule from 'node:fs';
 import type * as CryptoModule from 'node:crypto';
 
 /**
- * Stat fields the cache trusts, as git does: a file whose size, mtime (ns), ctime (ns), inode,
- * device and mode all match was not rewritten since it was hashed.
+ * Per-file status codes of a hash batch. OK_* carry bytes/mode/stat; the others are skip reasons.
  */
-export type StatRow = [size: bigint, mtimeNs: bigint, ctimeNs: bigint, ino: bigint, dev: bigint, mode: bigint];
+export const STATUS = {
+  OK_HASHED: 0,
+  OK_CACHED: 1,
+  OK_STAT_ONLY: 2,
+  VANISHED: 3,
+  UNREADABLE: 4,
+  UNSTABLE: 5,
+  NOT_REGULAR: 6,
+} as const;
 
-export interface CachedFile {
-  stat: StatRow;
-  /** Hex digest, or '' when the cached run had digests off. */
-  sha: string;
+/**
+ * Stat fields kept per file, in this order: size, mtime, ctime (ms as Node reports them, to a
+ * fraction of a microsecond), inode, device, st_mode. Plain doubles, not BigInt: BigInt stats
+ * cost a heap object per field and dominated the warm scan's garbage collection. The lost
+ * nanoseconds do not matter for trust: an entry is only cached once its mtime/ctime are 2 s
+ * old (the racy guard), so any later write moves ctime by more than that.
+ */
+export const STAT_FIELDS = 6;
+
+/**
+ * One batch of files for a hash worker (or the main thread). Flat typed arrays rather than
+ * objects: they cross threads as one copy and leave no garbage per file.
+ */
+export interface BatchRequest {
+  id: number;
+  paths: string[];
+  /** STAT_FIELDS per file: the cached stat, if `cachedHas[i]` is non-zero. */
+  cachedStats: Float64Array;
+  /** 32 bytes per file: the cached digest, if `cachedHas[i] === 2`. */
+  cachedShas: Uint8Array;
+  /** 0 no cache record, 1 stat only (cached run had no digests), 2 stat + digest. */
+  cachedHas: Uint8Array;
+  withDigest: boolean;
 }
 
+export interface BatchResponse {
+  id: number;
+  status: Uint8Array;
+  bytes: Float64Array;
+  stats: Float64Array;
+  shas: Uint8Array;
+  /** errno code or explanation per failed file (null entries for successes); null if none failed. */
+  details: (string | null)[] | null;
+}
+
+/** Result of `processFile` for one path. */
 export interface FileOutcome {
-  /** undefined = ok; otherwise a SkipReason. */
-  skip?: 'vanished' | 'unreadable' | 'unstable' | 'not-regular-file';
+  status: number;
   detail?: string;
-  bytes: number;
-  /** Full st_mode. */
-  mode: number;
-  sha?: string;
-  stat?: StatRow;
-  /** True when the content was read (a cache miss). */
-  hashed: boolean;
-  /** Content as text, only when asked (used for .gitignore files). */
+  /** Set for OK_*: size, mtime ms, ctime ms, ino, dev, mode. */
+  stat?: number[];
+  /** 32-byte digest for OK_HASHED with digests on. */
+  sha?: Buffer;
+  /** Content as text, only when asked (for .gitignore files). */
   text?: string;
 }
 
 /**
- * Reads and hashes one regular file, or confirms a cached digest by lstat.
+ * Reads and hashes one regular file, or confirms a cached record by lstat alone.
  *
- * Runs in hash workers AND on the main thread (scanTreeSync, .gitignore files): it is shipped to
- * workers as source text (`processFile.toString()`), so it must stay self-contained — no
- * references to anything outside its own body; modules come in as parameters.
+ * Runs in hash workers AND on the main thread: it is shipped to workers as source text
+ * (`processFile.toString()`), so it must stay self-contained — nothing from outside its body;
+ * modules come in as parameters.
  *
- * Safety: open with O_NOFOLLOW (a file swapped for a link mid-scan is not followed), fstat
- * before and after reading; if size/mtime/ctime moved, read again (twice), then give up with
- * `unstable` rather than record a hash that matches no state of the file.
+ * Safety: open with O_NOFOLLOW (a file swapped for a link is not followed) and O_NONBLOCK (a
+ * file swapped for a FIFO does not hang us); fstat before and after reading, and if size,
+ * mtime or ctime moved, read again (3 attempts), then give up with UNSTABLE rather than record
+ * a hash that matches no state of the file.
  */
 export function processFile(
   fs: typeof FsModule,
   crypto: typeof CryptoModule,
   abs: string,
-  cached: CachedFile | null,
+  cachedStat: ArrayLike<number> | null,
+  cachedHasSha: boolean,
   withDigest: boolean,
   buf: Buffer,
   wantText: boolean,
 ): FileOutcome {
-  const errCode = (e: unknown): string => (typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : 'EIO');
   const failure = (e: unknown): FileOutcome => {
-    const code = errCode(e);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { skip: 'vanished', detail: code, bytes: 0, mode: 0, hashed: false };
+    const c = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
+    const code = typeof c === 'string' ? c : 'EIO';
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { status: 3, detail: code };
     // O_NOFOLLOW on a path that became a symlink gives ELOOP: the file changed under us.
-    if (code === 'ELOOP') return { skip: 'unstable', detail: 'replaced by a symlink during the scan', bytes: 0, mode: 0, hashed: false };
-    return { skip: 'unreadable', detail: code, bytes: 0, mode: 0, hashed: false };
+    if (code === 'ELOOP') return { status: 5, detail: 'replaced by a symlink during the scan' };
+    return { status: 4, detail: code };
   };
-  const row = (st: FsModule.BigIntStats): [bigint, bigint, bigint, bigint, bigint, bigint] => [st.size, st.mtimeNs, st.ctimeNs, st.ino, st.dev, st.mode];
-  const S_IFMT = 0o170000n;
-  const S_IFREG = 0o100000n;
+  const S_IFMT = 0o170000;
+  const S_IFREG = 0o100000;
 
-  if (!wantText && (cached !== null || !withDigest)) {
-    let st: FsModule.BigIntStats | undefined;
+  if (!wantText && (cachedStat !== null || !withDigest)) {
+    let st: FsModule.Stats | undefined;
     try {
-      st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+      st = fs.lstatSync(abs, { throwIfNoEntry: false });
     } catch (e) {
       return failure(e);
     }
-    if (st === undefined) return { skip: 'vanished', detail: 'ENOENT', bytes: 0, mode: 0, hashed: false };
-    if ((st.mode & S_IFMT) !== S_IFREG) return { skip: 'unstable', detail: 'no longer a regular file', bytes: 0, mode: 0, hashed: false };
-    const r = row(st);
-    if (!withDigest) return { bytes: Number(st.size), mode: Number(st.mode), stat: r, hashed: false };
-    const c = cached?.stat;
-    if (c !== undefined && cached !== null && cached.sha !== '' && c[0] === r[0] && c[1] === r[1] && c[2] === r[2] && c[3] === r[3] && c[4] === r[4] && c[5] === r[5]) {
-      return { bytes: Number(st.size), mode: Number(st.mode), sha: cached.sha, stat: r, hashed: false };
+    if (st === undefined) return { status: 3, detail: 'ENOENT' };
+    if ((st.mode & S_IFMT) !== S_IFREG) return { status: 5, detail: 'no longer a regular file' };
+    const r = [st.size, st.mtimeMs, st.ctimeMs, st.ino, st.dev, st.mode];
+    if (!withDigest) return { status: 2, stat: r };
+    const c = cachedStat;
+    if (c !== null && cachedHasSha && c[0] === r[0] && c[1] === r[1] && c[2] === r[2] && c[3] === r[3] && c[4] === r[4] && c[5] === r[5]) {
+      return { status: 1, stat: r };
     }
   }
 
   for (let attempt = 0; attempt < 3; attempt++) {
     let fd: number;
     try {
-      fd = fs.openSync(abs, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | (fs.constants.O_NONBLOCK ?? 0));
+      fd = fs.openSync(abs, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
     } catch (e) {
       return failure(e);
     }
     try {
-      const before = fs.fstatSync(fd, { bigint: true });
-      if ((before.mode & S_IFMT) !== S_IFREG) return { skip: 'not-regular-file', detail: 'not a regular file when opened', bytes: 0, mode: 0, hashed: false };
-      const size = Number(before.size);
+      const before = fs.fstatSync(fd);
+      if ((before.mode & S_IFMT) !== S_IFREG) return { status: 6, detail: 'not a regular file when opened' };
+      const size = before.size;
       let total = 0;
-      let sha: string | undefined;
+      let sha: Buffer;
       let text: string | undefined;
       if (size < buf.length) {
-        // One-shot: read to EOF (a file that grew past buf.length is caught by the fstat check).
+        // One-shot hash; reading to EOF catches a file that grew (then the fstat check retries).
         for (;;) {
           const n = fs.readSync(fd, buf, total, buf.length - total, null);
           if (n === 0) break;
@@ -100,7 +134,7 @@ export function processFile(
           if (total === buf.length) break;
         }
         const view = buf.subarray(0, total);
-        sha = crypto.hash('sha256', view, 'hex');
+        sha = crypto.hash('sha256', view, 'buffer') as unknown as Buffer;
         if (wantText) text = view.toString('utf8');
       } else {
         const h = crypto.createHash('sha256');
@@ -112,12 +146,12 @@ export function processFile(
           h.update(buf.subarray(0, n));
           if (wantText) parts.push(Buffer.from(buf.subarray(0, n)));
         }
-        sha = h.digest('hex');
+        sha = h.digest();
         if (wantText) text = Buffer.concat(parts).toString('utf8');
       }
-      const after = fs.fstatSync(fd, { bigint: true });
-      if (total === size && after.size === before.size && after.mtimeNs === before.mtimeNs && after.ctimeNs === before.ctimeNs) {
-        const out: FileOutcome = { bytes: size, mode: Number(before.mode), stat: row(before), hashed: true };
+      const after = fs.fstatSync(fd);
+      if (total === size && after.size === before.size && after.mtimeMs === before.mtimeMs && after.ctimeMs === before.ctimeMs) {
+        const out: FileOutcome = { status: withDigest ? 0 : 2, stat: [before.size, before.mtimeMs, before.ctimeMs, before.ino, before.dev, before.mode] };
         if (withDigest) out.sha = sha;
         if (text !== undefined) out.text = text;
         return out;
@@ -128,5 +162,39 @@ export function processFile(
       fs.closeSync(fd);
     }
   }
-  return { skip: 'unstable', detail: 'changed while being read (3 attempts)', bytes: 0, mode: 0, hashed: false };
+  return { status: 5, detail: 'changed while being read (3 attempts)' };
+}
+
+/**
+ * Processes one batch into flat result arrays. Shipped to workers as text next to
+ * `processFile` (which it calls by name), and called directly on the main thread by the
+ * synchronous scanner, so both paths produce identical results.
+ */
+export function runBatch(fs: typeof FsModule, crypto: typeof CryptoModule, buf: Buffer, req: BatchRequest): BatchResponse {
+  const n = req.paths.length;
+  const res: BatchResponse = {
+    id: req.id,
+    status: new Uint8Array(n),
+    bytes: new Float64Array(n),
+    stats: new Float64Array(n * 6),
+    shas: new Uint8Array(n * 32),
+    details: null,
+  };
+  for (let i = 0; i < n; i++) {
+    const has = req.cachedHas[i]!;
+    const cached = has === 0 ? null : req.cachedStats.subarray(i * 6, i * 6 + 6);
+    const o = processFile(fs, crypto, req.paths[i]!, cached, has === 2, req.withDigest, buf, false);
+    res.status[i] = o.status;
+    if (o.stat !== undefined) {
+      for (let k = 0; k < 6; k++) res.stats[i * 6 + k] = o.stat[k]!;
+      res.bytes[i] = o.stat[0]!;
+    }
+    if (o.status === 0 && o.sha !== undefined) res.shas.set(o.sha, i * 32);
+    else if (o.status === 1) res.shas.set(req.cachedShas.subarray(i * 32, i * 32 + 32), i * 32);
+    if (o.detail !== undefined) {
+      if (res.details === null) res.details = new Array<string | null>(n).fill(null);
+      res.details[i] = o.detail;
+    }
+  }
+  return res;
 }

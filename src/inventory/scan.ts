@@ -3,10 +3,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CairnError, errnoCode } from '../core/errors.js';
 import { compileGlobs, validateGlob, type PathMatcher } from './glob.js';
-import { HashPool, type HashJob } from './hash-pool.js';
-import { processFile, type CachedFile, type FileOutcome } from './read-file.js';
+import { HashPool } from './hash-pool.js';
+import { processFile, runBatch, STATUS, STAT_FIELDS, type BatchRequest, type BatchResponse } from './read-file.js';
 import { cacheFilePath, defaultCacheDir, emptyCache, loadCache, saveCache, type StatCacheData } from './stat-cache.js';
-import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, ScanWarning, SkippedEntry } from './types.js';
+import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, ScanWarning, SkipReason, SkippedEntry } from './types.js';
 import { Walker, type WalkItem } from './walk.js';
 
 /** Bumped when the scan's output for the same tree could change: old caches are then foreign. */
@@ -21,7 +21,7 @@ export const ALWAYS_SKIP: readonly string[] = ['.git', '.cairn'];
  * tick after we looked, so it is not trusted from the cache next time. 2 s covers coarse
  * clocks (FAT, SMB/NFS, CONFIG_HZ) and is cheap: only just-touched files are re-read.
  */
-const RACY_MARGIN_NS = 2_000_000_000n;
+const RACY_MARGIN_MS = 2000;
 
 const BATCH_FILES = 32;
 const BATCH_BYTES = 4 * 1024 * 1024;
@@ -124,9 +124,41 @@ function isInside(root: string, p: string): boolean {
   return p === root || p.startsWith(root.endsWith('/') ? root : `${root}/`);
 }
 
+const SKIP_OF_STATUS: Record<number, SkipReason> = {
+  [STATUS.VANISHED]: 'vanished',
+  [STATUS.UNREADABLE]: 'unreadable',
+  [STATUS.UNSTABLE]: 'unstable',
+  [STATUS.NOT_REGULAR]: 'not-regular-file',
+};
+
+/** One candidate file in walk order and, once known, its result. */
 interface ScanSlot {
   item: WalkItem;
-  outcome?: FileOutcome;
+  done: boolean;
+  skip?: SkipReason;
+  detail?: string;
+  bytes: number;
+  mode: number;
+  sha?: string;
+}
+
+/** A batch being filled: request arrays plus the slots they belong to. */
+class PendingBatch {
+  readonly slots: ScanSlot[] = [];
+  readonly paths: string[] = [];
+  readonly cachedStats = new Float64Array(BATCH_FILES * STAT_FIELDS);
+  readonly cachedShas = new Uint8Array(BATCH_FILES * 32);
+  readonly cachedHas = new Uint8Array(BATCH_FILES);
+  weight = 0;
+
+  get full(): boolean {
+    return this.slots.length >= BATCH_FILES || this.weight >= BATCH_BYTES;
+  }
+
+  request(withDigest: boolean): Omit<BatchRequest, 'id'> {
+    const n = this.slots.length;
+    return { paths: this.paths, cachedStats: this.cachedStats.slice(0, n * STAT_FIELDS), cachedShas: this.cachedShas.slice(0, n * 32), cachedHas: this.cachedHas.slice(0, n), withDigest };
+  }
 }
 
 /** State of one scan, shared by the synchronous and the worker-thread drivers. */
@@ -135,8 +167,8 @@ class ScanRun {
   readonly walker: Walker;
   private readonly walkSkips: { s: SkippedEntry; position: number }[] = [];
   private readonly next: StatCacheData = emptyCache();
-  private readonly racyFromNs: bigint;
-  private readonly buf = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+  private readonly racyFromMs: number;
+  readonly buf = Buffer.allocUnsafe(READ_BUFFER_BYTES);
   private knownSkips = 0;
   private okBytes = 0;
   private cacheDirty = false;
@@ -146,7 +178,7 @@ class ScanRun {
     readonly p: Prepared,
     readonly options: ScanOptions,
   ) {
-    this.racyFromNs = BigInt(Date.now()) * 1_000_000n - RACY_MARGIN_NS;
+    this.racyFromMs = Date.now() - RACY_MARGIN_MS;
     this.walker = new Walker({
       rootReal: p.rootReal,
       include: p.include,
@@ -155,8 +187,8 @@ class ScanRun {
       skipNames: p.skipNames,
       previous: p.previous,
       next: this.next,
-      racyFromNs: this.racyFromNs,
-      readGitignore: (abs) => this.hashHere(abs, null, true),
+      racyFromMs: this.racyFromMs,
+      readGitignore: (abs) => processFile(fs, crypto, abs, null, false, p.withDigest, this.buf, true),
       onSkip: (s, position) => this.walkSkips.push({ s, position }),
     });
   }
@@ -167,49 +199,89 @@ class ScanRun {
   }
 
   checkAbort(): void {
-    if (this.options.signal?.aborted) throw new CairnError('ERR_ABORTED', 'the scan was aborted; nothing was cached', { exitCode: 1 });
+    if (this.options.signal?.aborted) throw abortError();
   }
 
-  /** Next slot from the walk (already resolved when the walk knew the answer), or null. */
+  /** Next candidate from the walk, or null at the end; already `done` when the walk knew the answer. */
   pull(): ScanSlot | null {
     const item = this.walker.next();
     if (item === null) return null;
-    const slot: ScanSlot = { item };
+    const slot: ScanSlot = { item, done: false, bytes: 0, mode: 0 };
     this.slots.push(slot);
     this.progress.filesSeen++;
-    if (item.outcome !== undefined) this.resolve(slot, item.outcome);
+    if (item.unresolved) this.finishSlot(slot, { status: STATUS.OK_STAT_ONLY }, null, 0);
+    else if (item.outcome !== undefined) {
+      const o = item.outcome;
+      this.finishSlot(slot, o, o.stat ?? null, 0, o.sha ?? null, 0);
+    }
     return slot;
   }
 
-  cachedFor(slot: ScanSlot): CachedFile | null {
-    return this.p.previous.files.get(slot.item.cacheKey) ?? null;
+  /** Adds a slot to a batch, with its cache record if there is one. */
+  addToBatch(batch: PendingBatch, slot: ScanSlot): number {
+    const j = batch.slots.length;
+    batch.slots.push(slot);
+    batch.paths.push(slot.item.readPath);
+    const prev = this.p.previous.files;
+    const i = prev.index.get(slot.item.cacheKey);
+    let size = UNKNOWN_FILE_WEIGHT;
+    if (i !== undefined) {
+      batch.cachedStats.set(prev.stats.subarray(i * STAT_FIELDS, i * STAT_FIELDS + STAT_FIELDS), j * STAT_FIELDS);
+      batch.cachedHas[j] = prev.has[i] === 2 ? 2 : 1;
+      if (prev.has[i] === 2) batch.cachedShas.set(prev.shas.subarray(i * 32, i * 32 + 32), j * 32);
+      size = prev.stats[i * STAT_FIELDS]!;
+    } else {
+      batch.cachedHas[j] = 0;
+    }
+    batch.weight += size;
+    return size;
   }
 
-  hashHere(abs: string, cached: CachedFile | null, wantText: boolean): FileOutcome {
-    return processFile(fs, crypto, abs, cached, this.p.withDigest, this.buf, wantText);
+  applyBatch(batch: PendingBatch, res: BatchResponse): void {
+    for (let j = 0; j < batch.slots.length; j++) {
+      const status = res.status[j]!;
+      const o: { status: number; detail?: string } = { status };
+      const d = res.details?.[j];
+      if (d !== null && d !== undefined) o.detail = d;
+      this.finishSlot(batch.slots[j]!, o, res.stats, j * STAT_FIELDS, status === STATUS.OK_HASHED || status === STATUS.OK_CACHED ? res.shas : null, j * 32);
+    }
   }
 
-  resolve(slot: ScanSlot, outcome: FileOutcome): void {
-    slot.outcome = outcome;
+  private finishSlot(slot: ScanSlot, o: { status: number; detail?: string }, stats: ArrayLike<number> | null, statOff: number, shas: Uint8Array | null = null, shaOff = 0): void {
+    slot.done = true;
     const pr = this.progress;
     pr.filesDone++;
-    if (outcome.skip !== undefined) {
+    const skip = SKIP_OF_STATUS[o.status];
+    if (skip !== undefined) {
+      slot.skip = skip;
+      if (o.detail !== undefined) slot.detail = o.detail;
       this.knownSkips++;
       return;
     }
-    this.okBytes += outcome.bytes;
-    if (outcome.hashed) {
+    if (slot.item.unresolved || stats === null) {
+      slot.bytes = 0;
+      slot.mode = 0o644;
+      return;
+    }
+    const bytes = stats[statOff]!;
+    slot.bytes = bytes;
+    slot.mode = stats[statOff + 5]!;
+    this.okBytes += bytes;
+    if (shas !== null) slot.sha = Buffer.from(shas.buffer, shas.byteOffset + shaOff, 32).toString('hex');
+    if (o.status === STATUS.OK_HASHED) {
       pr.filesHashed++;
-      pr.bytesHashed += outcome.bytes;
-    } else if (outcome.sha !== undefined) pr.filesCached++;
-    const st = outcome.stat;
-    if (st === undefined || this.p.cacheFile === null) return;
-    if (st[1] >= this.racyFromNs || st[2] >= this.racyFromNs) return; // racy: re-read next time
+      pr.bytesHashed += bytes;
+    } else if (o.status === STATUS.OK_CACHED) pr.filesCached++;
+    if (this.p.cacheFile === null) return;
+    // Racy: changed too recently to trust that a same-tick rewrite would show; re-read next time.
+    if (stats[statOff + 1]! >= this.racyFromMs || stats[statOff + 2]! >= this.racyFromMs) return;
     const key = slot.item.cacheKey;
-    const sha = outcome.sha ?? '';
-    const old = this.p.previous.files.get(key);
-    if (old === undefined || old.sha !== sha || old.stat.some((v, i) => v !== st[i])) this.cacheDirty = true;
-    this.next.files.set(key, { stat: st, sha });
+    const next = this.next.files;
+    next.set(key, stats, statOff, shas, shaOff);
+    if (!this.cacheDirty) {
+      const prevIndex = this.p.previous.files.index.get(key);
+      if (prevIndex === undefined || !next.sameRow(next.index.get(key)!, this.p.previous.files, prevIndex)) this.cacheDirty = true;
+    }
   }
 
   emitProgress(): void {
@@ -225,28 +297,25 @@ class ScanRun {
     let truncated = false;
     let cut = this.slots.length;
     for (let i = 0; i < this.slots.length; i++) {
-      const { item, outcome } = this.slots[i]!;
-      if (outcome === undefined) throw new Error('internal: unresolved scan slot');
-      if (outcome.skip !== undefined) {
-        const s: SkippedEntry = { path: item.rel, reason: outcome.skip };
-        if (outcome.detail !== undefined) s.detail = outcome.detail;
+      const slot = this.slots[i]!;
+      if (!slot.done) throw new Error('internal: unresolved scan slot');
+      if (slot.skip !== undefined) {
+        const s: SkippedEntry = { path: slot.item.rel, reason: slot.skip };
+        if (slot.detail !== undefined) s.detail = slot.detail;
         slotSkips.push({ s, order: 2 * i + 1 });
         continue;
       }
       // The seed's budget rule: stop at the first entry that does not fit.
-      if (files.length >= p.maxFiles || bytes + outcome.bytes > p.maxBytes) {
+      if (files.length >= p.maxFiles || bytes + slot.bytes > p.maxBytes) {
         truncated = true;
         cut = i;
         break;
       }
       // The seed's key order; the digest re-orders keys itself (digest.ts).
-      const mode = (outcome.mode & 0o100) !== 0 ? '0755' : '0644';
-      files.push(
-        outcome.sha !== undefined
-          ? { path: item.rel, bytes: outcome.bytes, sha256: outcome.sha, mode, kind: item.kind }
-          : { path: item.rel, bytes: outcome.bytes, mode, kind: item.kind },
-      );
-      bytes += outcome.bytes;
+      const mode = (slot.mode & 0o100) !== 0 ? '0755' : '0644';
+      const { rel, kind } = slot.item;
+      files.push(slot.sha !== undefined ? { path: rel, bytes: slot.bytes, sha256: slot.sha, mode, kind } : { path: rel, bytes: slot.bytes, mode, kind });
+      bytes += slot.bytes;
     }
     if (!truncated && !this.walker.done) truncated = true; // stopped by the budget before the cut was seen
     const skips = [...this.walkSkips.filter((w) => w.position <= cut).map((w) => ({ s: w.s, order: 2 * w.position })), ...slotSkips.filter((x) => x.order < 2 * cut)];
@@ -255,13 +324,17 @@ class ScanRun {
 
     const warnings = [...p.warnings];
     if (p.cacheFile !== null) {
+      const prev = p.previous;
       if (truncated) {
         // A capped run saw only part of the tree: keep what it did not see (still stat-checked on use).
-        for (const [k, v] of p.previous.files) if (!this.next.files.has(k)) this.next.files.set(k, v);
-        for (const [k, v] of p.previous.dirs) if (!this.next.dirs.has(k)) this.next.dirs.set(k, v);
+        for (let i = 0; i < prev.files.size; i++) {
+          const k = prev.files.paths[i]!;
+          if (!this.next.files.index.has(k)) this.next.files.set(k, prev.files.stats, i * STAT_FIELDS, prev.files.has[i] === 2 ? prev.files.shas : null, i * 32);
+        }
+        for (const [k, v] of prev.dirs) if (!this.next.dirs.has(k)) this.next.dirs.set(k, v);
       }
-      let dirty = this.cacheDirty || this.next.files.size !== p.previous.files.size || this.next.dirs.size !== p.previous.dirs.size;
-      if (!dirty) for (const [k, v] of this.next.dirs) if (p.previous.dirs.get(k) !== v) dirty = true;
+      let dirty = this.cacheDirty || this.next.files.size !== prev.files.size || this.next.dirs.size !== prev.dirs.size;
+      if (!dirty) for (const [k, v] of this.next.dirs) if (prev.dirs.get(k) !== v) dirty = true;
       if (dirty) {
         const w = saveCache(p.cacheFile, this.next, p.rootReal, p.optionsKey);
         if (w !== undefined) warnings.push(w);
@@ -275,27 +348,43 @@ class ScanRun {
   }
 }
 
+function abortError(): CairnError {
+  return new CairnError('ERR_ABORTED', 'the scan was aborted; nothing was cached', { exitCode: 1 });
+}
+
 /**
- * The uncapped scanning engine, single-threaded: the same walk, cache and results as
+ * The uncapped scanning engine, single-threaded: the same walk, cache and per-file code as
  * `scanTree`, for callers that must stay synchronous (iteration snapshots).
  *
  * Returns every kept file and symlink of the tree (sorted by compareUtf8), `truncated`
- * (only with maxFiles/maxBytes), counts, and the skipped paths with reasons. Uses and updates
- * the stat cache unless `cache: false`.
+ * (only with maxFiles/maxBytes), counts, the skipped paths with reasons, and cache notices.
+ * Uses and updates the stat cache unless `cache: false`.
  */
 export function scanTreeSync(root: string, options: ScanOptions = {}): ScanResult {
-  const run = new ScanRun(prepare(root, options), options);
-  let sinceProgress = 0;
+  return runSync(prepare(root, options), options);
+}
+
+function runSync(prepared: Prepared, options: ScanOptions): ScanResult {
+  const run = new ScanRun(prepared, options);
+  // With a budget, each result must be known before pulling more (files beyond it are not read).
+  const batchFiles = Number.isFinite(prepared.maxFiles) || Number.isFinite(prepared.maxBytes) ? 1 : BATCH_FILES;
+  let batch = new PendingBatch();
+  let id = 0;
+  const flush = (): void => {
+    if (batch.slots.length === 0) return;
+    run.applyBatch(batch, runBatch(fs, crypto, run.buf, { ...batch.request(run.p.withDigest), id: id++ }));
+    batch = new PendingBatch();
+    run.emitProgress();
+  };
   while (run.wantMore()) {
     run.checkAbort();
     const slot = run.pull();
     if (slot === null) break;
-    if (slot.outcome === undefined) run.resolve(slot, run.hashHere(slot.item.readPath, run.cachedFor(slot), false));
-    if (++sinceProgress >= 256) {
-      sinceProgress = 0;
-      run.emitProgress();
-    }
+    if (slot.done) continue;
+    run.addToBatch(batch, slot);
+    if (batch.slots.length >= batchFiles || batch.full) flush();
   }
+  flush();
   return run.finish();
 }
 
@@ -312,43 +401,30 @@ export function scanTreeSync(root: string, options: ScanOptions = {}): ScanResul
  */
 export async function scanTree(root: string, options: ScanOptions = {}): Promise<ScanResult> {
   const prepared = prepare(root, options);
+  if (prepared.jobs === 0) {
+    if (options.signal?.aborted) throw abortError();
+    return runSync(prepared, options);
+  }
   // Spawn before walking: worker start-up overlaps the first directory listings.
-  const pool = prepared.jobs > 0 ? new HashPool(prepared.jobs, prepared.withDigest) : null;
+  const pool = new HashPool(prepared.jobs);
   let abortListener: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
-    abortListener = () => reject(new CairnError('ERR_ABORTED', 'the scan was aborted; nothing was cached', { exitCode: 1 }));
+    abortListener = () => reject(abortError());
     options.signal?.addEventListener('abort', abortListener, { once: true });
   });
   aborted.catch(() => undefined);
   try {
     const run = new ScanRun(prepared, options);
-    if (pool === null) {
-      // jobs: 0 — hash on this thread, yielding now and then so the signal can fire.
-      let n = 0;
-      while (run.wantMore()) {
-        run.checkAbort();
-        const slot = run.pull();
-        if (slot === null) break;
-        if (slot.outcome === undefined) run.resolve(slot, run.hashHere(slot.item.readPath, run.cachedFor(slot), false));
-        if (++n % 256 === 0) {
-          run.emitProgress();
-          await new Promise<void>((r) => setImmediate(r));
-        }
-      }
-      run.checkAbort();
-      return run.finish();
-    }
     let failure: Error | undefined;
     const inFlight = new Set<Promise<void>>();
-    let batch: ScanSlot[] = [];
-    let jobs: HashJob[] = [];
-    let weight = 0;
+    let batch = new PendingBatch();
     const dispatch = (): void => {
-      if (batch.length === 0) return;
-      const slots = batch;
-      const p = pool.submit(jobs).then(
-        (outs) => {
-          for (let i = 0; i < slots.length; i++) run.resolve(slots[i]!, outs[i]!);
+      if (batch.slots.length === 0) return;
+      const b = batch;
+      batch = new PendingBatch();
+      const p = pool.submit(b.request(prepared.withDigest)).then(
+        (res) => {
+          run.applyBatch(b, res);
           run.emitProgress();
         },
         (e: unknown) => {
@@ -357,24 +433,21 @@ export async function scanTree(root: string, options: ScanOptions = {}): Promise
       );
       inFlight.add(p);
       void p.finally(() => inFlight.delete(p));
-      batch = [];
-      jobs = [];
-      weight = 0;
     };
     for (;;) {
       while (run.wantMore()) {
         run.checkAbort();
         const slot = run.pull();
         if (slot === null) break;
-        if (slot.outcome !== undefined) continue;
-        const cached = run.cachedFor(slot);
-        const size = cached !== null ? Number(cached.stat[0]) : UNKNOWN_FILE_WEIGHT;
+        if (slot.done) continue;
         // A big file goes alone, so one long hash does not hold up a batch of small ones.
-        if (size >= BATCH_BYTES) dispatch();
-        batch.push(slot);
-        jobs.push({ path: slot.item.readPath, cached });
-        weight += size;
-        if (batch.length >= BATCH_FILES || weight >= BATCH_BYTES) dispatch();
+        const cachedSize = (() => {
+          const i = prepared.previous.files.index.get(slot.item.cacheKey);
+          return i === undefined ? 0 : prepared.previous.files.stats[i * STAT_FIELDS]!;
+        })();
+        if (cachedSize >= BATCH_BYTES) dispatch();
+        run.addToBatch(batch, slot);
+        if (batch.full) dispatch();
         while (pool.saturated && failure === undefined) await Promise.race([pool.whenProgress(), aborted]);
         if (failure !== undefined) throw failure;
       }
@@ -390,6 +463,6 @@ export async function scanTree(root: string, options: ScanOptions = {}): Promise
     throw new CairnError('ERR_IO', `scan failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e, exitCode: 1 });
   } finally {
     if (abortListener !== undefined) options.signal?.removeEventListener('abort', abortListener);
-    await pool?.close();
+    await pool.close();
   }
 }

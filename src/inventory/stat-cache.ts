@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { writeFileAtomicSync } from '../core/atomic-write.js';
 import { errnoCode } from '../core/errors.js';
-import type { CachedFile, StatRow } from './read-file.js';
+import { STAT_FIELDS } from './read-file.js';
 import type { ScanWarning } from './types.js';
 
 /**
@@ -15,13 +15,13 @@ import type { ScanWarning } from './types.js';
  * Layout (little endian):
  *   magic "CAIRNSC\0" | u32 format | u32 headerLen | header JSON
  *   u32 nFiles | u32 nDirs | u32 nListing
- *   files: nFiles × 6 × i64 (size, mtimeNs, ctimeNs, ino, dev, mode) | nFiles × u8 hasSha | nFiles × 32 sha
- *   dirs:  nDirs × 4 × i64 (mtimeNs, ctimeNs, ino, dev) | nDirs × u32 listing length
+ *   files: nFiles × 6 × f64 (size, mtimeMs, ctimeMs, ino, dev, mode) | nFiles × u8 hasSha | nFiles × 32 sha
+ *   dirs:  nDirs × 4 × f64 (mtimeMs, ctimeMs, ino, dev) | nDirs × u32 listing length
  *   u32 stringsLen | strings: file paths, dir paths, listing items (type char + name), NUL-separated
  *   sha256 of everything above (32 bytes)
  */
 const MAGIC = Buffer.from('CAIRNSC\0', 'latin1');
-export const CACHE_FORMAT = 1;
+export const CACHE_FORMAT = 2;
 
 /** One directory entry as listed: type d(ir) f(ile) l(ink) o(ther), or x (name not valid UTF-8). */
 export interface ListingEntry {
@@ -29,7 +29,7 @@ export interface ListingEntry {
   type: 'd' | 'f' | 'l' | 'o' | 'x';
 }
 
-export type DirStatRow = [mtimeNs: bigint, ctimeNs: bigint, ino: bigint, dev: bigint];
+export type DirStatRow = [mtimeMs: number, ctimeMs: number, ino: number, dev: number];
 
 export interface CachedDir {
   stat: DirStatRow;
@@ -37,19 +37,83 @@ export interface CachedDir {
   listing: ListingEntry[];
 }
 
+/**
+ * Per-file records in flat arrays (no object per file: a 100k-file cache stays a few MB and
+ * costs the garbage collector nothing). Row i: `paths[i]`, stats[i*6 .. i*6+6), shas[i*32 ..).
+ */
+export class FileTable {
+  paths: string[] = [];
+  readonly index = new Map<string, number>();
+  stats: Float64Array;
+  shas: Uint8Array;
+  /** 0 no digest (cached run had digests off), 2 digest present — as BatchRequest.cachedHas. */
+  has: Uint8Array;
+
+  constructor(capacity = 1024) {
+    this.stats = new Float64Array(capacity * STAT_FIELDS);
+    this.shas = new Uint8Array(capacity * 32);
+    this.has = new Uint8Array(capacity);
+  }
+
+  get size(): number {
+    return this.paths.length;
+  }
+
+  private grow(): void {
+    const cap = Math.max(1024, this.has.length * 2);
+    const stats = new Float64Array(cap * STAT_FIELDS);
+    stats.set(this.stats);
+    const shas = new Uint8Array(cap * 32);
+    shas.set(this.shas);
+    const has = new Uint8Array(cap);
+    has.set(this.has);
+    this.stats = stats;
+    this.shas = shas;
+    this.has = has;
+  }
+
+  /** Adds or replaces a row; `sha` null means no digest. */
+  set(path: string, stat: ArrayLike<number>, statOffset: number, sha: Uint8Array | null, shaOffset: number): void {
+    let i = this.index.get(path);
+    if (i === undefined) {
+      i = this.paths.length;
+      if (i >= this.has.length) this.grow();
+      this.paths.push(path);
+      this.index.set(path, i);
+    }
+    for (let k = 0; k < STAT_FIELDS; k++) this.stats[i * STAT_FIELDS + k] = stat[statOffset + k]!;
+    if (sha === null) {
+      this.has[i] = 0;
+    } else {
+      this.has[i] = 2;
+      this.shas.set(sha.subarray(shaOffset, shaOffset + 32), i * 32);
+    }
+  }
+
+  /** True when row `i` of this table equals row `j` of `other`. */
+  sameRow(i: number, other: FileTable, j: number): boolean {
+    if (this.has[i] !== other.has[j]) return false;
+    for (let k = 0; k < STAT_FIELDS; k++) if (this.stats[i * STAT_FIELDS + k] !== other.stats[j * STAT_FIELDS + k]) return false;
+    if (this.has[i] === 2) for (let k = 0; k < 32; k++) if (this.shas[i * 32 + k] !== other.shas[j * 32 + k]) return false;
+    return true;
+  }
+}
+
 export interface StatCacheData {
-  files: Map<string, CachedFile>;
+  files: FileTable;
   dirs: Map<string, CachedDir>;
 }
 
 export function emptyCache(): StatCacheData {
-  return { files: new Map(), dirs: new Map() };
+  return { files: new FileTable(), dirs: new Map() };
 }
 
 interface CacheHeader {
   tool: 'cairn';
   root: string;
   optionsKey: string;
+  /** Stat rows are raw machine integers: a cache from a machine of the other byte order is foreign. */
+  endianness: 'LE' | 'BE';
 }
 
 /** Default cache directory: `$XDG_CACHE_HOME/cairn/snapshots`, else `~/.cache/cairn/snapshots`. */
@@ -96,8 +160,8 @@ class Reader {
     this.off += 4;
     return v;
   }
-  i64(): bigint {
-    const v = this.buf.readBigInt64LE(this.off);
+  f64(): number {
+    const v = this.buf.readDoubleLE(this.off);
     this.off += 8;
     return v;
   }
@@ -119,17 +183,19 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   const format = r.u32();
   if (format !== CACHE_FORMAT) throw new Error(`format ${format}, this cairn reads ${CACHE_FORMAT}`);
   const header = JSON.parse(r.bytes(r.u32()).toString('utf8')) as Partial<CacheHeader>;
-  if (header.tool !== 'cairn' || header.root !== rootReal || header.optionsKey !== optionsKey) throw new Error('written for another root or other options');
+  if (header.tool !== 'cairn' || header.root !== rootReal || header.optionsKey !== optionsKey || header.endianness !== os.endianness()) throw new Error('written for another root, other options or another machine');
   const nFiles = r.u32();
   const nDirs = r.u32();
   const nListing = r.u32();
   r.need(nFiles * (48 + 1 + 32) + nDirs * (32 + 4));
-  const fileStats: StatRow[] = new Array<StatRow>(nFiles);
-  for (let i = 0; i < nFiles; i++) fileStats[i] = [r.i64(), r.i64(), r.i64(), r.i64(), r.i64(), r.i64()];
-  const hasSha = r.bytes(nFiles);
-  const shas = r.bytes(nFiles * 32);
+  const table = new FileTable(Math.max(nFiles, 1));
+  // Copy into aligned typed arrays: the file buffer's offsets are not 8-byte aligned.
+  Buffer.from(table.stats.buffer, table.stats.byteOffset, nFiles * 48).set(r.bytes(nFiles * 48));
+  table.has.set(r.bytes(nFiles));
+  table.shas.set(r.bytes(nFiles * 32));
+  for (let i = 0; i < nFiles; i++) if (table.has[i] !== 0 && table.has[i] !== 2) throw new Error('bad digest flag');
   const dirStats: DirStatRow[] = new Array<DirStatRow>(nDirs);
-  for (let i = 0; i < nDirs; i++) dirStats[i] = [r.i64(), r.i64(), r.i64(), r.i64()];
+  for (let i = 0; i < nDirs; i++) dirStats[i] = [r.f64(), r.f64(), r.f64(), r.f64()];
   const listingLens: number[] = new Array<number>(nDirs);
   let listingTotal = 0;
   for (let i = 0; i < nDirs; i++) {
@@ -143,11 +209,13 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   if (r.off !== body.length) throw new Error('trailing bytes');
   const parts = nFiles + nDirs + nListing === 0 ? [] : strings.split('\0');
   if (parts.length !== nFiles + nDirs + nListing) throw new Error('string table mismatch');
-  const data = emptyCache();
+  const data: StatCacheData = { files: table, dirs: new Map() };
   let p = 0;
   for (let i = 0; i < nFiles; i++) {
-    const sha = hasSha[i] === 1 ? shas.subarray(i * 32, i * 32 + 32).toString('hex') : '';
-    data.files.set(parts[p++]!, { stat: fileStats[i]!, sha });
+    const filePath = parts[p++]!;
+    if (table.index.has(filePath)) throw new Error('duplicate path');
+    table.paths.push(filePath);
+    table.index.set(filePath, i);
   }
   const dirPaths = parts.slice(p, p + nDirs);
   p += nDirs;
@@ -165,12 +233,13 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
 }
 
 export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: string): Buffer {
-  const header = Buffer.from(JSON.stringify({ tool: 'cairn', root: rootReal, optionsKey } satisfies CacheHeader), 'utf8');
-  const nFiles = data.files.size;
+  const header = Buffer.from(JSON.stringify({ tool: 'cairn', root: rootReal, optionsKey, endianness: os.endianness() } satisfies CacheHeader), 'utf8');
+  const t = data.files;
+  const nFiles = t.size;
   const nDirs = data.dirs.size;
   let nListing = 0;
   for (const d of data.dirs.values()) nListing += d.listing.length;
-  const strings: string[] = [];
+  const strings: string[] = [...t.paths];
   const fixed = Buffer.allocUnsafe(MAGIC.length + 8 + header.length + 12 + nFiles * (48 + 1 + 32) + nDirs * (32 + 4) + 4);
   let off = MAGIC.copy(fixed, 0);
   off = fixed.writeUInt32LE(CACHE_FORMAT, off);
@@ -179,25 +248,12 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   off = fixed.writeUInt32LE(nFiles, off);
   off = fixed.writeUInt32LE(nDirs, off);
   off = fixed.writeUInt32LE(nListing, off);
-  const hasShaOff = off + nFiles * 48;
-  const shaOff = hasShaOff + nFiles;
-  let i = 0;
-  for (const [p, rec] of data.files) {
-    strings.push(p);
-    for (const v of rec.stat) off = fixed.writeBigInt64LE(v, off);
-    if (rec.sha.length === 64) {
-      fixed[hasShaOff + i] = 1;
-      fixed.write(rec.sha, shaOff + i * 32, 32, 'hex');
-    } else {
-      fixed[hasShaOff + i] = 0;
-      fixed.fill(0, shaOff + i * 32, shaOff + i * 32 + 32);
-    }
-    i++;
-  }
-  off = shaOff + nFiles * 32;
+  off += Buffer.from(t.stats.buffer, t.stats.byteOffset, nFiles * 48).copy(fixed, off);
+  off += Buffer.from(t.has.buffer, t.has.byteOffset, nFiles).copy(fixed, off);
+  off += Buffer.from(t.shas.buffer, t.shas.byteOffset, nFiles * 32).copy(fixed, off);
   for (const [p, d] of data.dirs) {
     strings.push(p);
-    for (const v of d.stat) off = fixed.writeBigInt64LE(v, off);
+    for (const v of d.stat) off = fixed.writeDoubleLE(v, off);
   }
   for (const d of data.dirs.values()) {
     off = fixed.writeUInt32LE(d.listing.length, off);

@@ -19,7 +19,9 @@ export interface WalkItem {
   readPath: string;
   /** Cache key of `readPath` (its path relative to the root). */
   cacheKey: string;
-  /** Known without reading (a link that resolves nowhere useful, or a .gitignore already read). */
+  /** A link that resolves nowhere hashable (dangling, loop, outside the root, not a file): bytes 0, no digest. */
+  unresolved?: true;
+  /** A .gitignore already read (and hashed) on the main thread while entering its directory. */
   outcome?: FileOutcome;
 }
 
@@ -31,8 +33,8 @@ export interface WalkOptions {
   skipNames: ReadonlySet<string>;
   previous: StatCacheData;
   next: StatCacheData;
-  /** mtime/ctime at or after this (ns) are racy: listings seen then are not trusted next time. */
-  racyFromNs: bigint;
+  /** mtime/ctime at or after this (ms) are racy: listings seen then are not trusted next time. */
+  racyFromMs: number;
   /** Reads a .gitignore (and hashes it, so it is read once). */
   readGitignore: (abs: string, cacheKey: string) => FileOutcome;
   /** Receives skipped paths with the number of items emitted before them (their walk position). */
@@ -49,8 +51,6 @@ interface Frame {
   /** A .gitignore read while entering this directory, emitted when the walk reaches it. */
   gitignoreOutcome?: FileOutcome;
 }
-
-const SYMLINK_UNRESOLVED: FileOutcome = { bytes: 0, mode: 0o644, hashed: false };
 
 /**
  * Depth-first walk in final sort order: each directory's entries sorted by compareUtf8 of
@@ -128,9 +128,9 @@ export class Walker {
   /** Lists a directory (or reuses its cached listing) and reads its .gitignore. */
   private enter(abs: string, rel: string): Frame | undefined {
     const o = this.o;
-    let st: fs.BigIntStats | undefined;
+    let st: fs.Stats | undefined;
     try {
-      st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+      st = fs.lstatSync(abs, { throwIfNoEntry: false });
     } catch (e) {
       this.skip({ path: rel === '' ? '.' : rel, reason: 'unreadable-dir', detail: errText(e) });
       return undefined;
@@ -140,7 +140,7 @@ export class Walker {
       return undefined;
     }
     // Stat BEFORE listing: a change racing the readdir then shows up as a newer mtime next time.
-    const stat: DirStatRow = [st.mtimeNs, st.ctimeNs, st.ino, st.dev];
+    const stat: DirStatRow = [st.mtimeMs, st.ctimeMs, st.ino, st.dev];
     const cached = o.previous.dirs.get(rel);
     let listing: ListingEntry[];
     if (cached !== undefined && sameDirStat(cached.stat, stat)) {
@@ -153,7 +153,7 @@ export class Walker {
         this.skip({ path: rel === '' ? '.' : rel, reason: 'unreadable-dir', detail: errText(e) });
         return undefined;
       }
-      const racy = st.mtimeNs >= o.racyFromNs || st.ctimeNs >= o.racyFromNs;
+      const racy = st.mtimeMs >= o.racyFromMs || st.ctimeMs >= o.racyFromMs;
       if (!racy && !listing.some((e) => e.type === 'x')) o.next.dirs.set(rel, { stat, listing } satisfies CachedDir);
     }
     const frame: Frame = { abs, rel, listing, index: 0, pushedIgnore: false };
@@ -164,7 +164,7 @@ export class Walker {
         const giRel = rel === '' ? '.gitignore' : `${rel}/.gitignore`;
         const outcome = o.readGitignore(path.join(abs, '.gitignore'), giRel);
         frame.gitignoreOutcome = outcome;
-        if (outcome.skip === undefined && outcome.text !== undefined) {
+        if (outcome.text !== undefined) {
           this.ignoreStack.push(parseGitignore(outcome.text, rel));
           frame.pushedIgnore = true;
         }
@@ -179,17 +179,17 @@ export class Walker {
     try {
       target = fs.realpathSync.native(abs);
     } catch {
-      return { rel, kind: 'symlink', readPath: abs, cacheKey: rel, outcome: SYMLINK_UNRESOLVED }; // dangling or a loop
+      return { rel, kind: 'symlink', readPath: abs, cacheKey: rel, unresolved: true }; // dangling or a loop
     }
     const inside = root === '/' ? target !== '/' : target.startsWith(`${root}/`);
-    if (!inside) return { rel, kind: 'symlink', readPath: abs, cacheKey: rel, outcome: SYMLINK_UNRESOLVED };
+    if (!inside) return { rel, kind: 'symlink', readPath: abs, cacheKey: rel, unresolved: true };
     let st: fs.Stats | undefined;
     try {
       st = fs.statSync(target, { throwIfNoEntry: false });
     } catch {
       st = undefined;
     }
-    if (st === undefined || !st.isFile()) return { rel, kind: 'symlink', readPath: abs, cacheKey: rel, outcome: SYMLINK_UNRESOLVED };
+    if (st === undefined || !st.isFile()) return { rel, kind: 'symlink', readPath: abs, cacheKey: rel, unresolved: true };
     const targetRel = root === '/' ? target.slice(1) : target.slice(root.length + 1);
     return { rel, kind: 'symlink', readPath: target, cacheKey: targetRel };
   }
