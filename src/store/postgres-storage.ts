@@ -425,19 +425,27 @@ export class PostgresStorage implements ManagedSnapshotStorage {
       throw this.failure(what, e);
     }
     let client: PoolClient | undefined;
+    // pg emits 'error' on a checked-out client whose server goes away between queries; with no
+    // listener that would crash the process. Remember it and drop the connection on release.
+    let broken: Error | undefined;
+    const onError = (e: Error): void => {
+      broken ??= e;
+    };
     try {
       client = await connectWithRetry(pool);
+      client.on('error', onError);
       await this.ensureSchema(client);
       return await fn(client);
     } catch (e) {
+      if (client !== undefined && isUnavailable(e)) broken ??= e as Error;
       if (e instanceof SessionError) throw e;
-      if (client !== undefined && isUnavailable(e)) {
-        client.release(e as Error); // a broken connection goes, not back to the pool
-        client = undefined;
-      }
       throw this.failure(what, e);
     } finally {
-      client?.release();
+      if (client !== undefined) {
+        client.removeListener('error', onError);
+        // A broken connection is destroyed, not handed back to the pool.
+        client.release(broken);
+      }
     }
   }
 

@@ -240,3 +240,70 @@ export function required<T>(outcome: Outcome<T>): T {
   if ('error' in outcome) throw new Error(outcome.error);
   throw new Error(`skipped (${outcome.skip})`);
 }
+
+/**
+ * A second RADOS Gateway on an existing cluster, on its own port, so a fault test can kill and
+ * restart "the server" without disturbing the gateway other test files use.
+ */
+export class ExtraGateway {
+  readonly endpoint: string;
+  constructor(
+    private readonly cephDir: string,
+    readonly port: number,
+    private readonly name: string,
+  ) {
+    this.endpoint = `http://127.0.0.1:${port}`;
+  }
+
+  private get pidFile(): string {
+    return path.join(this.cephDir, 'run', `${this.name}.pid`);
+  }
+
+  async start(): Promise<void> {
+    const c = this.cephDir;
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(
+        'radosgw',
+        ['-c', path.join(c, 'ceph.conf'), '-n', 'client.rgw', '--setuser', 'root', '--setgroup', 'root',
+          '--rgw-frontends', `beast endpoint=127.0.0.1:${this.port}`, '--pid-file', this.pidFile,
+          '--admin-socket', path.join(c, 'run', `${this.name}.asok`), '--log-file', path.join(c, 'log', `${this.name}.log`)],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', (e) => resolve({ code: -1, stderr: e.message }));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    if (r.code !== 0) throw new Error(`radosgw ${this.name} did not start: ${r.stderr}`);
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      try {
+        const res = await fetch(`${this.endpoint}/`, { signal: AbortSignal.timeout(1000) });
+        if (res.status === 200) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    throw new Error(`radosgw ${this.name} not answering on ${this.endpoint} after 30 s; see ${path.join(c, 'log', `${this.name}.log`)}`);
+  }
+
+  /** SIGKILL, as a crash would; waits until the process is gone. */
+  async kill(): Promise<void> {
+    if (!existsSync(this.pidFile)) return;
+    const pid = Number(readFileSync(this.pidFile, 'utf8').trim());
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      return;
+    }
+    for (let i = 0; i < 100; i++) {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
