@@ -362,8 +362,8 @@ function removeIfOwnedSync(lockPath: string, owner: LockOwner): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Termination signals: while anything registered here is active, SIGINT/SIGTERM/SIGHUP run the
-// cleanups synchronously and then end the process with 128 + signal number (130, 143, 129), as
+// Termination signals: while anything registered here is active, SIGINT/SIGTERM/SIGHUP (and a
+// plain process.exit) run the cleanups synchronously and then end the process with 128 + signal number (130, 143, 129), as
 // a shell would. When the host program has its own listeners for the signal, the decision to
 // exit stays with them.
 
@@ -384,7 +384,11 @@ function runCleanups(): void {
   cleanups.clear();
 }
 
+// A plain process.exit() while something is held still cleans up (the upstream EXIT trap).
+const onExit = (): void => runCleanups();
+
 function installListeners(): void {
+  process.on('exit', onExit);
   for (const sig of TERMINATION_SIGNALS) {
     const listener = (): void => {
       runCleanups();
@@ -397,6 +401,7 @@ function installListeners(): void {
 }
 
 function uninstallListeners(): void {
+  process.removeListener('exit', onExit);
   for (const [sig, listener] of listeners) process.removeListener(sig, listener);
   listeners.clear();
 }

@@ -6,7 +6,7 @@ import { REPO_ROOT } from '../support/cli.js';
 const LOCK_MODULE = pathToFileURL(path.join(REPO_ROOT, 'dist', 'core', 'lock.js')).href;
 
 // A real process that takes the lock with the built library, says "acquired", holds it for
-// HOLD_MS (-1: until killed), logs enter/exit lines to LOG, then releases it.
+// HOLD_MS (-1: until killed; EXIT_WHILE_HELD=n calls process.exit(n) instead), logs enter/exit lines to LOG, then releases it.
 const HOLDER = `
 import { acquireDirLock } from ${JSON.stringify(LOCK_MODULE)};
 import { appendFileSync } from 'node:fs';
@@ -20,6 +20,7 @@ try {
   });
   log('enter ' + process.pid);
   process.stdout.write('acquired\\n');
+  if (env.EXIT_WHILE_HELD) process.exit(Number(env.EXIT_WHILE_HELD));
   if (hold < 0) { setInterval(() => {}, 1 << 30); }
   else {
     await new Promise((r) => setTimeout(r, hold));

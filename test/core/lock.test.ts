@@ -200,6 +200,13 @@ describe('multi-process', () => {
     });
   }
 
+  it('process.exit() while holding still releases the lock', async () => {
+    const holder = startHolder({ LOCK_PATH: lockPath, EXIT_WHILE_HELD: '5' });
+    const r = await holder.done;
+    expect(r.status).toBe(5);
+    expect(fs.existsSync(lockPath)).toBe(false);
+  });
+
   it('a waiter killed with SIGTERM releases nothing it does not own', async () => {
     const holder = startHolder({ LOCK_PATH: lockPath, HOLD_MS: '-1' });
     await holder.acquired;
