@@ -47,12 +47,16 @@ export class SnapshotManager {
   private readonly options: SnapshotManagerOptions;
 
   constructor(projectRoot: string, options: SnapshotManagerOptions = {}) {
-    this.projectRoot = projectRoot;
+    // Upstream's README shows `new SnapshotManager({projectRoot})`; the implementation (our seed)
+    // takes a path. Accept the object form here, where it is unambiguous.
+    const fromObject = (projectRoot as unknown as { projectRoot?: unknown } | null)?.projectRoot;
+    this.projectRoot = typeof projectRoot === 'object' && typeof fromObject === 'string' ? fromObject : projectRoot;
     this.options = { ...options };
   }
 
   /** Captures git state, key files, the state dir and a working-tree inventory; writes `pre-snapshot.json`. */
   capturePreSnapshot(projectRoot: string, iterationDir: string): PreSnapshot {
+    requirePaths('capturePreSnapshot', projectRoot, iterationDir);
     fs.mkdirSync(iterationDir, { recursive: true });
     const stateDir = this.options.stateDir ?? DEFAULT_STATE_DIR;
     const snapshot: PreSnapshot = {
@@ -76,6 +80,7 @@ export class SnapshotManager {
    * `workingTree` covers everything that changed on disk, committed or not.
    */
   capturePostSnapshot(projectRoot: string, iterationDir: string): PostSnapshot {
+    requirePaths('capturePostSnapshot', projectRoot, iterationDir);
     const preFile = path.join(iterationDir, PRE_SNAPSHOT_FILE);
     const pre = readPreSnapshot(preFile);
     const stateDir = this.options.stateDir ?? pre.stateDir ?? DEFAULT_STATE_DIR;
@@ -205,6 +210,17 @@ export class SnapshotManager {
       ref.skippedPaths = result.skipped.slice(0, SKIPPED_PATHS_LISTED).map((s) => ({ path: s.path, reason: s.reason }));
     }
     return { ref, store };
+  }
+}
+
+/**
+ * The capture methods take two paths. Upstream's README also shows an object-style call
+ * (`capturePreSnapshot({sessionId, iteration, …})`) that its implementation never supported;
+ * say so clearly instead of failing deep inside `path.join`.
+ */
+function requirePaths(method: string, projectRoot: unknown, iterationDir: unknown): void {
+  if (typeof projectRoot !== 'string' || projectRoot === '' || typeof iterationDir !== 'string' || iterationDir === '') {
+    throw new CairnError('ERR_INVALID_OPTION', `${method}(projectRoot, iterationDir) takes two non-empty paths (strings); the object-style call shown in upstream's README is not part of the API`);
   }
 }
 

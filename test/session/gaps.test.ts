@@ -1,6 +1,7 @@
 /** What upstream's suite left out: non-git and unborn repos, unknown ids, deletions, edge inputs. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KEY_FILES, SnapshotManager, formatDuration } from '../../src/session/index.js';
 import type { PostSnapshot, PreSnapshot } from '../../src/session/index.js';
@@ -223,6 +224,20 @@ describe('key files and state directory', () => {
   });
 });
 
+describe('argument checks', () => {
+  it('rejects the object-style capture call of upstream\'s README with a clear error', () => {
+    const manager = new SnapshotManager('.');
+    const objectCall = () => (manager.capturePreSnapshot as unknown as (o: object) => unknown)({ sessionId: 's', iteration: 1 });
+    expect(objectCall).toThrow(CairnError);
+    expect(objectCall).toThrow(/takes two non-empty paths/);
+  });
+
+  it('accepts new SnapshotManager({projectRoot}) as upstream\'s README writes it', () => {
+    const manager = new SnapshotManager({ projectRoot: '/some/where' } as unknown as string);
+    expect(manager.projectRoot).toBe('/some/where');
+  });
+});
+
 describe('createFileSnapshot', () => {
   it('gives a POSIX path relative to the root, sha256, size and ISO mtime', () => {
     const root = plainDir();
@@ -314,6 +329,15 @@ describe('formatDuration and durations', () => {
 
   it.each([[-5000], [Number.NaN], [Number.POSITIVE_INFINITY], [Number.NEGATIVE_INFINITY]])('prints 0s, never NaN or a negative, for %d', (ms) => {
     expect(formatDuration(ms)).toBe('0s');
+  });
+
+  it('never prints NaN, a negative or an empty string for any number (property)', () => {
+    fc.assert(
+      fc.property(fc.double(), (ms) => {
+        expect(formatDuration(ms)).toMatch(/^(\d+s|\d+m \d+s|\d+h \d+m)$/);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('gives durationMs 0 and "0s" for invalid or reversed timestamps', () => {
