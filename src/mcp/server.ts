@@ -1,12 +1,12 @@
 import * as path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { CairnError, isCairnError } from '../core/errors.js';
+import { CairnError } from '../core/errors.js';
 import { RepoSnapshotSchema, SNAPSHOT_MAX_BYTES_DEFAULT, SNAPSHOT_MAX_FILES_CAP, SNAPSHOT_MAX_FILES_DEFAULT, snapshotRoot } from '../inventory/index.js';
-import type { RepoSnapshot } from '../inventory/index.js';
+import type { RepoSnapshotOptions } from '../inventory/index.js';
 import {
   DEFAULT_SESSION_ID,
+  ITERATIONS_DIR,
   PRE_SNAPSHOT_FILE,
   SnapshotManager,
   createNextIterationDir,
@@ -14,10 +14,12 @@ import {
   readPreSnapshot,
   saveIterationRecord,
 } from '../session/index.js';
-import { readStageSnapshot, writeStageSnapshot } from '../stage/index.js';
-import { SessionError, openStore } from '../store/index.js';
-import type { ManagedSnapshotStorage, Scope } from '../store/index.js';
+import { readStageSnapshot, stageSnapshotPath, writeStageSnapshot } from '../stage/index.js';
+import { openStore } from '../store/index.js';
+import type { ManagedSnapshotStorage } from '../store/index.js';
+import { jsonResult } from './results.js';
 import { RootAllowlist } from './roots.js';
+import { ToolTable } from './tool-table.js';
 
 export interface CairnMcpServerOptions {
   /** Directories the client may work in (the operator's `--root` list). */
@@ -30,6 +32,8 @@ export interface CairnMcpServerOptions {
 }
 
 const READ_ONLY = { readOnlyHint: true, idempotentHint: true, openWorldHint: false } as const;
+/** cairn's data directory inside a project: iterations, inventories and the default store live here. */
+const CAIRN_DIR = '.cairn';
 
 const entrySchema = z
   .object({
@@ -56,50 +60,28 @@ const repoSnapshotOutput = {
     .strict(),
 };
 
+const rootInput = z
+  .string()
+  .min(1)
+  .optional()
+  .describe('Absolute path of the project directory; must be an allowed root or lie inside one. Optional when the server has exactly one root.');
+
+/** The seed's input contract of axiom_repo_snapshot. */
 const snapshotInput = {
-  root: z.string().min(1).optional().describe('Absolute path of the directory to snapshot; must be (inside) an allowed root. Optional when the server has exactly one root.'),
-  include: z.array(z.string().min(1)).optional().describe('Globs of files to keep (`**` any depth, `*` within a segment, `?`), e.g. ["src/**"]. Default: everything.'),
+  root: rootInput,
+  include: z.array(z.string().min(1)).optional().describe('Globs of files to keep (`**` any depth, `*` within a segment, `?`), relative to the root, e.g. ["src/**"]. Default: everything.'),
   exclude: z.array(z.string().min(1)).optional().describe('Globs to drop; a matching directory is not entered, e.g. ["vendor/**"].'),
-  maxFiles: z.number().int().min(1).max(SNAPSHOT_MAX_FILES_CAP).default(SNAPSHOT_MAX_FILES_DEFAULT).describe('Stop after this many files (truncated: true).'),
-  maxBytes: z.number().int().min(0).default(SNAPSHOT_MAX_BYTES_DEFAULT).describe('Stop before the sum of file sizes would exceed this.'),
-  followSymlinks: z.literal(false).default(false).describe('Symlinks are never followed into directories; only false is accepted.'),
+  maxFiles: z.number().int().min(1).max(SNAPSHOT_MAX_FILES_CAP).default(SNAPSHOT_MAX_FILES_DEFAULT).describe('Stop after this many files (then truncated: true and files is a prefix of the full inventory).'),
+  maxBytes: z.number().int().min(0).default(SNAPSHOT_MAX_BYTES_DEFAULT).describe('Stop before the sum of file sizes would exceed this many bytes.'),
+  followSymlinks: z.literal(false).default(false).describe('Symlinks are recorded at their own path and never followed into directories; only false is accepted.'),
   respectGitignore: z.boolean().default(true).describe('Honour .gitignore files at every level, as git does.'),
   withContentDigest: z.boolean().default(true).describe('Hash file contents (sha256); false records sizes only (fast on huge trees).'),
 };
 
-type SnapshotArgs = {
-  root?: string | undefined;
-  include?: string[] | undefined;
-  exclude?: string[] | undefined;
-  maxFiles: number;
-  maxBytes: number;
-  followSymlinks: false;
-  respectGitignore: boolean;
-  withContentDigest: boolean;
-};
-
-function errorResult(e: unknown): CallToolResult {
-  let payload: Record<string, unknown>;
-  if (isCairnError(e)) payload = e.toJSON();
-  else if (e instanceof SessionError) payload = { code: e.code, message: e.message };
-  else if (e instanceof Error) {
-    const code = (e as { code?: unknown }).code;
-    payload = { code: typeof code === 'string' && code.startsWith('ERR_') ? code : 'ERR_INTERNAL', message: e.message };
-  } else payload = { code: 'ERR_INTERNAL', message: String(e) };
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(payload) }] };
-}
-
-function jsonResult(value: Record<string, unknown>, text: unknown = value): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(text) }], structuredContent: value };
-}
-
-async function guarded(run: () => Promise<CallToolResult> | CallToolResult): Promise<CallToolResult> {
-  try {
-    return await run();
-  } catch (e) {
-    return errorResult(e);
-  }
-}
+const taskInput = z.string().describe('Task id, e.g. TUNE-0042 or DEV-1438-fix-auth (^[A-Z]{2,10}-[0-9]{4}(-[A-Za-z0-9]+)*$).');
+const sessionIdInput = z.string().describe('Session id ([a-z0-9_-]+).');
+const scopeInput = z.enum(['agent', 'multiAgent']).default('agent').describe('"agent" for one agent\'s snapshots, "multiAgent" for an orchestrator\'s.');
+const scopeIdInput = z.string().default('iterations').describe('Agent or orchestrator id (default "iterations", where cairn_session_post saves).');
 
 /** Builds the cairn MCP server (not yet connected to a transport). */
 export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer {
@@ -108,232 +90,230 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
   const allow = RootAllowlist.fromPaths(options.roots, cwd);
   const firstRoot = allow.roots[0] as string;
   const server = new McpServer({ name: 'cairn', version: options.version ?? '0.1.0' }, { capabilities: { tools: {}, resources: {} } });
+  const tools = new ToolTable(server);
 
   let storePromise: Promise<ManagedSnapshotStorage> | undefined;
   const store = (): Promise<ManagedSnapshotStorage> => {
-    storePromise ??= openStore(options.store ?? `file:${path.join(firstRoot, '.cairn', 'store')}`, { cwd: firstRoot, env });
-    // A failed open is not cached: the next call tries again.
-    storePromise.catch(() => {
-      storePromise = undefined;
-    });
+    if (storePromise === undefined) {
+      let url = options.store;
+      if (url === undefined) {
+        // The default store lives in the first root; a planted .cairn symlink must not carry it out.
+        url = `file:${RootAllowlist.containedPath(firstRoot, path.join(CAIRN_DIR, 'store'))}`;
+      }
+      const opening = openStore(url, { cwd: firstRoot, env });
+      storePromise = opening;
+      // A failed open is not cached: the next call tries again.
+      opening.catch(() => {
+        if (storePromise === opening) storePromise = undefined;
+      });
+    }
     return storePromise;
   };
 
-  const snapshotHandler = (args: SnapshotArgs): Promise<CallToolResult> =>
-    guarded(async () => {
+  /** Proves that cairn's data directories of `root` resolve inside it before a session tool writes there. */
+  const assertCairnDirContained = (root: string): void => {
+    for (const sub of ['iterations', 'inventories']) RootAllowlist.containedPath(root, path.join(CAIRN_DIR, sub));
+  };
+
+  const snapshotDescription =
+    'Deterministic, content-addressed inventory of a directory: every file with path, size, sha256, mode and kind; .gitignore honoured; .git/ and .cairn/ skipped; no timestamps, no absolute paths. ' +
+    'Use it before changing files to get real pre-image digests, and again afterwards to see exactly what changed (diff the two results by path; the same tree always gives the same snapshotDigest). ' +
+    'Scope big trees with include (e.g. ["src/**"]). Read-only: writes nothing in the project.';
+  const snapshotTool = (title: string, description: string) => ({
+    title,
+    description,
+    input: snapshotInput,
+    output: repoSnapshotOutput,
+    annotations: READ_ONLY,
+    run: async (args: z.output<z.ZodObject<typeof snapshotInput>>, signal: AbortSignal) => {
       const root = allow.resolveRoot(args.root);
-      const snapshotOptions: Parameters<typeof snapshotRoot>[1] = {
+      const snapshotOptions: RepoSnapshotOptions = {
         maxFiles: args.maxFiles,
         maxBytes: args.maxBytes,
         followSymlinks: args.followSymlinks,
         respectGitignore: args.respectGitignore,
         withContentDigest: args.withContentDigest,
+        signal,
       };
       if (args.include !== undefined) snapshotOptions.include = args.include;
       if (args.exclude !== undefined) snapshotOptions.exclude = args.exclude;
-      const snap: RepoSnapshot = await snapshotRoot(root, snapshotOptions);
+      const snap = await snapshotRoot(root, snapshotOptions);
       const projection = {
         snapshotDigest: snap.snapshotDigest,
         counts: snap.body.counts,
         truncated: snap.body.truncated,
         paths: snap.body.files.slice(0, 20).map((f) => f.path),
       };
-      return jsonResult(snap as unknown as Record<string, unknown>, projection);
-    });
-
-  const snapshotDescription =
-    'Deterministic, content-addressed inventory of a directory (paths, sizes, sha256, mode, kind; .gitignore honoured; .git/ skipped). ' +
-    'Use before and after changing files to get real pre-image digests and to see exactly what changed (diff two results by path). Read-only.';
-  server.registerTool('cairn_repo_snapshot', { title: 'Repo snapshot', description: snapshotDescription, inputSchema: snapshotInput, outputSchema: repoSnapshotOutput, annotations: READ_ONLY }, snapshotHandler);
-  server.registerTool(
-    'axiom_repo_snapshot',
-    { title: 'Repo snapshot (axiom-compatible name)', description: `${snapshotDescription} Same tool as cairn_repo_snapshot, under the name axiom clients call.`, inputSchema: snapshotInput, outputSchema: repoSnapshotOutput, annotations: READ_ONLY },
-    snapshotHandler,
-  );
-
-  server.registerTool(
-    'cairn_session_pre',
-    {
-      title: 'Start an iteration',
-      description:
-        'Call once BEFORE you start a unit of work on a project: records git state, key files, the agent state dir and a whole-tree inventory, so cairn_session_post can later report everything you changed (committed or not). Returns the iteration directory to pass to cairn_session_post.',
-      inputSchema: {
-        root: z.string().min(1).optional().describe('Absolute project root inside an allowed root (optional with a single root).'),
-        iterationDir: z.string().min(1).optional().describe('Where to keep the iteration, relative to the root (default: next numbered folder under .cairn/iterations/).'),
-      },
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      return jsonResult(snap, projection);
     },
-    (args: { root?: string | undefined; iterationDir?: string | undefined }) =>
-      guarded(() => {
-        const root = allow.resolveRoot(args.root);
-        const iterationDir = args.iterationDir !== undefined ? RootAllowlist.containedPath(root, args.iterationDir) : createNextIterationDir(root);
-        const pre = new SnapshotManager(root).capturePreSnapshot(root, iterationDir);
-        const summary = {
-          iterationDir,
-          timestamp: pre.timestamp,
-          branch: pre.git.branch,
-          commit: pre.git.commit,
-          keyFiles: pre.keyFiles.length,
-          inventoryFiles: pre.inventory?.files ?? null,
-        };
-        return jsonResult(summary);
-      }),
-  );
+  });
+  tools.add('cairn_repo_snapshot', snapshotTool('Repo snapshot', snapshotDescription));
+  tools.add('axiom_repo_snapshot', snapshotTool('Repo snapshot (axiom name)', `${snapshotDescription} The same tool as cairn_repo_snapshot, under the name axiom clients call.`));
 
-  server.registerTool(
-    'cairn_session_post',
-    {
-      title: 'Finish an iteration',
-      description:
-        'Call once AFTER a unit of work started with cairn_session_pre: returns what the iteration did (files added/modified/deleted, commits, state-dir artifacts, test results found, duration) and saves the record to the snapshot store.',
-      inputSchema: {
-        root: z.string().min(1).optional().describe('Absolute project root inside an allowed root (optional with a single root).'),
-        iterationDir: z.string().min(1).optional().describe('The iteration directory cairn_session_pre returned (default: the latest one).'),
-        sessionId: z.string().regex(/^[a-z0-9_-]+$/).optional().describe(`Store session id (default "${DEFAULT_SESSION_ID}").`),
-        save: z.boolean().default(true).describe('Save the iteration record to the store.'),
-      },
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  tools.add('cairn_session_pre', {
+    title: 'Start an iteration',
+    description:
+      'Call once BEFORE you start a unit of work on a project: records git state, key files, the agent state dir and a whole-tree inventory, so cairn_session_post can later report everything you changed, committed or not. ' +
+      'Returns the iterationDir to pass to cairn_session_post. Writes only under <root>/.cairn/.',
+    input: {
+      root: rootInput,
+      iterationDir: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Where to keep this iteration\'s files, relative to the root (or absolute inside it). Default: the next numbered folder under .cairn/iterations/.'),
     },
-    (args: { root?: string | undefined; iterationDir?: string | undefined; sessionId?: string | undefined; save: boolean }) =>
-      guarded(async () => {
-        const root = allow.resolveRoot(args.root);
-        const iterationDir = args.iterationDir !== undefined ? RootAllowlist.containedPath(root, args.iterationDir) : latestIterationDir(root);
-        if (iterationDir === null) throw new CairnError('ERR_NOT_FOUND', 'no iteration with a pre-snapshot; call cairn_session_pre first');
-        const manager = new SnapshotManager(root);
-        const post = manager.capturePostSnapshot(root, iterationDir);
-        const pre = readPreSnapshot(path.join(iterationDir, PRE_SNAPSHOT_FILE));
-        const diff = manager.calculateDiff(pre, post);
-        let saved: { sessionId: string; snapshotId: string } | null = null;
-        if (args.save) {
-          const sessionId = args.sessionId ?? DEFAULT_SESSION_ID;
-          const r = await saveIterationRecord(await store(), { iterationDir, pre, post, diff }, sessionId);
-          saved = { sessionId, snapshotId: r.snapshotId };
-        }
-        return jsonResult({ iterationDir, diff: diff, saved });
-      }),
-  );
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    run: (args) => {
+      const root = allow.resolveRoot(args.root);
+      assertCairnDirContained(root);
+      const iterationDir = args.iterationDir !== undefined ? RootAllowlist.containedPath(root, args.iterationDir) : createNextIterationDir(root);
+      const pre = new SnapshotManager(root).capturePreSnapshot(root, iterationDir);
+      return jsonResult({
+        iterationDir,
+        timestamp: pre.timestamp,
+        branch: pre.git.branch,
+        commit: pre.git.commit,
+        keyFiles: pre.keyFiles.length,
+        inventoryFiles: pre.inventory?.files ?? null,
+      });
+    },
+  });
 
-  const taskId = z.string().describe('Task id, e.g. TUNE-0042 or DEV-1438-fix-auth (^[A-Z]{2,10}-[0-9]{4}(-[A-Za-z0-9]+)*$).');
-  server.registerTool(
-    'cairn_stage_write',
-    {
-      title: 'Write a stage note',
-      description:
-        'Write (overwrite) the resumable stage note of a task: a short markdown summary of what this stage did plus the recommended next command, for the next session to pick up. Capped at 8192 bytes (longer bodies are truncated with a marker).',
-      inputSchema: {
-        root: z.string().min(1).optional().describe('Absolute project root inside an allowed root (optional with a single root).'),
-        task: taskId,
-        stage: z.string().describe('Stage token, e.g. plan, do, qa, verify (lowercase, ^[a-z][a-z0-9-]{0,31}$).'),
-        command: z.string().describe('The command that produced this stage, e.g. /dr-plan.'),
-        capturedBy: z.enum(['agent', 'operator']).default('agent'),
-        recommendedNext: z.string().describe('The primary next command, e.g. /dr-do.'),
-        body: z.string().describe('Markdown body: summary, results, next steps.'),
-        options: z.array(z.string()).optional().describe('Other next options, one line each: "</dr-x> | purpose".'),
-        capturedAt: z.string().optional().describe('ISO 8601 UTC time (default now).'),
-      },
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  tools.add('cairn_session_post', {
+    title: 'Finish an iteration',
+    description:
+      'Call once AFTER a unit of work started with cairn_session_pre: returns what the iteration did (files added/modified/deleted in the working tree, commits, state-dir artifacts, test results found, duration) ' +
+      'and saves the whole record to the snapshot store (read it back with cairn_store_show).',
+    input: {
+      root: rootInput,
+      iterationDir: z.string().min(1).optional().describe('The iterationDir cairn_session_pre returned. Default: the latest iteration with a pre-snapshot.'),
+      sessionId: z.string().regex(/^[a-z0-9_-]+$/).optional().describe(`Store session id to save under ([a-z0-9_-]+, default "${DEFAULT_SESSION_ID}").`),
+      save: z.boolean().default(true).describe('Save the iteration record to the store.'),
     },
-    (args: {
-      root?: string | undefined;
-      task: string;
-      stage: string;
-      command: string;
-      capturedBy: 'agent' | 'operator';
-      recommendedNext: string;
-      body: string;
-      options?: string[] | undefined;
-      capturedAt?: string | undefined;
-    }) =>
-      guarded(async () => {
-        const root = allow.resolveRoot(args.root);
-        const writeOptions: Parameters<typeof writeStageSnapshot>[0] = {
-          root,
-          task: args.task,
-          stage: args.stage,
-          command: args.command,
-          capturedBy: args.capturedBy,
-          recommendedNext: args.recommendedNext,
-          body: args.body,
-          env,
-        };
-        if (args.options !== undefined) writeOptions.options = args.options;
-        if (args.capturedAt !== undefined) writeOptions.capturedAt = args.capturedAt;
-        const r = await writeStageSnapshot(writeOptions);
-        return jsonResult({ path: r.path, sizeBytes: r.sizeBytes, truncated: r.truncated });
-      }),
-  );
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    run: async (args) => {
+      const root = allow.resolveRoot(args.root);
+      assertCairnDirContained(root);
+      const found = args.iterationDir !== undefined ? args.iterationDir : latestIterationDir(root);
+      if (found === null) throw new CairnError('ERR_NOT_FOUND', `no iteration with a pre-snapshot under ${path.join(root, ITERATIONS_DIR)}; call cairn_session_pre first`);
+      const iterationDir = RootAllowlist.containedPath(root, found);
+      // The pre-snapshot is read back: a planted link must not make it come from outside the root.
+      const preFile = RootAllowlist.containedPath(root, path.join(iterationDir, PRE_SNAPSHOT_FILE));
+      const pre = readPreSnapshot(preFile);
+      const manager = new SnapshotManager(root);
+      const post = manager.capturePostSnapshot(root, iterationDir);
+      const diff = manager.calculateDiff(pre, post);
+      let saved: { sessionId: string; snapshotId: string } | null = null;
+      if (args.save) {
+        const sessionId = args.sessionId ?? DEFAULT_SESSION_ID;
+        const r = await saveIterationRecord(await store(), { iterationDir, pre, post, diff }, sessionId);
+        saved = { sessionId, snapshotId: r.snapshotId };
+      }
+      return jsonResult({ iterationDir, diff, saved });
+    },
+  });
 
-  server.registerTool(
-    'cairn_stage_read',
-    {
-      title: 'Read a stage note',
-      description: 'Read the stage note of a task (frontmatter and body): call at the start of a session to resume where the last one stopped.',
-      inputSchema: { root: z.string().min(1).optional().describe('Absolute project root inside an allowed root (optional with a single root).'), task: taskId },
-      annotations: READ_ONLY,
+  tools.add('cairn_stage_write', {
+    title: 'Write a stage note',
+    description:
+      'Write (replace) the resumable stage note of a task at <root>/datarim/snapshots/<TASK>.snapshot.md: a short markdown summary of what this stage did plus the recommended next command, for the next session to pick up. ' +
+      'Call at the end of a stage. The note is capped at 8192 bytes (a longer body is cut with a marker).',
+    input: {
+      root: rootInput,
+      task: taskInput,
+      stage: z.string().describe('Stage token, e.g. plan, do, qa (lowercase, ^[a-z][a-z0-9-]{0,31}$).'),
+      command: z.string().describe('The command that produced this stage, e.g. /dr-plan.'),
+      capturedBy: z.enum(['agent', 'operator']).default('agent').describe('Who wrote the note.'),
+      recommendedNext: z.string().describe('The primary next command, e.g. /dr-do.'),
+      body: z.string().describe('Markdown body: summary, results, next steps.'),
+      options: z.array(z.string()).optional().describe('Other next options, one line each: "</dr-x> | purpose".'),
+      capturedAt: z.string().optional().describe('ISO 8601 UTC time, e.g. 2026-01-31T12:00:00Z (default now).'),
     },
-    (args: { root?: string | undefined; task: string }) =>
-      guarded(() => {
-        const root = allow.resolveRoot(args.root);
-        const note = readStageSnapshot(root, args.task);
-        return jsonResult(note as unknown as Record<string, unknown>);
-      }),
-  );
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    run: async (args) => {
+      const root = allow.resolveRoot(args.root);
+      const writeOptions: Parameters<typeof writeStageSnapshot>[0] = {
+        root,
+        task: args.task,
+        stage: args.stage,
+        command: args.command,
+        capturedBy: args.capturedBy,
+        recommendedNext: args.recommendedNext,
+        body: args.body,
+        env,
+      };
+      if (args.options !== undefined) writeOptions.options = args.options;
+      if (args.capturedAt !== undefined) writeOptions.capturedAt = args.capturedAt;
+      const r = await writeStageSnapshot(writeOptions);
+      return jsonResult({ path: r.path, sizeBytes: r.sizeBytes, truncated: r.truncated, disabled: r.disabled });
+    },
+  });
 
-  const locationInput = {
-    sessionId: z.string().describe('Session id ([a-z0-9_-]+).'),
-    scope: z.enum(['agent', 'multiAgent']).default('agent'),
-    scopeId: z.string().default('iterations').describe('Agent or orchestrator id (default "iterations", where cairn_session_post saves).'),
-  };
-  server.registerTool(
-    'cairn_store_list',
-    {
-      title: 'List stored snapshots',
-      description: 'List sessions in the snapshot store, or, with sessionId, the history snapshot ids of one location (oldest first; page with limit/startAfter).',
-      inputSchema: {
-        sessionId: z.string().optional().describe('Session id; omit to list sessions.'),
-        scope: locationInput.scope,
-        scopeId: locationInput.scopeId,
-        limit: z.number().int().min(1).max(1000).default(100),
-        startAfter: z.string().optional().describe('Return ids after this UUID v7 (exclusive cursor).'),
-      },
-      annotations: READ_ONLY,
+  tools.add('cairn_stage_read', {
+    title: 'Read a stage note',
+    description: 'Read the stage note of a task (frontmatter and body). Call at the start of a session to resume where the last one stopped.',
+    input: { root: rootInput, task: taskInput },
+    annotations: READ_ONLY,
+    run: (args) => {
+      const root = allow.resolveRoot(args.root);
+      // The note's directory may be a planted link: prove where it really is before reading.
+      RootAllowlist.containedPath(root, stageSnapshotPath(root, args.task));
+      return jsonResult(readStageSnapshot(root, args.task));
     },
-    (args: { sessionId?: string | undefined; scope: Scope; scopeId: string; limit: number; startAfter?: string | undefined }) =>
-      guarded(async () => {
-        const storage = await store();
-        if (args.sessionId === undefined) return jsonResult({ sessions: await storage.listSessions() });
-        const location = { sessionId: args.sessionId, scope: args.scope, scopeId: args.scopeId };
-        const params: Parameters<ManagedSnapshotStorage['listSnapshotIds']>[0] = { location, limit: args.limit };
-        if (args.startAfter !== undefined) params.startAfter = args.startAfter;
-        return jsonResult({ location, ids: await storage.listSnapshotIds(params) });
-      }),
-  );
+  });
 
-  server.registerTool(
-    'cairn_store_show',
-    {
-      title: 'Read a stored snapshot',
-      description: 'Read one snapshot of a session from the store: the latest, or a history snapshot by id (e.g. an iteration record saved by cairn_session_post).',
-      inputSchema: { ...locationInput, snapshotId: z.string().optional().describe('History id; omit for the latest.') },
-      annotations: READ_ONLY,
+  tools.add('cairn_store_list', {
+    title: 'List stored snapshots',
+    description:
+      'List the sessions in the snapshot store, or, with sessionId, the history snapshot ids of one location, oldest first (page with limit and startAfter). ' +
+      'Use it to find the iteration records cairn_session_post saved.',
+    input: {
+      sessionId: sessionIdInput.optional().describe('Session id ([a-z0-9_-]+); omit to list the sessions.'),
+      scope: scopeInput,
+      scopeId: scopeIdInput,
+      limit: z.number().int().min(1).max(1000).default(100).describe('At most this many ids.'),
+      startAfter: z.string().optional().describe('Return ids after this UUID v7 (exclusive cursor: the last id of the previous page).'),
     },
-    (args: { sessionId: string; scope: Scope; scopeId: string; snapshotId?: string | undefined }) =>
-      guarded(async () => {
-        const location = { sessionId: args.sessionId, scope: args.scope, scopeId: args.scopeId };
-        const params: Parameters<ManagedSnapshotStorage['loadSnapshot']>[0] = { location };
-        if (args.snapshotId !== undefined) params.snapshotId = args.snapshotId;
-        const snapshot = await (await store()).loadSnapshot(params);
-        if (snapshot === null) throw new CairnError('ERR_NOT_FOUND', `no snapshot ${args.snapshotId ?? 'latest'} for ${args.sessionId}/${args.scope}/${args.scopeId}`);
-        return jsonResult({ location, snapshotId: args.snapshotId ?? 'latest', snapshot: snapshot });
-      }),
-  );
+    annotations: READ_ONLY,
+    run: async (args) => {
+      const storage = await store();
+      if (args.sessionId === undefined) return jsonResult({ sessions: await storage.listSessions() });
+      const location = { sessionId: args.sessionId, scope: args.scope, scopeId: args.scopeId };
+      const params: Parameters<ManagedSnapshotStorage['listSnapshotIds']>[0] = { location, limit: args.limit };
+      if (args.startAfter !== undefined) params.startAfter = args.startAfter;
+      return jsonResult({ location, ids: await storage.listSnapshotIds(params) });
+    },
+  });
+
+  tools.add('cairn_store_show', {
+    title: 'Read a stored snapshot',
+    description: 'Read one snapshot of a session from the store: the latest, or a history snapshot by id (e.g. an iteration record cairn_session_post saved; find ids with cairn_store_list).',
+    input: { sessionId: sessionIdInput, scope: scopeInput, scopeId: scopeIdInput, snapshotId: z.string().optional().describe('History snapshot id (UUID v7); omit for the latest.') },
+    annotations: READ_ONLY,
+    run: async (args) => {
+      const location = { sessionId: args.sessionId, scope: args.scope, scopeId: args.scopeId };
+      const params: Parameters<ManagedSnapshotStorage['loadSnapshot']>[0] = { location };
+      if (args.snapshotId !== undefined) params.snapshotId = args.snapshotId;
+      const snapshot = await (await store()).loadSnapshot(params);
+      if (snapshot === null) {
+        throw new CairnError('ERR_NOT_FOUND', `no snapshot ${args.snapshotId ?? 'latest'} for ${args.sessionId}/${args.scope}/${args.scopeId}; list what exists with cairn_store_list`);
+      }
+      return jsonResult({ location, snapshotId: args.snapshotId ?? 'latest', snapshot });
+    },
+  });
+
+  tools.install();
 
   const schemaText = JSON.stringify(RepoSnapshotSchema, null, 2);
-  for (const uri of ['axiom://schema/RepoSnapshot', 'cairn://schema/RepoSnapshot']) {
+  for (const [uri, name] of [
+    ['axiom://schema/RepoSnapshot', 'RepoSnapshot schema (axiom)'],
+    ['cairn://schema/RepoSnapshot', 'RepoSnapshot schema'],
+  ] as const) {
     server.registerResource(
-      uri === 'axiom://schema/RepoSnapshot' ? 'RepoSnapshot schema (axiom)' : 'RepoSnapshot schema',
+      name,
       uri,
-      { title: 'RepoSnapshot JSON Schema', description: 'JSON Schema (draft 2020-12) of the document cairn_repo_snapshot returns.', mimeType: 'application/schema+json' },
+      { title: 'RepoSnapshot JSON Schema', description: 'JSON Schema (draft 2020-12) of the document cairn_repo_snapshot returns as structuredContent.', mimeType: 'application/schema+json' },
       () => ({ contents: [{ uri, mimeType: 'application/schema+json', text: schemaText }] }),
     );
   }
@@ -341,7 +321,9 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
   const close = server.close.bind(server);
   server.close = async () => {
     await close();
-    if (storePromise) await (await storePromise.catch(() => undefined))?.close();
+    const opened = storePromise;
+    storePromise = undefined;
+    if (opened) await (await opened.catch(() => undefined))?.close();
   };
   return server;
 }
