@@ -10,6 +10,7 @@ import { SessionError } from '../../src/store/errors.js';
 import { openPostgresStorageFromUrl, PostgresStorage } from '../../src/store/postgres-storage.js';
 import type { Snapshot, SnapshotLocation } from '../../src/store/types.js';
 import { createUuidV7Generator } from '../../src/store/uuid.js';
+import { runCli } from '../support/cli.js';
 import type { PgServerInfo } from '../support/servers.js';
 import { dropSchema, pgStorageOn, serverSuite, uniqueName } from '../support/servers-stores.js';
 
@@ -232,4 +233,32 @@ describe('PostgresStorage on PostgreSQL', () => {
     expect((await a.loadSnapshot({ location: l }))?.data).toEqual({ who: 'a' });
     await Promise.all([a.close(), b.close()]);
   });
+});
+
+describe('cairn store --store postgres://… (the built CLI against the server)', () => {
+  it('lists, measures, prunes, verifies and deletes a session', async () => {
+    const schema = freshSchema();
+    const s = pgStorageOn(server(), { schema });
+    const l = loc();
+    const ids = ['019c9bf1-14e5-7eef-8a3b-1c2d3e4f5a6b', '019c9bf1-1d34-7eef-9a3b-1c2d3e4f5a6b', '019c9bf1-24bb-7eef-aa3b-1c2d3e4f5a6b'];
+    for (const id of ids) await s.saveSnapshot({ location: l, snapshotId: id, isLatest: false, snapshot: snapshot() });
+    await s.close();
+    const url = `${server().url}?schema=${schema}`;
+    const list = runCli(['store', 'list', '--store', url, '--session', l.sessionId, '--json']);
+    expect(list.status, list.stderr).toBe(0);
+    for (const id of ids) expect(list.stdout).toContain(id);
+    const prune = runCli(['store', 'prune', '--store', url, '--session', l.sessionId, '--scope', 'agent', '--scope-id', 'test-agent', '--keep-last', '1', '--json']);
+    expect(prune.status, prune.stderr).toBe(0);
+    const after = pgStorageOn(server(), { schema });
+    expect(await after.listSnapshotIds({ location: l })).toEqual([ids[2]]);
+    const verify = runCli(['store', 'verify', '--store', url]);
+    expect(verify.status, verify.stdout + verify.stderr).toBe(0);
+    const del = runCli(['store', 'delete-session', '--store', url, '--session', l.sessionId]);
+    expect(del.status, del.stderr).toBe(0);
+    expect(await after.listSessions()).toEqual([]);
+    await after.close();
+    const down = runCli(['store', 'list', '--store', 'postgres://postgres@127.0.0.1:9/cairn']);
+    expect(down.status).toBe(1);
+    expect(down.stderr).toContain('ERR_BACKEND_UNAVAILABLE');
+  }, 60_000);
 });

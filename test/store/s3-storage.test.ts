@@ -9,6 +9,7 @@ import { SessionError } from '../../src/store/errors.js';
 import { openS3StorageFromUrl, S3Storage, type S3ClientLike } from '../../src/store/s3-storage.js';
 import type { Snapshot, SnapshotLocation } from '../../src/store/types.js';
 import { createUuidV7Generator } from '../../src/store/uuid.js';
+import { runCli } from '../support/cli.js';
 import type { S3ServerInfo } from '../support/servers.js';
 import { s3StorageOn, serverSuite, uniqueName } from '../support/servers-stores.js';
 
@@ -370,4 +371,33 @@ describe('S3Storage through its URL form', () => {
     expect(await s.listSessions()).toEqual([l.sessionId]);
     await s.close();
   });
+});
+
+describe('cairn store --store s3://… (the built CLI against the gateway)', () => {
+  it('lists, measures, verifies and deletes a session, with credentials only in the environment', async () => {
+    const info = server();
+    const cliPrefix = `${prefix}/cli`;
+    const s = s3StorageOn(info, { prefix: cliPrefix });
+    const l = loc();
+    await s.saveSnapshot({ location: l, snapshotId: 'latest', isLatest: true, snapshot: snapshot() });
+    await s.saveSnapshot({ location: l, snapshotId: '019c9bf1-14e5-7eef-8a3b-1c2d3e4f5a6b', isLatest: false, snapshot: snapshot() });
+    await s.close();
+    const url = `s3://${info.bucket}/${cliPrefix}?endpoint=${encodeURIComponent(info.endpoint)}&region=us-east-1&forcePathStyle=1`;
+    const env = { AWS_ACCESS_KEY_ID: info.accessKeyId, AWS_SECRET_ACCESS_KEY: info.secretAccessKey };
+    const list = runCli(['store', 'list', '--store', url, '--session', l.sessionId, '--json'], { env });
+    expect(list.status, list.stderr).toBe(0);
+    expect(list.stdout).toContain(l.sessionId);
+    expect(list.stdout).toContain('019c9bf1-14e5-7eef-8a3b-1c2d3e4f5a6b');
+    const du = runCli(['store', 'du', '--store', url, '--json'], { env });
+    expect(du.status, du.stderr).toBe(0);
+    expect(JSON.stringify(JSON.parse(du.stdout))).toContain('"history":1');
+    const verify = runCli(['store', 'verify', '--store', url, '--json'], { env });
+    expect(verify.status, verify.stdout + verify.stderr).toBe(0);
+    const del = runCli(['store', 'delete-session', '--store', url, '--session', l.sessionId], { env });
+    expect(del.status, del.stderr).toBe(0);
+    expect(await rawKeys(`${cliPrefix}/${l.sessionId}/`)).toEqual([]);
+    const noCreds = runCli(['store', 'list', '--store', url], { env: { AWS_ACCESS_KEY_ID: info.accessKeyId, AWS_SECRET_ACCESS_KEY: 'wrong' } });
+    expect(noCreds.status).toBe(1);
+    expect(noCreds.stderr).toMatch(/HTTP 403/);
+  }, 60_000);
 });
