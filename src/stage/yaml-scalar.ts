@@ -1,26 +1,20 @@
-import { parse } from 'yaml';
 import { hasLoneSurrogate } from '../core/utf8.js';
 import { CairnError } from '../core/errors.js';
 
-// Simple tokens (stage names, /dr-commands, task ids, timestamps) stay plain, as the seed's
+// Simple tokens (stage names, /dr-commands, task ids, agent names) stay plain, as the seed's
 // example shows them; everything else is double-quoted, so no value can start a new field.
-const PLAIN_CANDIDATE = /^[A-Za-z0-9_/][A-Za-z0-9_/.:+@-]*$/;
+// A plain token must start with a letter, `_` or `/` (so no number, indicator or `.inf`), must
+// not end with `:` (a mapping key), and must not be a word YAML 1.1 or 1.2 reads as a boolean
+// or null. Checked without a YAML parser, which keeps the writer's start-up light; the property
+// tests prove the rule against the `yaml` package.
+const PLAIN_TOKEN = /^[A-Za-z_/][A-Za-z0-9_/.:+@-]*$/;
+const NON_STRING_WORDS = /^(y|yes|n|no|true|false|on|off|null)$/i;
+// A timestamp stays plain as in the seed; YAML 1.2 core reads it as the string.
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
-function parsesBackAs(text: string, value: string, version: '1.1' | '1.2'): boolean {
-  try {
-    return (parse(`k: ${text}\n`, { version }) as { k?: unknown } | null)?.k === value;
-  } catch {
-    return false;
-  }
-}
-
 function isSafePlain(value: string): boolean {
-  if (!PLAIN_CANDIDATE.test(value)) return false;
-  if (!parsesBackAs(value, value, '1.2')) return false;
-  // YAML 1.1 readers turn yes/no/on/off, 0777 and 1:20 into other types; quote those.
-  // A timestamp stays plain as in the seed (YAML 1.2 core reads it as the string).
-  return ISO_TIMESTAMP.test(value) || parsesBackAs(value, value, '1.1');
+  if (ISO_TIMESTAMP.test(value)) return true;
+  return PLAIN_TOKEN.test(value) && !value.endsWith(':') && !NON_STRING_WORDS.test(value);
 }
 
 function hex(n: number, width: number): string {

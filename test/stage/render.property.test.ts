@@ -29,7 +29,7 @@ function validUtf8(b: Uint8Array): boolean {
 // Any text a caller could pass, including newlines, quotes, YAML indicators and astral characters.
 const anyText = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 60 }),
-  fc.constantFrom('true', 'null', '~', '1', '0o17', 'yes', '- x', ': x', '#c', '"q"', "'s'", '[a]', '{b: 1}', '|', '>', '*a', '&a', '!t', '%x', '@x', '`x`', '---', '...', ' lead', 'trail ', 'a\nb: c', '\u2028', '\u0085', '\ufeff'),
+  fc.constantFrom('true', 'null', '~', '1', '0o17', 'yes', '- x', ': x', '#c', '"q"', "'s'", '[a]', '{b: 1}', '|', '>', '*a', '&a', '!t', '%x', '@x', '`x`', '---', '...', ' lead', 'trail ', 'a\nb: c', '\u2028', '\u0085', '\ufeff', '1:20', 'a:', 'a:b', 'Null', 'On', 'y', 'N', 'TRUE', '0x1F', '1e3', '.inf', '.NaN', '=', '<<', '_x', '/x:', 'http://h/p', 'a#b', 'a #b'),
 );
 const nonEmptyText = anyText.filter((s) => s.length > 0);
 

@@ -2,13 +2,8 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import { isCairnError } from '../../core/errors.js';
 import { ExitCode, writeJson, type CliIO } from '../io.js';
-import {
-  readStageSnapshot,
-  validateStageSnapshot,
-  writeStageSnapshot,
-  missingRequiredFlags,
-  type WriteStageSnapshotOptions,
-} from '../../stage/index.js';
+// The library is loaded when a command runs, so other commands do not pay for it.
+import type { WriteStageSnapshotOptions } from '../../stage/index.js';
 
 const WRITE_SYNOPSIS = `Usage: cairn stage write --root <dir> --task <TASK-ID> --stage <stage> --command </dr-name>
                          --captured-by <agent|operator> --recommended-next </dr-name>
@@ -111,6 +106,7 @@ async function runWrite(args: readonly string[], io: CliIO): Promise<void> {
     throw new ExitCode(code);
   };
   if (parsed.kind === 'usage') return fail(parsed.message, 2, false);
+  const { missingRequiredFlags, writeStageSnapshot } = await import('../../stage/write.js');
   const v = parsed.values;
   const missing = missingRequiredFlags(v);
   if (missing.length > 0) return fail(`missing required flag(s): ${missing.join(' ')}`, 2, parsed.json);
@@ -170,7 +166,8 @@ export function registerStageCommands(program: Command, io: CliIO): void {
     .option('--dir <dir>', 'snapshot directory below the root', 'datarim/snapshots')
     .option('--validate-frontmatter', 'also check every frontmatter field, size_bytes against the real size and truncated against the marker')
     .option('--json', 'print {task_id, path, status, exitCode, problems} as JSON')
-    .action((opts: { task: string; root?: string; dir: string; validateFrontmatter?: boolean; json?: boolean }) => {
+    .action(async (opts: { task: string; root?: string; dir: string; validateFrontmatter?: boolean; json?: boolean }) => {
+      const { validateStageSnapshot } = await import('../../stage/validate.js');
       const root = path.resolve(io.cwd, opts.root ?? '.');
       const check = validateStageSnapshot(root, opts.task, { dir: opts.dir, validateFrontmatter: opts.validateFrontmatter === true });
       if (opts.json) {
@@ -189,7 +186,8 @@ export function registerStageCommands(program: Command, io: CliIO): void {
     .option('--root <dir>', 'repository root (default: the current directory)')
     .option('--dir <dir>', 'snapshot directory below the root', 'datarim/snapshots')
     .option('--json', 'print {task_id, path, frontmatter, body} as JSON')
-    .action((task: string, opts: { root?: string; dir: string; json?: boolean }) => {
+    .action(async (task: string, opts: { root?: string; dir: string; json?: boolean }) => {
+      const { readStageSnapshot } = await import('../../stage/read.js');
       const root = path.resolve(io.cwd, opts.root ?? '.');
       const note = readStageSnapshot(root, task, { dir: opts.dir });
       if (opts.json) writeJson(io, note);
