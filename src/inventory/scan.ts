@@ -28,6 +28,8 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 /** Bytes charged to a file whose size is unknown yet (no cache record). */
 const UNKNOWN_FILE_WEIGHT = 16 * 1024;
 const READ_BUFFER_BYTES = 1 << 20;
+/** Files hashed on the main thread before worker threads are worth starting. */
+const INLINE_FIRST_FILES = 400;
 
 interface Prepared {
   rootReal: string;
@@ -178,7 +180,7 @@ class ScanRun {
     readonly p: Prepared,
     readonly options: ScanOptions,
   ) {
-    this.racyFromMs = Date.now() - RACY_MARGIN_MS;
+    this.racyFromMs = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
     this.walker = new Walker({
       rootReal: p.rootReal,
       include: p.include,
@@ -405,8 +407,9 @@ export async function scanTree(root: string, options: ScanOptions = {}): Promise
     if (options.signal?.aborted) throw abortError();
     return runSync(prepared, options);
   }
-  // Spawn before walking: worker start-up overlaps the first directory listings.
-  const pool = new HashPool(prepared.jobs);
+  // Workers cost ~30 ms each to start: the first files are hashed here, and the pool is only
+  // spawned once the tree proves bigger than that (small trees finish before it would be up).
+  let pool: HashPool | null = null;
   let abortListener: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
     abortListener = () => reject(abortError());
@@ -418,8 +421,9 @@ export async function scanTree(root: string, options: ScanOptions = {}): Promise
     let failure: Error | undefined;
     const inFlight = new Set<Promise<void>>();
     let batch = new PendingBatch();
+    let inline = 0;
     const dispatch = (): void => {
-      if (batch.slots.length === 0) return;
+      if (batch.slots.length === 0 || pool === null) return;
       const b = batch;
       batch = new PendingBatch();
       const p = pool.submit(b.request(prepared.withDigest)).then(
@@ -440,6 +444,16 @@ export async function scanTree(root: string, options: ScanOptions = {}): Promise
         const slot = run.pull();
         if (slot === null) break;
         if (slot.done) continue;
+        if (pool === null) {
+          if (inline < INLINE_FIRST_FILES) {
+            inline++;
+            const one = new PendingBatch();
+            run.addToBatch(one, slot);
+            run.applyBatch(one, runBatch(fs, crypto, run.buf, { ...one.request(prepared.withDigest), id: -1 }));
+            continue;
+          }
+          pool = new HashPool(prepared.jobs);
+        }
         // A big file goes alone, so one long hash does not hold up a batch of small ones.
         const cachedSize = (() => {
           const i = prepared.previous.files.index.get(slot.item.cacheKey);
@@ -463,6 +477,6 @@ export async function scanTree(root: string, options: ScanOptions = {}): Promise
     throw new CairnError('ERR_IO', `scan failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e, exitCode: 1 });
   } finally {
     if (abortListener !== undefined) options.signal?.removeEventListener('abort', abortListener);
-    await pool.close();
+    await pool?.close();
   }
 }

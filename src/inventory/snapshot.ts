@@ -34,7 +34,7 @@ export async function snapshotRootDetailed(root: string, options: RepoSnapshotOp
   }
   const { maxFiles, maxBytes } = snapshotLimits(options);
   const scanOptions: Parameters<typeof scanTree>[1] = { maxFiles, maxBytes };
-  for (const k of ['include', 'exclude', 'respectGitignore', 'withContentDigest', 'cache', 'cacheDir', 'jobs', 'signal', 'onProgress', 'onSkip', 'onWarning'] as const) {
+  for (const k of ['include', 'exclude', 'respectGitignore', 'withContentDigest', 'cache', 'cacheDir', 'jobs', 'signal', 'onProgress', 'onSkip', 'onWarning', 'racyMarginMs'] as const) {
     if (options[k] !== undefined) (scanOptions as Record<string, unknown>)[k] = options[k];
   }
   const r = await scanTree(root, scanOptions);

@@ -95,6 +95,11 @@ export interface ScanOptions {
   onSkip?: (s: SkippedEntry) => void;
   /** Notices about the cache (discarded, not writable); never thrown, never printed by the library. */
   onWarning?: (w: ScanWarning) => void;
+  /**
+   * Racy-timestamp margin in ms (default 2000): entries changed less than this before the scan
+   * started are not trusted from the cache next time. Lower it only in tests.
+   */
+  racyMarginMs?: number;
 }
 
 export interface ScanResult {
@@ -125,6 +130,8 @@ export interface RepoSnapshotOptions {
   onProgress?: (p: ScanProgress) => void;
   onSkip?: (s: SkippedEntry) => void;
   onWarning?: (w: ScanWarning) => void;
+  /** See ScanOptions.racyMarginMs (tests only). */
+  racyMarginMs?: number;
 }
 
 /** `snapshotRootDetailed` result: the document plus what was left out of it and why. */

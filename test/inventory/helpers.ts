@@ -1,0 +1,61 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** A fresh temp dir (real path) removed by the returned cleanup. */
+export function tempDir(prefix = 'cairn-inv-'): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  created.push(d);
+  return fs.realpathSync(d);
+}
+
+const created: string[] = [];
+
+/** Removes every temp dir made by tempDir (call from afterAll/afterEach). */
+export function cleanupTempDirs(): void {
+  for (const d of created.splice(0)) {
+    try {
+      fs.chmodSync(d, 0o755);
+    } catch {
+      // already gone
+    }
+    fs.rmSync(d, { recursive: true, force: true });
+  }
+}
+
+/** Writes files: a string value is file content, `null` makes an empty directory. */
+export function writeTree(root: string, files: Record<string, string | Buffer | null>): void {
+  for (const [rel, content] of Object.entries(files)) {
+    const abs = path.join(root, rel);
+    if (content === null) {
+      fs.mkdirSync(abs, { recursive: true });
+      continue;
+    }
+    fs.mkdirSync(path.dirname(abs), { recursive: true });
+    fs.writeFileSync(abs, content);
+  }
+}
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' },
+  });
+}
+
+/**
+ * What git lists for a tree with only .gitignore files as ignore sources: tracked + untracked,
+ * not ignored (core.excludesFile off; .git/info/exclude is empty in a fresh repo).
+ */
+export function gitListedPaths(cwd: string): string[] {
+  const out = git(cwd, '-c', 'core.excludesFile=/dev/null', '-c', 'core.quotePath=false', 'ls-files', '-z', '-co', '--exclude-per-directory=.gitignore');
+  return [...new Set(out.split('\0').filter((p) => p !== ''))];
+}
+
+/** Sorts paths by UTF-8 bytes (the snapshot order). */
+export function sortUtf8(paths: string[]): string[] {
+  return [...paths].sort((a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+}
