@@ -21,6 +21,7 @@ import {
 } from './files.js';
 import * as git from './git.js';
 import { InventoryStore, type InventoryPruneResult } from './inventory-store.js';
+import { recoverInvalidNames } from './supplement.js';
 import { findTestResults, parseTestOutput } from './test-results.js';
 import type {
   AiwgState,
@@ -190,9 +191,10 @@ export class SnapshotManager {
     ensureSelfIgnored(cairnDir);
     const root = path.resolve(projectRoot);
     // The state dir is reported through the aiwg fields, and the iteration's own files are not work.
-    const exclude = [stateDir, iterationDir, cairnDir]
-      .map((dir) => excludeGlobFor(root, dir))
-      .filter((glob): glob is string => glob !== null);
+    const excludedDirs = [stateDir, iterationDir, cairnDir]
+      .map((dir) => relativeInside(root, dir))
+      .filter((rel): rel is string => rel !== null);
+    const exclude = excludedDirs.filter((rel) => !/[*?[\]{}\\]/.test(rel)).map((rel) => `${rel}/**`);
     const scanOptions: ScanOptions = {
       respectGitignore: this.options.respectGitignore ?? true,
       withContentDigest: true,
@@ -203,11 +205,19 @@ export class SnapshotManager {
     // $XDG_CACHE_HOME/cairn) and refuses one inside it; a caller may still choose the place.
     if (this.options.cacheDir !== undefined) scanOptions.cacheDir = path.resolve(projectRoot, this.options.cacheDir);
     const result = scanTreeSync(root, scanOptions);
+    const isExcluded = (rel: string): boolean => excludedDirs.some((dir) => rel === dir || rel.startsWith(`${dir}/`));
+    const recovered = recoverInvalidNames(root, result.skipped, isExcluded);
+    const files = recovered.entries.length > 0 ? [...result.files, ...recovered.entries] : result.files;
     const store = this.inventoryStore(projectRoot);
-    const stored = store.put(result.files);
-    const ref: InventoryRef = { digest: stored.digest, files: result.counts.files, bytes: result.counts.bytes, skipped: result.skipped.length };
-    if (result.skipped.length > 0) {
-      ref.skippedPaths = result.skipped.slice(0, SKIPPED_PATHS_LISTED).map((s) => ({ path: s.path, reason: s.reason }));
+    const stored = store.put(files);
+    const ref: InventoryRef = {
+      digest: stored.digest,
+      files: files.length,
+      bytes: files.reduce((sum, f) => sum + f.bytes, 0),
+      skipped: recovered.stillSkipped.length,
+    };
+    if (recovered.stillSkipped.length > 0) {
+      ref.skippedPaths = recovered.stillSkipped.slice(0, SKIPPED_PATHS_LISTED).map((s) => ({ path: s.path, reason: s.reason }));
     }
     return { ref, store };
   }
@@ -224,12 +234,11 @@ function requirePaths(method: string, projectRoot: unknown, iterationDir: unknow
   }
 }
 
-/** `<dir>/**` relative to root, or null when dir is outside root, is root, or has glob characters. */
-function excludeGlobFor(root: string, dir: string): string | null {
+/** `dir` as a POSIX path relative to root, or null when it is outside root or is root itself. */
+function relativeInside(root: string, dir: string): string | null {
   const relative = toPosixRelative(root, path.resolve(root, dir));
   if (relative === '' || relative === '..' || relative.startsWith('../') || path.isAbsolute(relative)) return null;
-  if (/[*?[\]{}\\]/.test(relative)) return null;
-  return `${relative}/**`;
+  return relative;
 }
 
 /**

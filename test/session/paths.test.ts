@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SnapshotManager } from '../../src/session/index.js';
-import { commitAll, git, makeRepo, removeDir, seedIterationDir, write, useTempCacheHome } from './helpers.js';
+import { commitAll, git, makeRepo, makeTempDir, removeDir, seedIterationDir, write, useTempCacheHome } from './helpers.js';
 
 useTempCacheHome();
 
@@ -46,7 +46,7 @@ describe('hostile path names', () => {
     commitAll(root, `subject with $(touch ${CANARY}) and \`touch ${CANARY}\``);
     const manager = new SnapshotManager(root);
     const dir = seedIterationDir(root);
-    manager.capturePreSnapshot(root, dir);
+    const pre = manager.capturePreSnapshot(root, dir);
 
     for (const name of HOSTILE_NAMES) write(root, `tracked/${name}`, 'v2\n');
     commitAll(root, 'modify all');
@@ -64,6 +64,11 @@ describe('hostile path names', () => {
     expect(post.git.unstaged.slice().sort()).toEqual(expectedTracked);
     expect(post.git.staged).toEqual([`fresh/${HOSTILE_NAMES[0] as string}`]);
     expect(post.git.untracked.filter((p) => !p.startsWith('.aiwg/')).sort()).toEqual(HOSTILE_NAMES.slice(1).map((n) => `fresh/${n}`).sort());
+    // The working-tree diff sees them too, also names the repo-snapshot engine cannot inventory.
+    const diff = manager.calculateDiff(pre, post);
+    expect(diff.filesAdded.slice().sort()).toEqual(HOSTILE_NAMES.map((n) => `fresh/${n}`).sort());
+    expect(diff.filesModified.slice().sort()).toEqual(expectedTracked);
+    expect(post.inventory?.skipped).toBe(0);
     expect(canaryAppeared(root)).toBe(false);
   });
 
@@ -83,6 +88,33 @@ describe('hostile path names', () => {
       }),
       { numRuns: 30 },
     );
+  });
+});
+
+describe('names the repo-snapshot engine skips', () => {
+  it('are recovered for the diff unless git ignores them', () => {
+    const root = repo();
+    write(root, '.gitignore', 'ignored*\n');
+    commitAll(root, 'init');
+    const manager = new SnapshotManager(root);
+    const dir = seedIterationDir(root);
+    const pre = manager.capturePreSnapshot(root, dir);
+    write(root, 'weird"dir/inner.txt', 'i');
+    write(root, 'trailing-dot.', 't');
+    write(root, 'ignored"file', 'x');
+    const post = manager.capturePostSnapshot(root, dir);
+    expect(manager.calculateDiff(pre, post).filesAdded).toEqual(['trailing-dot.', 'weird"dir/inner.txt']);
+  });
+
+  it('are recovered outside git by walking them', () => {
+    const root = makeTempDir();
+    dirs.push(root);
+    const manager = new SnapshotManager(root);
+    const dir = path.join(root, '.cairn', 'iterations', '001');
+    const pre = manager.capturePreSnapshot(root, dir);
+    write(root, 'new\nline/deep/file.txt', 'n');
+    const post = manager.capturePostSnapshot(root, dir);
+    expect(manager.calculateDiff(pre, post).filesAdded).toEqual(['new\nline/deep/file.txt']);
   });
 });
 
