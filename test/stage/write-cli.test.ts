@@ -161,6 +161,10 @@ describe('argument grammar', () => {
     const args = writeArgs({ root, capturedBy: '--weird' }, scratch);
     expect(runCli(args).status).toBe(0);
     expect(frontmatterLines(notePath(root))).toContain('captured_by: "--weird"');
+    // cairn's own -V/--help must not swallow a value either
+    const r = runCli(writeArgs({ root, capturedBy: '-V', recommendedNext: '--help' }, scratch));
+    expect(r.status).toBe(0);
+    expect(frontmatterLines(notePath(root))).toEqual(expect.arrayContaining(['captured_by: "-V"', 'recommended_next: "--help"']));
     const args2 = writeArgs({ root }, scratch);
     args2.splice(args2.indexOf('--stage'), 2, '--stage=qa');
     expect(runCli(args2).status).toBe(0);

@@ -91,6 +91,10 @@ function resolveFrom(cwd: string, p: string | undefined): string | undefined {
   return p === undefined || p === '' ? p : path.resolve(cwd, p);
 }
 
+/**
+ * `-h/--help` prints the full usage on stdout and exits 0 (upstream exits 2): help is a request,
+ * not a mistake, and every other cairn command exits 0 for it. Usage errors still exit 2.
+ */
 async function runWrite(args: readonly string[], io: CliIO): Promise<void> {
   // The kill switch wins over everything, even garbage arguments (as upstream).
   if (io.env.DATARIM_DISABLE_SNAPSHOT === '1') return;
@@ -143,14 +147,19 @@ async function runWrite(args: readonly string[], io: CliIO): Promise<void> {
 
 /** Registers `cairn stage write|check|show` on the program. */
 export function registerStageCommands(program: Command, io: CliIO): void {
+  // `stage write` owns every word after it: a value such as `--captured-by -V` must reach the
+  // writer, not print cairn's version. Program options therefore go before the subcommand.
+  program.enablePositionalOptions();
   const stage = program
     .command('stage')
+    .enablePositionalOptions()
     .description('Stage notes: a per-task markdown note (YAML frontmatter, 8 KiB cap) for the next session to resume from');
 
   stage
     .command('write')
     .description('Write <root>/datarim/snapshots/<TASK-ID>.snapshot.md (the seed writer\'s flags and exit codes; see `cairn stage write --help`)')
     .helpOption(false)
+    .passThroughOptions()
     .allowUnknownOption()
     .allowExcessArguments()
     .argument('[flags...]')
