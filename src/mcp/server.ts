@@ -78,7 +78,7 @@ const snapshotInput = {
   withContentDigest: z.boolean().default(true).describe('Hash file contents (sha256); false records sizes only (fast on huge trees).'),
 };
 
-const taskInput = z.string().describe('Task id, e.g. TUNE-0042 or DEV-1438-fix-auth (^[A-Z]{2,10}-[0-9]{4}(-[A-Za-z0-9]+)*$).');
+const taskInput = z.string().min(1).describe('Task id, e.g. TUNE-0042 or DEV-1438-fix-auth (^[A-Z]{2,10}-[0-9]{4}(-[A-Za-z0-9]+)*$).');
 const sessionIdInput = z.string().describe('Session id ([a-z0-9_-]+).');
 const scopeInput = z.enum(['agent', 'multiAgent']).default('agent').describe('"agent" for one agent\'s snapshots, "multiAgent" for an orchestrator\'s.');
 const scopeIdInput = z.string().default('iterations').describe('Agent or orchestrator id (default "iterations", where cairn_session_post saves).');
@@ -222,10 +222,10 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
     input: {
       root: rootInput,
       task: taskInput,
-      stage: z.string().describe('Stage token, e.g. plan, do, qa (lowercase, ^[a-z][a-z0-9-]{0,31}$).'),
-      command: z.string().describe('The command that produced this stage, e.g. /dr-plan.'),
+      stage: z.string().min(1).describe('Stage token, e.g. plan, do, qa (lowercase, ^[a-z][a-z0-9-]{0,31}$).'),
+      command: z.string().min(1).describe('The command that produced this stage, e.g. /dr-plan.'),
       capturedBy: z.enum(['agent', 'operator']).default('agent').describe('Who wrote the note.'),
-      recommendedNext: z.string().describe('The primary next command, e.g. /dr-do.'),
+      recommendedNext: z.string().min(1).describe('The primary next command, e.g. /dr-do.'),
       body: z.string().describe('Markdown body: summary, results, next steps.'),
       options: z.array(z.string()).optional().describe('Other next options, one line each: "</dr-x> | purpose".'),
       capturedAt: z.string().optional().describe('ISO 8601 UTC time, e.g. 2026-01-31T12:00:00Z (default now).'),
