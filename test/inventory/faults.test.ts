@@ -1,0 +1,95 @@
+// Files that vanish, change type or cannot be read while the scan runs: never a crash, never a
+// wrong hash; each is reported as skipped with its reason.
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { scanTreeSync, type ScanOptions } from '../../src/inventory/index.js';
+import { CLI } from '../support/cli.js';
+import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
+
+afterAll(cleanupTempDirs);
+
+/**
+ * Runs a scan that calls `act` once, right after the first file is done. With a budget set the
+ * synchronous engine finishes each file before pulling the next, and the directory was listed
+ * already: so whatever `act` does happens between readdir and open of the later entries.
+ */
+function scanWithHook(root: string, act: () => void, extra: ScanOptions = {}) {
+  let fired = false;
+  return scanTreeSync(root, {
+    cache: false,
+    maxFiles: 1000,
+    ...extra,
+    onProgress: (p) => {
+      if (!fired && p.filesDone >= 1) {
+        fired = true;
+        act();
+      }
+    },
+  });
+}
+
+describe('mid-scan changes', () => {
+  it('reports a file deleted between listing and reading as vanished', () => {
+    const root = tempDir();
+    writeTree(root, { a: 'a', b: 'b', c: 'c' });
+    const r = scanWithHook(root, () => fs.rmSync(path.join(root, 'b')));
+    expect(r.files.map((f) => f.path)).toEqual(['a', 'c']);
+    expect(r.skipped).toEqual([{ path: 'b', reason: 'vanished', detail: 'ENOENT' }]);
+  });
+
+  it('reports a directory deleted before the walk reaches it as vanished', () => {
+    const root = tempDir();
+    writeTree(root, { a: 'a', 'd/x': 'x', z: 'z' });
+    const r = scanWithHook(root, () => fs.rmSync(path.join(root, 'd'), { recursive: true }));
+    expect(r.files.map((f) => f.path)).toEqual(['a', 'z']);
+    expect(r.skipped).toMatchObject([{ path: 'd', reason: 'vanished' }]);
+  });
+
+  it('does not follow a file that was swapped for a symlink mid-scan', () => {
+    const root = tempDir();
+    const outside = tempDir();
+    fs.writeFileSync(path.join(outside, 'secret'), 'SECRET');
+    writeTree(root, { a: 'a', b: 'b' });
+    const r = scanWithHook(root, () => {
+      fs.rmSync(path.join(root, 'b'));
+      fs.symlinkSync(path.join(outside, 'secret'), path.join(root, 'b'));
+    });
+    expect(r.files.map((f) => f.path)).toEqual(['a']);
+    expect(r.skipped).toEqual([{ path: 'b', reason: 'unstable', detail: 'replaced by a symlink during the scan' }]);
+  });
+
+  it('does not hang on a file swapped for a FIFO mid-scan', () => {
+    const root = tempDir();
+    writeTree(root, { a: 'a', b: 'b' });
+    const r = scanWithHook(root, () => {
+      fs.rmSync(path.join(root, 'b'));
+      execFileSync('mkfifo', [path.join(root, 'b')]);
+    });
+    expect(r.files.map((f) => f.path)).toEqual(['a']);
+    expect(r.skipped).toMatchObject([{ path: 'b', reason: 'not-regular-file' }]);
+  });
+});
+
+describe('unreadable files and directories', () => {
+  // Tests run as root, where chmod 000 does not stop reads. The scan therefore runs in a child
+  // process (the built CLI) with its uid dropped to `nobody`, where permissions do apply.
+  const canDrop = process.getuid?.() === 0 && fs.existsSync(CLI);
+
+  it.runIf(canDrop)('skips a chmod-000 file and directory with their reasons when run as an unprivileged user', () => {
+    const root = tempDir();
+    fs.chmodSync(root, 0o755);
+    writeTree(root, { ok: 'fine', secret: 'SECRET', 'locked/inner': 'x' });
+    fs.chmodSync(path.join(root, 'secret'), 0o000);
+    fs.chmodSync(path.join(root, 'locked'), 0o000);
+    const r = spawnSync(process.execPath, [CLI, 'snapshot', '--root', root, '--no-cache', '--verbose'], { encoding: 'utf8', uid: 65534, gid: 65534, env: { ...process.env, HOME: '/nonexistent', CI: '1' } });
+    expect(r.status, r.stderr).toBe(0);
+    const snap = JSON.parse(r.stdout) as { body: { files: { path: string }[] } };
+    expect(snap.body.files.map((f) => f.path)).toEqual(['ok']);
+    expect(r.stderr).toContain('skipped "locked": unreadable-dir (EACCES)');
+    expect(r.stderr).toContain('skipped "secret": unreadable (EACCES)');
+    expect(r.stderr).toContain('2 paths skipped');
+    expect(r.stdout).not.toContain('SECRET');
+  });
+});
