@@ -30,6 +30,12 @@ export function stageSnapshotPath(root: string, task: string, where: StageSnapsh
  * a missing note is ERR_NOT_FOUND (exit 1), a malformed one ERR_CORRUPT (exit 2).
  */
 export function readStageSnapshot(root: string, task: string, where: StageSnapshotLocation = {}): StageSnapshotNote {
+  const { bodyBytes, ...note } = readStageSnapshotBytes(root, task, where);
+  return { ...note, body: bodyBytes.toString('utf8') };
+}
+
+/** As readStageSnapshot, with the body as the exact bytes of the file (for printing it verbatim). */
+export function readStageSnapshotBytes(root: string, task: string, where: StageSnapshotLocation = {}): Omit<StageSnapshotNote, 'body'> & { bodyBytes: Buffer } {
   const file = stageSnapshotPath(root, task, where);
   let st: fs.Stats;
   try {
@@ -44,5 +50,5 @@ export function readStageSnapshot(root: string, task: string, where: StageSnapsh
   if (!st.isFile()) throw new CairnError('ERR_CORRUPT', `${file} is not a regular file`, { exitCode: 2, path: file });
   const parsed = parseStageSnapshot(fs.readFileSync(file));
   if (!parsed.ok) throw new CairnError('ERR_CORRUPT', `${file}: ${parsed.problem}`, { exitCode: 2, path: file });
-  return { task_id: task, path: file, frontmatter: parsed.note.frontmatter, body: parsed.note.body.toString('utf8') };
+  return { task_id: task, path: file, frontmatter: parsed.note.frontmatter, bodyBytes: parsed.note.body };
 }

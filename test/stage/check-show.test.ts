@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { spawnSync } from 'node:child_process';
+import { CLI, runCli } from '../support/cli.js';
 import { UPSTREAM_TRUNCATION_MARKER, readStageSnapshot, validateStageSnapshot, writeStageSnapshot } from '../../src/stage/index.js';
 import { cleanup, notePath, tempDir } from './support.js';
 
@@ -163,5 +164,15 @@ describe('cairn stage show', () => {
     expect(note.task_id).toBe(task);
     expect(note.frontmatter.size_bytes).toBe(fs.statSync(notePath(root)).size);
     expect(() => readStageSnapshot(root, 'TUNE-0002')).toThrow(expect.objectContaining({ code: 'ERR_NOT_FOUND', exitCode: 1 }) as Error);
+  });
+});
+
+describe('cairn stage show with a body that is not UTF-8', () => {
+  it('prints the body bytes verbatim', async () => {
+    const body = Buffer.from([0x61, 0xff, 0x0a, 0xc3, 0x28]);
+    await writeStageSnapshot({ root, task: 'TUNE-0003', stage: 'qa', command: '/dr-qa', capturedBy: 'agent', recommendedNext: '/dr-do', body });
+    const r = spawnSync(process.execPath, [CLI, 'stage', 'show', 'TUNE-0003', '--root', root]);
+    expect(r.status).toBe(0);
+    expect(Buffer.from(r.stdout).equals(body)).toBe(true);
   });
 });

@@ -196,10 +196,10 @@ export function registerStageCommands(program: Command, io: CliIO): void {
     .option('--dir <dir>', 'snapshot directory below the root', 'datarim/snapshots')
     .option('--json', 'print {task_id, path, frontmatter, body} as JSON')
     .action(async (task: string, opts: { root?: string; dir: string; json?: boolean }) => {
-      const { readStageSnapshot } = await import('../../stage/read.js');
+      const { readStageSnapshotBytes } = await import('../../stage/read.js');
       const root = path.resolve(io.cwd, opts.root ?? '.');
-      const note = readStageSnapshot(root, task, { dir: opts.dir });
-      if (opts.json) writeJson(io, note);
-      else io.stdout.write(note.body);
+      const { bodyBytes, ...note } = readStageSnapshotBytes(root, task, { dir: opts.dir });
+      if (opts.json) writeJson(io, { ...note, body: bodyBytes.toString('utf8') });
+      else io.stdout.write(bodyBytes); // verbatim, even if the body is not valid UTF-8
     });
 }
