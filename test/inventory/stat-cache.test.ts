@@ -1,0 +1,261 @@
+// The stat cache never changes an answer; a bad cache is ignored with a notice; abort leaves
+// no cache; progress is monotonic; the sync and threaded engines agree.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { scanTree, scanTreeSync, snapshotRootDetailed, type ScanOptions, type ScanProgress, type ScanResult } from '../../src/inventory/index.js';
+import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
+
+afterAll(cleanupTempDirs);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A small racy margin keeps the tests fast; sleeping past it lets entries be cached. */
+const MARGIN = 50;
+const strip = (r: ScanResult) => ({ files: r.files, truncated: r.truncated, counts: r.counts, skipped: r.skipped });
+
+function listFiles(dir: string): string[] {
+  return fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).map(String) : [];
+}
+
+const FILES = ['a.txt', 'b.txt', 'd/c.txt', 'd/e/f.txt', 'g.txt'];
+type Op =
+  | { t: 'edit'; f: number; content: string }
+  | { t: 'sameSizeRewrite'; f: number }
+  | { t: 'rename'; f: number; to: number }
+  | { t: 'chmod'; f: number; exec: boolean }
+  | { t: 'delete'; f: number }
+  | { t: 'symlinkSwap'; f: number; to: number }
+  | { t: 'ignore'; pattern: string }
+  | { t: 'rmdir' };
+const fileIx = fc.nat({ max: FILES.length - 1 });
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ t: fc.constant('edit' as const), f: fileIx, content: fc.string({ maxLength: 12 }) }),
+  fc.record({ t: fc.constant('sameSizeRewrite' as const), f: fileIx }),
+  fc.record({ t: fc.constant('rename' as const), f: fileIx, to: fileIx }),
+  fc.record({ t: fc.constant('chmod' as const), f: fileIx, exec: fc.boolean() }),
+  fc.record({ t: fc.constant('delete' as const), f: fileIx }),
+  fc.record({ t: fc.constant('symlinkSwap' as const), f: fileIx, to: fileIx }),
+  fc.record({ t: fc.constant('ignore' as const), pattern: fc.constantFrom('*.txt', 'c.txt', '!b.txt', 'e/', '') }),
+  fc.record({ t: fc.constant('rmdir' as const) }),
+);
+
+function apply(root: string, op: Op): void {
+  const p = (i: number) => path.join(root, FILES[i]!);
+  const exists = (f: string) => fs.existsSync(f) || fs.lstatSync(f, { throwIfNoEntry: false }) !== undefined;
+  switch (op.t) {
+    case 'edit':
+      fs.mkdirSync(path.dirname(p(op.f)), { recursive: true });
+      if (exists(p(op.f))) fs.rmSync(p(op.f));
+      fs.writeFileSync(p(op.f), op.content);
+      return;
+    case 'sameSizeRewrite': {
+      // Same size, mtime put back to the old value: only ctime (and the content) differ.
+      const f = p(op.f);
+      const st = fs.lstatSync(f, { throwIfNoEntry: false });
+      if (st === undefined || !st.isFile()) return;
+      const data = fs.readFileSync(f);
+      for (let i = 0; i < data.length; i++) data[i] = data[i]! ^ 0x01;
+      fs.writeFileSync(f, data);
+      fs.utimesSync(f, st.atime, st.mtime);
+      return;
+    }
+    case 'rename':
+      if (op.f === op.to || !exists(p(op.f))) return;
+      fs.mkdirSync(path.dirname(p(op.to)), { recursive: true });
+      if (exists(p(op.to))) fs.rmSync(p(op.to));
+      fs.renameSync(p(op.f), p(op.to));
+      return;
+    case 'chmod': {
+      const st = fs.lstatSync(p(op.f), { throwIfNoEntry: false });
+      if (st?.isFile()) fs.chmodSync(p(op.f), op.exec ? 0o755 : 0o644);
+      return;
+    }
+    case 'delete':
+      if (exists(p(op.f))) fs.rmSync(p(op.f));
+      return;
+    case 'symlinkSwap':
+      if (op.f === op.to) return;
+      fs.mkdirSync(path.dirname(p(op.f)), { recursive: true });
+      if (exists(p(op.f))) fs.rmSync(p(op.f));
+      fs.symlinkSync(path.relative(path.dirname(p(op.f)), p(op.to)), p(op.f));
+      return;
+    case 'ignore':
+      fs.writeFileSync(path.join(root, 'd', '.gitignore'), `${op.pattern}\n`, { flag: 'w' });
+      return;
+    case 'rmdir':
+      fs.rmSync(path.join(root, 'd', 'e'), { recursive: true, force: true });
+      return;
+  }
+}
+
+describe('stat cache', () => {
+  it('a cached scan always equals an uncached one, over random edits, renames, chmods, deletes, same-size rewrites and symlink swaps', async () => {
+    let cachedHits = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 6 }), fc.boolean(), async (ops, threaded) => {
+        const root = tempDir();
+        const cacheDir = tempDir('cairn-cache-');
+        writeTree(root, { 'a.txt': 'alpha', 'b.txt': 'bravo', 'd/c.txt': 'charlie', 'd/e/f.txt': 'foxtrot', 'g.txt': 'golf' });
+        await sleep(MARGIN + 20);
+        const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN, onProgress: (p) => p.phase === 'done' && (cachedHits += p.filesCached) };
+        const scan = (o: ScanOptions) => (threaded ? scanTree(root, { jobs: 2, ...o }) : Promise.resolve(scanTreeSync(root, o)));
+        await scan(opts); // prime
+        for (const op of ops) {
+          apply(root, op);
+          const cached = await scan(opts);
+          const fresh = await scan({ cache: false });
+          expect(strip(cached)).toEqual(strip(fresh));
+          await sleep(MARGIN + 20);
+        }
+        fs.rmSync(root, { recursive: true, force: true });
+        fs.rmSync(cacheDir, { recursive: true, force: true });
+      }),
+      { numRuns: 25 },
+    );
+    expect(cachedHits).toBeGreaterThan(0); // the cache was really used, not bypassed
+  });
+
+  it('re-reads a file rewritten with the same size and mtime (ctime differs)', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, { f: 'AAAA' });
+    await sleep(MARGIN + 20);
+    const first = scanTreeSync(root, { cacheDir, racyMarginMs: MARGIN });
+    const st = fs.statSync(path.join(root, 'f'));
+    fs.writeFileSync(path.join(root, 'f'), 'BBBB');
+    fs.utimesSync(path.join(root, 'f'), st.atime, st.mtime);
+    const second = scanTreeSync(root, { cacheDir, racyMarginMs: MARGIN });
+    expect(second.files[0]!.sha256).not.toBe(first.files[0]!.sha256);
+    expect(second.files).toEqual(scanTreeSync(root, { cache: false }).files);
+  });
+
+  it('does not trust entries changed just before the scan (racy guard): they are re-read next time', () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, { f: 'x' });
+    const seen: ScanProgress[] = [];
+    scanTreeSync(root, { cacheDir }); // default margin: f is too fresh to be cached
+    scanTreeSync(root, { cacheDir, onProgress: (p) => seen.push(p) });
+    expect(seen.at(-1)).toMatchObject({ phase: 'done', filesHashed: 1, filesCached: 0 });
+  });
+
+  it('serves unchanged files from the cache without reading them', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, { a: 'a', b: 'b', 'c/d': 'd' });
+    await sleep(MARGIN + 20);
+    scanTreeSync(root, { cacheDir, racyMarginMs: MARGIN });
+    const seen: ScanProgress[] = [];
+    scanTreeSync(root, { cacheDir, racyMarginMs: MARGIN, onProgress: (p) => seen.push(p) });
+    expect(seen.at(-1)).toMatchObject({ filesHashed: 0, filesCached: 3 });
+  });
+
+  it.each([
+    ['corrupt', (f: string) => fs.writeFileSync(f, Buffer.from(fs.readFileSync(f).map((b, i) => (i === 200 ? b ^ 0xff : b))))],
+    ['truncated', (f: string) => fs.truncateSync(f, Math.floor(fs.statSync(f).size / 2))],
+    ['foreign-version', (f: string) => {
+      const b = fs.readFileSync(f);
+      b.writeUInt32LE(999, 8);
+      fs.writeFileSync(f, b);
+    }],
+    ['not a cache at all', (f: string) => fs.writeFileSync(f, 'hello')],
+    ['unreadable', (f: string) => {
+      fs.rmSync(f);
+      fs.mkdirSync(f); // reading a directory fails even as root
+    }],
+  ])('ignores a %s cache with a notice and still gives the right answer', async (_label, damage) => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, { a: 'one', 'b/c': 'two' });
+    await sleep(MARGIN + 20);
+    const truth = scanTreeSync(root, { cache: false });
+    scanTreeSync(root, { cacheDir, racyMarginMs: MARGIN });
+    const [file] = fs.readdirSync(cacheDir);
+    damage(path.join(cacheDir, file!));
+    const notices: string[] = [];
+    const r = scanTreeSync(root, { cacheDir, racyMarginMs: MARGIN, onWarning: (w) => notices.push(w.code) });
+    expect(strip(r)).toEqual(strip(truth));
+    expect(notices[0]).toBe('CACHE_DISCARDED');
+    expect(r.warnings[0]!.code).toBe('CACHE_DISCARDED');
+  });
+
+  it('writes nothing inside the root, and refuses a cache directory inside it', async () => {
+    const root = tempDir();
+    writeTree(root, { a: 'a', 'b/c': 'c' });
+    const before = listFiles(root).sort();
+    const inside = path.join(root, '.cache-here');
+    const r = await snapshotRootDetailed(root, { cacheDir: inside });
+    expect(r.warnings.map((w) => w.code)).toEqual(['CACHE_DISABLED']);
+    expect(listFiles(root).sort()).toEqual(before);
+    const outside = tempDir('cairn-cache-');
+    await snapshotRootDetailed(root, { cacheDir: outside, racyMarginMs: -60_000 });
+    expect(listFiles(root).sort()).toEqual(before);
+    expect(listFiles(outside).length).toBe(1);
+  });
+
+  it('the default cache lives under $XDG_CACHE_HOME/cairn', () => {
+    const root = tempDir();
+    const xdg = tempDir('cairn-xdg-');
+    writeTree(root, { a: 'a' });
+    const old = process.env.XDG_CACHE_HOME;
+    process.env.XDG_CACHE_HOME = xdg;
+    try {
+      scanTreeSync(root, { racyMarginMs: -60_000 }); // a negative margin trusts even fresh files
+    } finally {
+      if (old === undefined) delete process.env.XDG_CACHE_HOME;
+      else process.env.XDG_CACHE_HOME = old;
+    }
+    expect(listFiles(path.join(xdg, 'cairn', 'snapshots')).filter((f) => f.endsWith('.cache'))).toHaveLength(1);
+  });
+});
+
+describe('abort, progress, engines', () => {
+  function bigTree(): string {
+    const root = tempDir();
+    const files: Record<string, string> = {};
+    for (let d = 0; d < 20; d++) for (let i = 0; i < 60; i++) files[`d${d}/f${i}.txt`] = `file ${d}/${i} `.repeat(50);
+    writeTree(root, files);
+    return root;
+  }
+
+  it('aborts with ERR_ABORTED and leaves no cache (not even a temp file)', async () => {
+    const root = bigTree();
+    const cacheDir = tempDir('cairn-cache-');
+    const ac = new AbortController();
+    const run = scanTree(root, { cacheDir, signal: ac.signal, racyMarginMs: -60_000, onProgress: (p) => p.filesDone > 450 && ac.abort() });
+    await expect(run).rejects.toMatchObject({ code: 'ERR_ABORTED' });
+    expect(listFiles(cacheDir)).toEqual([]);
+    const pre = new AbortController();
+    pre.abort();
+    await expect(scanTree(root, { cacheDir, signal: pre.signal })).rejects.toMatchObject({ code: 'ERR_ABORTED' });
+    expect(() => scanTreeSync(root, { cacheDir, signal: pre.signal })).toThrow(expect.objectContaining({ code: 'ERR_ABORTED' }) as Error);
+    expect(listFiles(cacheDir)).toEqual([]);
+  });
+
+  it('emits monotonic progress that ends, once, at the totals', async () => {
+    const root = bigTree();
+    for (const threaded of [true, false]) {
+      const seen: ScanProgress[] = [];
+      const r = threaded ? await scanTree(root, { cache: false, onProgress: (p) => seen.push(p) }) : scanTreeSync(root, { cache: false, onProgress: (p) => seen.push(p) });
+      expect(seen.length).toBeGreaterThan(1);
+      for (let i = 1; i < seen.length; i++) {
+        for (const k of ['filesSeen', 'filesDone', 'filesHashed', 'bytesHashed', 'filesCached'] as const) expect(seen[i]![k]).toBeGreaterThanOrEqual(seen[i - 1]![k]);
+      }
+      const last = seen.at(-1)!;
+      expect(seen.filter((p) => p.phase === 'done')).toHaveLength(1);
+      expect(last).toEqual({ phase: 'done', filesSeen: r.counts.files, filesDone: r.counts.files, filesHashed: r.counts.files, bytesHashed: r.counts.bytes, filesCached: 0 });
+    }
+  });
+
+  it('scanTreeSync and scanTree (1, 2 and 4 workers) give identical results', async () => {
+    const root = bigTree();
+    fs.symlinkSync('d0/f0.txt', path.join(root, 'link'));
+    fs.writeFileSync(path.join(root, 'big.bin'), Buffer.alloc(5 * 1024 * 1024, 7)); // > one read buffer
+    const sync = strip(scanTreeSync(root, { cache: false }));
+    for (const jobs of [0, 1, 2, 4]) expect(strip(await scanTree(root, { cache: false, jobs }))).toEqual(sync);
+    const capped = strip(scanTreeSync(root, { cache: false, maxFiles: 700, maxBytes: 400_000 }));
+    expect(strip(await scanTree(root, { cache: false, maxFiles: 700, maxBytes: 400_000 }))).toEqual(capped);
+    expect(capped.truncated).toBe(true);
+  });
+});
