@@ -317,7 +317,13 @@ function holdLock(lockPath: string, owner: LockOwner, releaseOnSignal: boolean):
     owner,
     releaseSync,
     // The sync path is a handful of syscalls; one implementation keeps both exits identical.
-    release: () => Promise.resolve(releaseSync()),
+    release: () => {
+      try {
+        return Promise.resolve(releaseSync());
+      } catch (e) {
+        return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+      }
+    },
   };
 }
 
