@@ -1,7 +1,7 @@
 // Shared benchmark harness: interleaved timing, median/p95, ratio tables, machine facts.
 // Benchmarks are scripts, never tests: they print numbers, they assert nothing about time.
 import { spawnSync, execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, writeFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, release } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,8 +11,27 @@ export const REPO_DIR = resolve(BENCH_DIR, '..');
 export const WORK_DIR = join(BENCH_DIR, '.work');
 export const RESULTS_DIR = join(WORK_DIR, 'results');
 // CAIRN_BENCH_CLI lets the harness itself be checked against a stand-in CLI.
-export const CLI = process.env.CAIRN_BENCH_CLI ?? join(REPO_DIR, 'dist', 'cli', 'main.js');
-export const DIST_INDEX = join(REPO_DIR, 'dist', 'index.js');
+
+/**
+ * Other engineers rebuild dist/ while benches run; a half-written dist once produced nonsense.
+ * So each run (run-all and its children share one) uses a frozen copy of dist/, taken at start.
+ */
+function frozenDist() {
+  if (process.env.CAIRN_BENCH_DIST) return process.env.CAIRN_BENCH_DIST;
+  const src = join(REPO_DIR, 'dist');
+  if (!existsSync(join(src, 'cli', 'main.js'))) return src;
+  const root = join(WORK_DIR, 'frozen');
+  rmSync(root, { recursive: true, force: true });
+  const dest = join(root, String(process.pid));
+  cpSync(src, join(dest, 'dist'), { recursive: true });
+  copyFileSync(join(REPO_DIR, 'package.json'), join(dest, 'package.json'));
+  process.env.CAIRN_BENCH_DIST = join(dest, 'dist');
+  return process.env.CAIRN_BENCH_DIST;
+}
+export const DIST_DIR = frozenDist();
+// CAIRN_BENCH_CLI lets the harness itself be checked against a stand-in CLI.
+export const CLI = process.env.CAIRN_BENCH_CLI ?? join(DIST_DIR, 'cli', 'main.js');
+export const DIST_INDEX = join(DIST_DIR, 'index.js');
 
 /** `--quick` (small sizes), `--runs N` (samples per command). */
 export function parseBenchArgs(argv = process.argv.slice(2), defaults = {}) {
@@ -177,11 +196,12 @@ export function machineInfo() {
     git: sh('git --version'),
     mem: sh("free -g | awk '/Mem:/{print $2\" GiB\"}'"),
     load: loadavg().map((x) => x.toFixed(1)).join(' '),
+    commit: sh(`git -C ${REPO_DIR} rev-parse --short HEAD`),
   };
 }
 
 export function machineMarkdown(info = machineInfo()) {
-  return `Machine: ${info.nproc} vCPU (${info.cpu}, SHA-NI ${info.shaNi === 'sha_ni' ? 'yes' : 'no'}), ${info.mem} RAM, kernel ${info.kernel}, Node ${info.node}, ${info.git}; measured ${info.date}; load average at start ${info.load} (other work on the machine inflates absolute times; ratios within one run are the figures to read).\n`;
+  return `Machine: ${info.nproc} vCPU (${info.cpu}, SHA-NI ${info.shaNi === 'sha_ni' ? 'yes' : 'no'}), ${info.mem} RAM, kernel ${info.kernel}, Node ${info.node}, ${info.git}; cairn at commit ${info.commit} (dist built from the working tree); measured ${info.date}; load average at start ${info.load} (other work on the machine inflates absolute times; ratios within one run are the figures to read).\n`;
 }
 
 /** Saves a bench's markdown so run-all (and RESULTS.md) can collect it. */

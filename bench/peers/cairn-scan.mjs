@@ -3,10 +3,12 @@
 // (scan → RepoSnapshot → pretty JSON → atomic write) without the seed surface's 50,000-file cap,
 // which the CLI keeps by contract. This is the engine iteration snapshots use on whole trees.
 //   node bench/peers/cairn-scan.mjs <root> <out.json> [--no-cache] [--cache-dir DIR]
+// The bench's frozen copy of dist/ when run from a bench, else the repository's.
 // Import the modules themselves, not the package index, as the CLI loads them lazily.
-import { scanTree } from '../../dist/inventory/scan.js';
-import { makeRepoSnapshot } from '../../dist/inventory/snapshot.js';
-import { writeFileAtomic } from '../../dist/core/atomic-write.js';
+const dist = process.env.CAIRN_BENCH_DIST ?? new URL('../../dist', import.meta.url).pathname;
+const { scanTree } = await import(`${dist}/inventory/scan.js`);
+const { makeRepoSnapshot } = await import(`${dist}/inventory/snapshot.js`);
+const { writeFileAtomic } = await import(`${dist}/core/atomic-write.js`);
 
 const [root, out, ...rest] = process.argv.slice(2);
 const cacheAt = rest.indexOf('--cache-dir');
