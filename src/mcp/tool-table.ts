@@ -16,6 +16,8 @@ export interface ToolDefinition<S extends z.ZodRawShape> {
   run: (args: z.output<z.ZodObject<S>>, signal: AbortSignal) => Promise<CallToolResult> | CallToolResult;
 }
 
+const LOOSE_CALL_REQUEST = z.object({ method: z.literal('tools/call') }).loose();
+
 type Dispatch = (args: unknown, signal: AbortSignal) => Promise<CallToolResult> | CallToolResult;
 
 /**
@@ -62,6 +64,12 @@ export class ToolTable {
 
   /** Routes tools/call through `call` (replaces the SDK's handler; call after the last `add`). */
   install(): void {
-    this.server.server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.call(request.params.name, request.params.arguments, extra.signal));
+    // Registered under a loose schema so that the SDK's server checks the request itself and
+    // answers a malformed one (no tool name, arguments not an object) with JSON-RPC -32602
+    // Invalid params; the strict schema here would make it -32603 Internal error.
+    this.server.server.setRequestHandler(LOOSE_CALL_REQUEST, (request, extra) => {
+      const { params } = CallToolRequestSchema.parse(request);
+      return this.call(params.name, params.arguments, extra.signal);
+    });
   }
 }
