@@ -63,7 +63,8 @@ memstore device bytes = 1073741824
 osd max object name len = 460
 osd max object namespace len = 64
 [client.rgw]
-rgw frontends = beast endpoint=127.0.0.1:$PORT
+# tcp_nodelay: without it every small response waits out a delayed ACK (~40 ms per GET).
+rgw frontends = beast endpoint=127.0.0.1:$PORT tcp_nodelay=1
 rgw data = $C/rgw
 CONF
 K=$C/keyring

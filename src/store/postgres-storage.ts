@@ -5,7 +5,7 @@
  */
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { SessionError } from './errors.js';
-import { migrate, tableNames, type PgTableNames } from './postgres-schema.js';
+import { migrate, tableNames, type PgTableNames, type Queryable } from './postgres-schema.js';
 import { planPrune, selectPrunable } from './retention.js';
 import {
   byteOrder,
@@ -260,7 +260,7 @@ export class PostgresStorage implements ManagedSnapshotStorage {
         );
         const createdAt = new Map(rows.map((r) => [r.snapshot_id as string, (r.created_at as string | null) ?? undefined]));
         const ids = [...createdAt.keys()];
-        const doomed = await selectPrunable(ids, plan, async (id) => createdAt.get(id));
+        const doomed = await selectPrunable(ids, plan, (id) => Promise.resolve(createdAt.get(id)));
         const dryRun = options.dryRun === true;
         if (!dryRun && doomed.length > 0) {
           await c.query(`DELETE FROM ${this.t.history} WHERE session_id = $1 AND scope = $2 AND scope_id = $3 AND snapshot_id = ANY($4::text[])`, [
@@ -416,7 +416,7 @@ export class PostgresStorage implements ManagedSnapshotStorage {
    * backoff (nothing was sent yet, so it is always safe); a failure after that is reported, not
    * retried, because a history insert whose commit may have landed cannot be blindly repeated.
    */
-  private async run<T>(what: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  private async run<T>(what: string, fn: (client: Queryable) => Promise<T>): Promise<T> {
     let pool: PgPoolLike;
     try {
       pool = await this.getPool();
@@ -485,6 +485,8 @@ async function connectWithRetry(pool: PgPoolLike): Promise<PoolClient> {
  * Opens a PostgreSQL store from `postgres://user@host:port/db?schema=cairn&tablePrefix=cairn_`.
  * The password comes from PGPASSWORD (or ~/.pgpass), never from the URL.
  */
+// async so that a bad URL becomes a rejected promise, like every other store failure
+// eslint-disable-next-line @typescript-eslint/require-await
 export async function openPostgresStorageFromUrl(url: URL, env: NodeJS.ProcessEnv): Promise<PostgresStorage> {
   if (url.password !== '') {
     throw new SessionError('Do not put the password in the store URL (it ends up in shell history); set PGPASSWORD in the environment', {

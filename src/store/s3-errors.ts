@@ -11,7 +11,7 @@ interface S3ErrorShape {
 }
 
 function shape(e: unknown): S3ErrorShape {
-  return typeof e === 'object' && e !== null ? (e as S3ErrorShape) : {};
+  return typeof e === 'object' && e !== null ? e : {};
 }
 
 export function httpStatusOf(e: unknown): number | undefined {

@@ -3,7 +3,7 @@
  * `[<prefix>/]<sessionId>/scopes/<scope>/<scopeId>/snapshots/{snapshot_latest.json, manifest.json,
  * immutable_history/snapshot_<id>.json}`.
  */
-import type { Scope, SnapshotLocation } from './types.js';
+import type { SnapshotLocation } from './types.js';
 import { historyIdOf } from './rules.js';
 import { isIdentifier, isScope } from './validation.js';
 
@@ -63,7 +63,7 @@ export class S3KeyLayout {
     if (!m) return { kind: 'stray' };
     const [, sessionId, scope, scopeId, tail] = m as unknown as [string, string, string, string, string];
     if (!isIdentifier(sessionId) || !isScope(scope) || !isIdentifier(scopeId)) return { kind: 'stray' };
-    const location: SnapshotLocation = { sessionId, scope: scope as Scope, scopeId };
+    const location: SnapshotLocation = { sessionId, scope, scopeId };
     if (tail === LATEST_NAME) return { kind: 'latest', location };
     if (tail === MANIFEST_NAME) return { kind: 'manifest', location };
     if (tail.startsWith(HISTORY_DIR)) {

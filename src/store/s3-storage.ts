@@ -330,6 +330,8 @@ export class S3Storage implements ManagedSnapshotStorage {
     );
   }
 
+  // async so that every method of the contract returns a promise, even one with nothing to wait for
+  // eslint-disable-next-line @typescript-eslint/require-await
   async close(): Promise<void> {
     if (this.ownsClient) this.client?.destroy?.();
     this.client = undefined;
@@ -629,6 +631,8 @@ function addContentMd5(command: unknown): void {
  * Credentials come from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
  * AWS_SESSION_TOKEN, or the SDK's profile chain), never from the URL.
  */
+// async so that a bad URL becomes a rejected promise, like every other store failure
+// eslint-disable-next-line @typescript-eslint/require-await
 export async function openS3StorageFromUrl(url: URL, env: NodeJS.ProcessEnv): Promise<S3Storage> {
   if (url.username !== '' || url.password !== '') {
     throw new SessionError(

@@ -8,9 +8,9 @@ const schema = uniqueName('conformance');
 
 runSnapshotStorageConformance({
   name: 'PostgresStorage on PostgreSQL 15',
-  create: async () => {
+  create: () => {
     const storage = pgStorageOn(server(), { schema });
-    return { storage, cleanup: () => storage.close() };
+    return Promise.resolve({ storage, cleanup: () => storage.close() });
   },
   test: { describe, it },
   features: { upkeep: true, concurrency: true },

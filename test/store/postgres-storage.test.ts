@@ -41,6 +41,12 @@ async function withClient<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
+type Row = Record<string, unknown>;
+
+async function rows(sql: string, params: unknown[] = []): Promise<Row[]> {
+  return withClient(async (c) => (await c.query<Row>(sql, params)).rows);
+}
+
 async function expectSessionError(promise: Promise<unknown>, code: string, message?: RegExp): Promise<SessionError> {
   const e = await promise.then(
     () => undefined,
@@ -88,7 +94,7 @@ describe('PostgresStorage on PostgreSQL', () => {
     const l = loc();
     await s.saveSnapshot({ location: l, snapshotId: 'latest', isLatest: true, snapshot: snapshot({ url: true }) });
     expect((await s.loadSnapshot({ location: l }))?.data).toEqual({ url: true });
-    const tables = await withClient(async (c) => (await c.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [schema])).rows);
+    const tables = await rows('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [schema]);
     expect(tables.map((r) => r.table_name)).toEqual(['cairn_history', 'cairn_latest', 'cairn_manifest', 'cairn_schema_version']);
     await s.close();
   });
@@ -99,7 +105,7 @@ describe('PostgresStorage on PostgreSQL', () => {
     const l = loc();
     await Promise.all(stores.map((s, i) => s.saveSnapshot({ location: l, snapshotId: `w${i}`, isLatest: false, snapshot: snapshot({ i }) })));
     expect(await stores[0]!.listSnapshotIds({ location: l })).toEqual(['w0', 'w1', 'w2', 'w3', 'w4', 'w5']);
-    const versions = await withClient(async (c) => (await c.query(`SELECT version FROM "${schema}".cairn_schema_version`)).rows);
+    const versions = await rows(`SELECT version FROM "${schema}".cairn_schema_version`);
     expect(versions).toEqual([{ version: 1 }]);
     await Promise.all(stores.map((s) => s.close()));
     // A later store on the same schema finds it migrated and changes nothing.
@@ -123,15 +129,15 @@ describe('PostgresStorage on PostgreSQL', () => {
     const s = pgStorageOn(server(), { schema });
     const l = loc();
     const snap = snapshot(
-      { zebra: 1, apple: { z: [], a: {} }, nul: 'a\u0000b', emoji: '😀', lone: '\ud800', big: 12345678901234567890, tiny: 5e-324, neg: -0.5 },
+      { zebra: 1, apple: { z: [], a: {} }, nul: 'a\u0000b', emoji: '😀', lone: '\ud800', big: 2 ** 64, tiny: 5e-324, neg: -0.5 },
       { appData: { b: true, a: null } },
     );
     await s.saveSnapshot({ location: l, snapshotId: 'h1', isLatest: false, snapshot: snap });
     const loaded = await s.loadSnapshot({ location: l, snapshotId: 'h1' });
     expect(JSON.stringify(loaded)).toBe(JSON.stringify(snap));
     expect(Object.keys(loaded!.data)).toEqual(['zebra', 'apple', 'nul', 'emoji', 'lone', 'big', 'tiny', 'neg']);
-    const [row] = await withClient(async (c) => (await c.query(`SELECT body FROM "${schema}".cairn_history`)).rows);
-    expect(row.body).toBe(JSON.stringify(snap, null, 2));
+    const [row] = await rows(`SELECT body FROM "${schema}".cairn_history`);
+    expect(row?.body).toBe(JSON.stringify(snap, null, 2));
     await s.close();
   });
 
@@ -158,13 +164,11 @@ describe('PostgresStorage on PostgreSQL', () => {
     }
     expect(seen).toEqual(ids);
     expect(await s.listSnapshotIds({ location: l })).toEqual(ids);
-    const plan = await withClient(async (c) => {
-      const r = await c.query(
-        `EXPLAIN SELECT snapshot_id FROM "${schema}".cairn_history WHERE session_id = $1 AND scope = 'agent' AND scope_id = 'test-agent' AND snapshot_id > $2 ORDER BY snapshot_id LIMIT 100`,
-        [l.sessionId, ids[700]],
-      );
-      return r.rows.map((x) => x['QUERY PLAN']).join('\n');
-    });
+    const explained = await rows(
+      `EXPLAIN SELECT snapshot_id FROM "${schema}".cairn_history WHERE session_id = $1 AND scope = 'agent' AND scope_id = 'test-agent' AND snapshot_id > $2 ORDER BY snapshot_id LIMIT 100`,
+      [l.sessionId, ids[700]],
+    );
+    const plan = explained.map((x) => String(x['QUERY PLAN'])).join('\n');
     expect(plan).toMatch(/Index (Only )?Scan using cairn_history_pkey/);
     await s.close();
   }, 60_000);

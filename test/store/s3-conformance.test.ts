@@ -8,9 +8,9 @@ const prefix = uniqueName('conformance');
 
 runSnapshotStorageConformance({
   name: 'S3Storage on Ceph RGW',
-  create: async () => {
+  create: () => {
     const storage = s3StorageOn(server(), { prefix });
-    return { storage, cleanup: () => storage.close() };
+    return Promise.resolve({ storage, cleanup: () => storage.close() });
   },
   test: { describe, it },
   features: { upkeep: true, concurrency: true },

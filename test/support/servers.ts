@@ -265,7 +265,7 @@ export class ExtraGateway {
       const child = spawn(
         'radosgw',
         ['-c', path.join(c, 'ceph.conf'), '-n', 'client.rgw', '--setuser', 'root', '--setgroup', 'root',
-          '--rgw-frontends', `beast endpoint=127.0.0.1:${this.port}`, '--pid-file', this.pidFile,
+          '--rgw-frontends', `beast endpoint=127.0.0.1:${this.port} tcp_nodelay=1`, '--pid-file', this.pidFile,
           '--admin-socket', path.join(c, 'run', `${this.name}.asok`), '--log-file', path.join(c, 'log', `${this.name}.log`)],
         { stdio: ['ignore', 'ignore', 'pipe'] },
       );
