@@ -51,45 +51,60 @@ function isSafeRevision(rev: string): boolean {
   return rev.length > 0 && !rev.startsWith('-') && !rev.includes('\0') && !/\s/.test(rev);
 }
 
-/** True when `cwd` is inside a git work tree. */
-export function isInsideWorkTree(cwd: string): boolean {
-  return runGit(cwd, ['rev-parse', '--is-inside-work-tree'])?.trim() === 'true';
-}
-
-/** The full id of HEAD, or null before the first commit (unborn branch) or outside a repository. */
-export function headCommit(cwd: string): string | null {
-  const out = runGit(cwd, ['rev-parse', '-q', '--verify', 'HEAD^{commit}']);
-  const sha = out?.trim();
-  return sha ? sha : null;
-}
-
-function currentBranch(cwd: string): string {
-  // symbolic-ref names an unborn branch too (rev-parse --abbrev-ref fails there); it fails when detached.
-  const out = runGit(cwd, ['symbolic-ref', '--short', '-q', 'HEAD']);
-  const name = out?.replace(/\n$/, '');
-  return name ? name : 'HEAD';
-}
-
-function listPaths(cwd: string, args: string[]): string[] {
-  const out = runGit(cwd, args);
-  return out === null ? [] : splitNul(out);
-}
-
 const NOT_A_REPO: GitStatus = { branch: UNKNOWN, commit: UNKNOWN, staged: [], unstaged: [], untracked: [] };
 
 /**
- * Branch, HEAD, staged, unstaged and untracked paths. `--relative` (diff) and the cwd (ls-files)
- * both make paths relative to projectRoot and limited to it, so a subdirectory root is consistent.
+ * projectRoot's path inside its work tree (`''` at the top, else `'sub/dir/'`), or null outside one.
+ * Parsed by hand because a directory name may itself contain a newline.
+ */
+function workTreePrefix(cwd: string): string | null {
+  const out = runGit(cwd, ['rev-parse', '--is-inside-work-tree', '--show-prefix']);
+  if (out === null || !out.startsWith('true\n')) return null;
+  return out.slice('true\n'.length).replace(/\n$/, '');
+}
+
+/** Skips `count` space-separated fields of a porcelain v2 record; the rest is the path (which may hold spaces). */
+function afterFields(record: string, count: number): string {
+  let index = 0;
+  for (let i = 0; i < count; i++) {
+    index = record.indexOf(' ', index) + 1;
+    if (index === 0) return '';
+  }
+  return record.slice(index);
+}
+
+/**
+ * Branch, HEAD, staged, unstaged and untracked paths from ONE `git status --porcelain=v2` (it
+ * refreshes the index once and walks the tree once, where five separate commands would each pay
+ * for it). Porcelain paths are relative to the repository top; limited to projectRoot with a
+ * pathspec and made relative to it by dropping the prefix, so a subdirectory root is consistent.
  */
 export function captureGitStatus(projectRoot: string): GitStatus {
-  if (!isInsideWorkTree(projectRoot)) return { ...NOT_A_REPO, staged: [], unstaged: [], untracked: [] };
-  return {
-    branch: currentBranch(projectRoot),
-    commit: headCommit(projectRoot) ?? UNKNOWN,
-    staged: listPaths(projectRoot, ['diff', '--cached', '--name-only', '-z', '--no-renames', '--relative']),
-    unstaged: listPaths(projectRoot, ['diff', '--name-only', '-z', '--no-renames', '--relative']),
-    untracked: listPaths(projectRoot, ['ls-files', '--others', '--exclude-standard', '-z']),
-  };
+  const prefix = workTreePrefix(projectRoot);
+  if (prefix === null) return { ...NOT_A_REPO, staged: [], unstaged: [], untracked: [] };
+  const out = runGit(projectRoot, ['status', '--porcelain=v2', '-z', '--branch', '--no-renames', '--untracked-files=all', '--', '.']);
+  if (out === null) return { ...NOT_A_REPO, staged: [], unstaged: [], untracked: [] };
+  const status: GitStatus = { branch: 'HEAD', commit: UNKNOWN, staged: [], unstaged: [], untracked: [] };
+  const relative = (repoPath: string): string => (repoPath.startsWith(prefix) ? repoPath.slice(prefix.length) : repoPath);
+  for (const record of splitNul(out)) {
+    if (record.startsWith('# branch.oid ')) {
+      const oid = record.slice('# branch.oid '.length);
+      if (oid !== '(initial)') status.commit = oid;
+    } else if (record.startsWith('# branch.head ')) {
+      const head = record.slice('# branch.head '.length);
+      // An unborn branch is named here too; a detached HEAD is '(detached)'.
+      status.branch = head === '(detached)' ? 'HEAD' : head;
+    } else if (record.startsWith('1 ') || record.startsWith('u ')) {
+      const xy = record.slice(2, 4);
+      const repoPath = afterFields(record, record.startsWith('1 ') ? 8 : 10);
+      // Unmerged paths show in both `git diff --cached` and `git diff`, as they do here.
+      if (xy[0] !== '.' || record.startsWith('u ')) status.staged.push(relative(repoPath));
+      if (xy[1] !== '.' || record.startsWith('u ')) status.unstaged.push(relative(repoPath));
+    } else if (record.startsWith('? ')) {
+      status.untracked.push(relative(record.slice(2)));
+    }
+  }
+  return status;
 }
 
 /**

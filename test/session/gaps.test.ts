@@ -71,6 +71,30 @@ describe('a repository with no commits yet', () => {
 });
 
 describe('git edge cases', () => {
+  it('lists a file staged and then edited again as both staged and unstaged, and a conflict as both', () => {
+    const root = repo();
+    write(root, 'both.txt', '1');
+    write(root, 'conflict.txt', 'base\n');
+    commitAll(root, 'init');
+    git(root, 'checkout', '-q', '-b', 'other');
+    write(root, 'conflict.txt', 'other\n');
+    commitAll(root, 'other side');
+    git(root, 'checkout', '-q', 'main');
+    write(root, 'conflict.txt', 'main\n');
+    commitAll(root, 'main side');
+    try {
+      git(root, 'merge', '-q', 'other');
+    } catch {
+      // the conflict is the point
+    }
+    write(root, 'both.txt', '2');
+    git(root, 'add', 'both.txt');
+    write(root, 'both.txt', '3');
+    const status = new SnapshotManager(root).captureGitStatus(root);
+    expect(status.staged).toEqual(['both.txt', 'conflict.txt']);
+    expect(status.unstaged).toEqual(['both.txt', 'conflict.txt']);
+  });
+
   it('reports HEAD as the branch when detached', () => {
     const root = repo();
     commitAll(root, 'one');

@@ -4,6 +4,8 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InventoryStore, SnapshotManager, type InventoryEntry } from '../../src/session/index.js';
+import { canonicalTree, type TreeEntry } from '../../src/session/inventory-store.js';
+import { canonicalize } from '../../src/core/jcs.js';
 import { CairnError } from '../../src/core/errors.js';
 import { compareUtf8 } from '../../src/core/utf8.js';
 import { makeTempDir, removeDir, write, useTempCacheHome } from './helpers.js';
@@ -80,6 +82,21 @@ describe('InventoryStore', () => {
         expect(store.diff(dx, dy)).toEqual(expected);
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('serializes directory objects exactly as RFC 8785 canonicalize does (property)', () => {
+    const name = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 });
+    const file = fc.record(
+      { name, bytes: fc.nat(), sha256: fc.stringMatching(/^[0-9a-f]{64}$/), mode: fc.constantFrom('0644', '0755'), kind: fc.constantFrom('file', 'symlink') },
+      { requiredKeys: ['name', 'bytes', 'mode', 'kind'] },
+    );
+    const dir = fc.record({ name, tree: fc.stringMatching(/^[0-9a-f]{64}$/) });
+    fc.assert(
+      fc.property(fc.array(fc.oneof(file, dir), { maxLength: 6 }), (entries) => {
+        expect(canonicalTree(entries as TreeEntry[])).toBe(canonicalize({ entries }));
+      }),
+      { numRuns: 500 },
     );
   });
 
