@@ -1,0 +1,224 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isTempName, writeFileAtomic, writeFileAtomicSync } from '../../src/core/atomic-write.js';
+
+const ATOMIC_WRITE_MODULE = pathToFileURL(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/core/atomic-write.ts')).href;
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-atomic-'));
+});
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+type Writer = typeof writeFileAtomic;
+const syncAsAsync: Writer = (target, data, options) => Promise.resolve(writeFileAtomicSync(target, data, options));
+const WRITERS: Array<[string, Writer]> = [
+  ['writeFileAtomic', writeFileAtomic],
+  ['writeFileAtomicSync', syncAsAsync],
+];
+
+function errorCode(run: () => unknown): Promise<string | undefined> {
+  return Promise.resolve()
+    .then(run)
+    .then(
+      () => undefined,
+      (e: unknown) => (e as NodeJS.ErrnoException).code,
+    );
+}
+
+describe.each(WRITERS)('%s', (_name, write) => {
+  it('writes the content, replacing what was there, and leaves no temp file', async () => {
+    const target = path.join(dir, 'out.json');
+    await write(target, 'first');
+    await write(target, new Uint8Array([0x73, 0x65, 0x63, 0x6f, 0x6e, 0x64]));
+    expect(fs.readFileSync(target, 'utf8')).toBe('second');
+    expect(fs.readdirSync(dir)).toEqual(['out.json']);
+  });
+
+  it('applies the requested mode exactly, whatever the umask', async () => {
+    const a = path.join(dir, 'private');
+    const b = path.join(dir, 'script');
+    await write(a, 'x', { mode: 0o600 });
+    await write(b, 'x', { mode: 0o755 });
+    expect(fs.statSync(a).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(b).mode & 0o777).toBe(0o755);
+  });
+
+  it('creates with the default mode of a normal file when none is given', async () => {
+    const target = path.join(dir, 'plain');
+    await write(target, 'x');
+    const umask = process.umask();
+    expect(fs.statSync(target).mode & 0o777).toBe(0o666 & ~umask);
+  });
+
+  it('replaces a symlink at the target and leaves the link target untouched', async () => {
+    const victim = path.join(dir, 'victim.txt');
+    fs.writeFileSync(victim, 'precious');
+    const target = path.join(dir, 'link');
+    fs.symlinkSync(victim, target);
+    await write(target, 'new');
+    expect(fs.lstatSync(target).isSymbolicLink()).toBe(false);
+    expect(fs.readFileSync(target, 'utf8')).toBe('new');
+    expect(fs.readFileSync(victim, 'utf8')).toBe('precious');
+  });
+
+  it('exclusive creates a missing target but fails with EEXIST on an existing one, changing nothing', async () => {
+    const target = path.join(dir, 'once');
+    await write(target, 'first', { exclusive: true });
+    expect(await errorCode(() => write(target, 'second', { exclusive: true }))).toBe('EEXIST');
+    expect(fs.readFileSync(target, 'utf8')).toBe('first');
+    expect(fs.readdirSync(dir)).toEqual(['once']);
+  });
+
+  it('exclusive also refuses a dangling symlink at the target', async () => {
+    const target = path.join(dir, 'dangling');
+    fs.symlinkSync(path.join(dir, 'nowhere'), target);
+    expect(await errorCode(() => write(target, 'x', { exclusive: true }))).toBe('EEXIST');
+    expect(fs.existsSync(path.join(dir, 'nowhere'))).toBe(false);
+  });
+
+  it('fails with ENOENT for a missing parent unless mkdir is set', async () => {
+    const target = path.join(dir, 'a', 'b', 'c.txt');
+    expect(await errorCode(() => write(target, 'x'))).toBe('ENOENT');
+    await write(target, 'x', { mkdir: true });
+    expect(fs.readFileSync(target, 'utf8')).toBe('x');
+  });
+
+  it('cleans up its temp file when the final rename fails', async () => {
+    const target = path.join(dir, 'is-a-dir');
+    fs.mkdirSync(target);
+    fs.writeFileSync(path.join(target, 'inside'), '');
+    expect(await errorCode(() => write(target, 'x'))).toMatch(/^(EISDIR|ENOTEMPTY|EEXIST)$/);
+    expect(fs.readdirSync(dir)).toEqual(['is-a-dir']);
+  });
+
+  it('works with fsync turned off', async () => {
+    const target = path.join(dir, 'cache');
+    await write(target, 'fast', { fsync: false });
+    expect(fs.readFileSync(target, 'utf8')).toBe('fast');
+  });
+});
+
+// ---- several processes at once ----
+
+const CHILD_SOURCE = `
+import { writeFileAtomic, writeFileAtomicSync } from ${JSON.stringify(ATOMIC_WRITE_MODULE)};
+const [target, id, size, iterations, how] = process.argv.slice(2);
+const header = Buffer.from('payload-' + id + '\\n');
+const payload = Buffer.alloc(Number(size), 97 + (Number(id) % 26));
+header.copy(payload);
+let n = 0;
+try {
+  for (; how === 'forever' || n < Number(iterations); n++) {
+    if (how === 'sync' || how === 'forever') writeFileAtomicSync(target, payload);
+    else if (how === 'exclusive') writeFileAtomicSync(target, payload, { exclusive: true });
+    else await writeFileAtomic(target, payload);
+    if (how === 'forever' && n === 0) process.stdout.write('wrote\\n');
+  }
+} catch (e) {
+  process.stdout.write(String(e.code));
+  process.exit(e.code === 'EEXIST' ? 3 : 1);
+}
+`;
+
+/** The id of the writer whose whole payload `data` is, or throws if it is not one whole payload. */
+function wholePayloadId(data: Buffer, size: number): number {
+  const newline = data.indexOf(0x0a);
+  const match = /^payload-(\d+)$/.exec(data.subarray(0, Math.max(newline, 0)).toString());
+  if (!match || data.length !== size) throw new Error(`torn file: ${data.length} bytes, header ${JSON.stringify(data.subarray(0, 20).toString())}`);
+  const id = Number(match[1]);
+  const fill = 97 + (id % 26);
+  for (let i = newline + 1; i < data.length; i++) {
+    if (data[i] !== fill) throw new Error(`torn file: byte ${i} of payload ${id} is ${data[i]}`);
+  }
+  return id;
+}
+
+function readIfPresent(file: string): Buffer | undefined {
+  try {
+    return fs.readFileSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+function startChild(script: string, args: string[]): { done: Promise<{ code: number | null; stdout: string }>; kill: () => void; output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0 && code !== 3 && child.signalCode === null) reject(new Error(`writer exited ${code}: ${stderr}`));
+      else resolve({ code, stdout });
+    });
+  });
+  return { done, kill: () => child.kill('SIGKILL'), output: () => stdout };
+}
+
+describe('concurrent writers in separate processes', () => {
+  it('8 processes writing big distinct payloads to one target: readers and the end state only ever see one whole payload', async () => {
+    const script = path.join(dir, 'writer.mts');
+    fs.writeFileSync(script, CHILD_SOURCE);
+    const target = path.join(dir, 'shared.bin');
+    const size = 2 * 1024 * 1024;
+    const children = Array.from({ length: 8 }, (_, id) => startChild(script, [target, String(id), String(size), '6', id % 2 === 0 ? 'sync' : 'async']));
+    let reads = 0;
+    const seen = new Set<number>();
+    let running = true;
+    const allDone = Promise.all(children.map((c) => c.done)).finally(() => (running = false));
+    while (running) {
+      const data = readIfPresent(target);
+      if (data) {
+        seen.add(wholePayloadId(data, size));
+        reads++;
+      }
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await allDone;
+    const finalId = wholePayloadId(fs.readFileSync(target), size);
+    expect(finalId).toBeGreaterThanOrEqual(0);
+    expect(finalId).toBeLessThan(8);
+    expect(reads).toBeGreaterThan(0);
+    expect(seen.size).toBeGreaterThan(0);
+    expect(fs.readdirSync(dir).filter(isTempName)).toEqual([]);
+  }, 120_000);
+
+  it('8 processes racing to create the same file exclusively: exactly one wins', async () => {
+    const script = path.join(dir, 'writer.mts');
+    fs.writeFileSync(script, CHILD_SOURCE);
+    const target = path.join(dir, 'lock.bin');
+    const results = await Promise.all(Array.from({ length: 8 }, (_, id) => startChild(script, [target, String(id), '65536', '1', 'exclusive']).done));
+    expect(results.filter((r) => r.code === 0)).toHaveLength(1);
+    expect(results.filter((r) => r.code === 3 && r.stdout === 'EEXIST')).toHaveLength(7);
+    const winner = results.findIndex((r) => r.code === 0);
+    expect(wholePayloadId(fs.readFileSync(target), 65536)).toBe(winner);
+    expect(fs.readdirSync(dir).filter(isTempName)).toEqual([]);
+  }, 120_000);
+
+  it('a writer killed with SIGKILL mid-write leaves the target whole (at worst a recognisable temp file)', async () => {
+    const script = path.join(dir, 'writer.mts');
+    fs.writeFileSync(script, CHILD_SOURCE);
+    const target = path.join(dir, 'killed.bin');
+    const size = 16 * 1024 * 1024;
+    const child = startChild(script, [target, '5', String(size), '0', 'forever']);
+    // Wait for the first complete write, then let it start more before the kill.
+    while (!child.output().includes('wrote')) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 30));
+    child.kill();
+    await child.done;
+    expect(wholePayloadId(fs.readFileSync(target), size)).toBe(5);
+    for (const name of fs.readdirSync(dir)) {
+      expect(['writer.mts', 'killed.bin'].includes(name) || isTempName(name)).toBe(true);
+    }
+  }, 120_000);
+});
