@@ -22,6 +22,12 @@ import { CairnError, errnoCode } from './errors.js';
  *     and keeps waiting.
  * The directory itself is never removed during a takeover, so no third process can create a
  * fresh lock while the dead one is being replaced.
+ *
+ * Crashes between steps leave traces that say who was there: an acquirer writes its record as
+ * `.owner-<pid>-<token>` before linking it to `owner.json` (dead → the lock is taken over at
+ * once), and a waiter killed while holding a claim `.claim-<pid>-<token>` has the record put
+ * back by the next waiter. Only a directory with no trace at all (made by another tool, or a
+ * crash between mkdir and the first write) has to age `ownerlessStaleMs` before it is taken.
  */
 
 export const LOCK_OWNER_FILE = 'owner.json';
@@ -167,9 +173,53 @@ async function readOwner(lockPath: string): Promise<OwnerRead> {
   }
 }
 
+const PENDING_PREFIX = '.owner-';
+const CLAIM_PREFIX = '.claim-';
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return errnoCode(e) !== 'ESRCH';
+  }
+}
+
+/**
+ * Looks into a lock directory that has no `owner.json`. Returns 'wait' while a live process is
+ * between steps, 'retry' after putting back a record a dead waiter had claimed, or the records
+ * of acquirers that died before installing them (empty when there is no trace of an owner).
+ */
+async function inspectOwnerless(lockPath: string): Promise<'wait' | 'retry' | LockOwner[]> {
+  let names: string[];
+  try {
+    names = await fsp.readdir(lockPath);
+  } catch {
+    return 'retry';
+  }
+  const claims = names.filter((n) => n.startsWith(CLAIM_PREFIX));
+  for (const name of claims) {
+    const claimer = Number(name.slice(CLAIM_PREFIX.length).split('-')[0]);
+    if (pidAlive(claimer)) continue;
+    // A waiter died holding the owner record it had claimed: put it back (create-only, so
+    // this is harmless even if someone installed a record meanwhile) and look again.
+    const file = path.join(lockPath, name);
+    await fsp.link(file, path.join(lockPath, LOCK_OWNER_FILE)).catch(() => undefined);
+    await fsp.unlink(file).catch(() => undefined);
+    return 'retry';
+  }
+  if (claims.length > 0) return 'wait'; // a live waiter is checking the record right now
+  const pending: LockOwner[] = [];
+  for (const name of names.filter((n) => n.startsWith(PENDING_PREFIX))) {
+    const owner = parseOwner(await fsp.readFile(path.join(lockPath, name), 'utf8').catch(() => ''));
+    if (owner) pending.push(owner);
+  }
+  return pending;
+}
+
 /** Writes `owner` into `lockPath/owner.json` create-only (link(2)); false if a record is already there. */
 async function installOwner(lockPath: string, owner: LockOwner): Promise<boolean> {
-  const tmp = path.join(lockPath, `.owner-${owner.pid}-${owner.token}`);
+  const tmp = path.join(lockPath, `${PENDING_PREFIX}${owner.pid}-${owner.token}`);
   await fsp.writeFile(tmp, `${JSON.stringify(owner)}\n`, { flag: 'wx', mode: 0o600 });
   try {
     await fsp.link(tmp, path.join(lockPath, LOCK_OWNER_FILE));
@@ -197,7 +247,7 @@ export async function takeOverLock(lockPath: string, observed: LockOwner | undef
     }
   }
   const ownerFile = path.join(lockPath, LOCK_OWNER_FILE);
-  const claim = path.join(lockPath, `.claim-${mine.pid}-${mine.token}`);
+  const claim = path.join(lockPath, `${CLAIM_PREFIX}${mine.pid}-${mine.token}`);
   try {
     await fsp.rename(ownerFile, claim);
   } catch (e) {
@@ -290,8 +340,16 @@ async function tryTakeOverStale(
   if (seen.kind === 'owner') {
     reason = ownerDeathReason(seen.owner);
   } else {
+    const pending = await inspectOwnerless(lockPath);
+    if (pending === 'wait' || pending === 'retry') return false;
     const st = await fsp.lstat(lockPath).catch(() => undefined);
-    if (st && Date.now() - st.mtimeMs >= ownerlessStaleMs) reason = `it has had no owner record for ${Math.round((Date.now() - st.mtimeMs) / 1000)}s`;
+    if (pending.length > 0) {
+      // A writer killed between mkdir and installing its record left the record it was about to install.
+      const deaths = pending.map(ownerDeathReason);
+      if (deaths.every((d) => d !== undefined)) reason = `its owner died while taking it (${deaths[0]})`;
+    } else if (st && Date.now() - st.mtimeMs >= ownerlessStaleMs) {
+      reason = `it has had no owner record for ${Math.round((Date.now() - st.mtimeMs) / 1000)}s`;
+    }
   }
   if (reason === undefined) return false;
   const previous = seen.kind === 'owner' ? seen.owner : undefined;

@@ -123,6 +123,44 @@ describe('stale locks', () => {
     await lock.release();
   });
 
+  it('a lock whose owner died between mkdir and installing its record is taken over at once', async () => {
+    fs.mkdirSync(lockPath);
+    const dead: LockOwner = { token: 'half', pid: deadPid(), host: os.hostname(), startedAt: new Date().toISOString() };
+    fs.writeFileSync(path.join(lockPath, `.owner-${dead.pid}-half`), JSON.stringify(dead));
+    const seen: StaleLockInfo[] = [];
+    const lock = await acquireDirLock(lockPath, { timeoutMs: 0, onStaleTakeover: (i) => seen.push(i) });
+    expect(seen[0]?.reason).toContain('died while taking it');
+    await lock.release();
+    expect(fs.existsSync(lockPath)).toBe(false);
+  });
+
+  it('a record claimed by a waiter that then died is put back, so its owner keeps the lock', async () => {
+    const live = await acquireDirLock(lockPath, { timeoutMs: 0 });
+    // A waiter with a stale view moved the live record aside and was killed before putting it back.
+    fs.renameSync(path.join(lockPath, LOCK_OWNER_FILE), path.join(lockPath, `.claim-${deadPid()}-gone`));
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(lockPath, old, old); // old enough to look abandoned if the claim were ignored
+    await expect(acquireDirLock(lockPath, { timeoutMs: 50 })).rejects.toMatchObject({ exitCode: 3 });
+    expect(readOwnerFile().token).toBe(live.owner.token);
+    expect(await live.release()).toBe(true);
+  });
+
+  it('a record claimed by a live waiter is not taken over, however old the directory', async () => {
+    plantLock({});
+    fs.renameSync(path.join(lockPath, LOCK_OWNER_FILE), path.join(lockPath, `.claim-${process.pid}-busy`));
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(lockPath, old, old);
+    await expect(acquireDirLock(lockPath, { timeoutMs: 30 })).rejects.toMatchObject({ exitCode: 3 });
+    expect(fs.readdirSync(lockPath)).toEqual([`.claim-${process.pid}-busy`]);
+  });
+
+  it('a pending record of a live process is waited for', async () => {
+    fs.mkdirSync(lockPath);
+    const live: LockOwner = { token: 'live', pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString() };
+    fs.writeFileSync(path.join(lockPath, `.owner-${live.pid}-live`), JSON.stringify(live));
+    await expect(acquireDirLock(lockPath, { timeoutMs: 30 })).rejects.toMatchObject({ exitCode: 3 });
+  });
+
   it('a symlink or file at the lock path is never taken over or written through', async () => {
     const target = path.join(dir, 'target');
     fs.mkdirSync(target);

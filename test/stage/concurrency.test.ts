@@ -108,6 +108,26 @@ describe('concurrent writers (upstream stage-snapshot-flock-race, and more)', ()
   });
 });
 
+describe('crash safety', () => {
+  it('writers killed with SIGKILL at random moments never leave a torn note, and the next writer cleans up', async () => {
+    expect(stageWrite({ root, task, body: 'VERSION-INITIAL\n' }, scratch).status).toBe(0);
+    for (let round = 0; round < 8; round++) {
+      const run = startCli(writeArgs({ root, task, body: `VERSION-${round}\n${'x'.repeat(6000)}\n` }, scratch));
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 400)));
+      run.child.kill('SIGKILL');
+      await run.done;
+      // Whatever the moment of death, the note is the old whole one or the new whole one.
+      const check = runCli(['stage', 'check', '--task', task, '--root', root, '--validate-frontmatter']);
+      expect(check.status, check.stderr).toBe(0);
+      expect(fs.readFileSync(notePath(root, task), 'utf8')).toMatch(/VERSION-(INITIAL|\d)/);
+    }
+    const r = stageWrite({ root, task, body: 'VERSION-FINAL\n' }, scratch, { DR_SNAPSHOT_LOCK_TIMEOUT: '5' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(fs.readdirSync(snapshots)).toEqual([`${task}.snapshot.md`]);
+    expect(fs.readFileSync(notePath(root, task), 'utf8')).toContain('VERSION-FINAL');
+  });
+});
+
 describe('publishing', () => {
   it('a symlink at the target is replaced by the note; its target is never written', () => {
     const victim = path.join(scratch, 'victim.txt');
