@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { errnoCode } from '../core/errors.js';
+import { stampOf, type DirStamp } from './history-index.js';
 
 /** A symbolic link (or other non-directory) met where the store expects its own directory or file. */
 export class RefusedPathError extends Error {
@@ -124,6 +125,28 @@ export class ContainedFs {
       if (errnoCode(e) === 'ENOENT') return null;
       throw e;
     }
+  }
+
+  /**
+   * Streams the entries of the directory `parts` to `visit` (opendir with a large buffer: much
+   * cheaper than readdir's array for 100k-entry directories). False when the directory is missing.
+   */
+  async forEachEntry(parts: readonly string[], visit: (entry: fs.Dirent) => void): Promise<boolean> {
+    if (!(await this.probeDirs(parts))) return false;
+    let dir: fs.Dir;
+    try {
+      dir = await fsp.opendir(this.pathOf(...parts), { bufferSize: 1024 });
+    } catch (e) {
+      if (errnoCode(e) === 'ENOENT') return false;
+      throw e;
+    }
+    for await (const entry of dir) visit(entry);
+    return true;
+  }
+
+  /** Identity and timestamps (ns) of the directory `parts`, which must exist. */
+  async dirStamp(parts: readonly string[]): Promise<DirStamp> {
+    return stampOf(await fsp.lstat(this.pathOf(...parts), { bigint: true }));
   }
 
   /** lstat of `parts/name`, or null when missing. */

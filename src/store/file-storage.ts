@@ -2,6 +2,7 @@ import * as fsp from 'node:fs/promises';
 import { writeFileAtomic, isTempName } from '../core/atomic-write.js';
 import { errnoCode } from '../core/errors.js';
 import { ContainedFs, RefusedPathError } from './contained-fs.js';
+import { HISTORY_INDEX_NAME, isQuiet, pageFromIndex, readWholeIndex, sameStamp, writeIndex } from './history-index.js';
 import { SessionError } from './errors.js';
 import { planPrune, selectPrunable } from './retention.js';
 import {
@@ -15,7 +16,8 @@ import {
   historyIdOf,
   manifestProblem,
   normalisePage,
-  pageOf,
+  PageCollector,
+  pageOfSorted,
   parseStored,
   parseStoredManifest,
   parseStoredSnapshot,
@@ -35,7 +37,16 @@ import type {
 } from './types.js';
 import { isIdentifier, isScope } from './validation.js';
 
+export interface HistoryIndexOptions {
+  /** Build the index only for histories at least this long; shorter ones scan fast anyway (default 1000). */
+  minEntries?: number;
+  /** Build only from a history directory unchanged for this long: the racy-timestamp guard (default 3000 ms). */
+  quietMs?: number;
+}
+
 export interface FileStorageOptions {
+  /** The sorted listing index beside immutable_history/ (see history-index.ts); `false` always scans. */
+  historyIndex?: HistoryIndexOptions | false;
   /** fsync file and directory on every write (default true). Off only for throw-away stores. */
   fsync?: boolean;
   /** Temp files of interrupted writes younger than this are left alone by `prune`: they may be live (default 60 s). */
@@ -79,6 +90,7 @@ export class FileStorage implements ManagedSnapshotStorage {
   private readonly fs: ContainedFs;
   private readonly fsync: boolean;
   private readonly tempFileGraceMs: number;
+  private readonly index: Required<HistoryIndexOptions> | false;
 
   constructor(baseDir: string, options: FileStorageOptions = {}) {
     if (typeof baseDir !== 'string' || baseDir.length === 0 || baseDir.includes('\0')) {
@@ -88,6 +100,7 @@ export class FileStorage implements ManagedSnapshotStorage {
     this.baseDir = this.fs.base;
     this.fsync = options.fsync !== false;
     this.tempFileGraceMs = options.tempFileGraceMs ?? 60_000;
+    this.index = options.historyIndex === false ? false : { minEntries: 1000, quietMs: 3000, ...options.historyIndex };
   }
 
   private static dirOf(location: SnapshotLocation): string[] {
@@ -129,20 +142,51 @@ export class FileStorage implements ManagedSnapshotStorage {
     const { location } = params;
     checkLocation(location);
     // Validate the page first (limit <= 0 → [] before the cursor is checked, as upstream).
-    if (normalisePage(params) === undefined) return [];
-    let entries;
+    const page = normalisePage(params);
+    if (page === undefined) return [];
+    const snapParts = FileStorage.dirOf(location);
+    const histParts = [...snapParts, HISTORY_DIR];
     try {
-      entries = await this.fs.list([...FileStorage.dirOf(location), HISTORY_DIR]);
+      if (!(await this.fs.probeDirs(histParts))) return [];
+      if (this.index === false) return await this.scanPage(histParts, page);
+      const indexFile = this.fs.pathOf(...snapParts, HISTORY_INDEX_NAME);
+      const before = await this.fs.dirStamp(histParts);
+      const hit = await pageFromIndex(indexFile, before, page.after, page.limit);
+      if (hit !== undefined) return hit;
+      // A directory changed within the racy window is scanned, never indexed.
+      if (!isQuiet(before, Date.now(), this.index.quietMs)) return await this.scanPage(histParts, page);
+      const all = await this.scanAll(histParts);
+      if (all.length >= this.index.minEntries && sameStamp(before, await this.fs.dirStamp(histParts))) {
+        // Only a cache: failing to write it must not fail the listing.
+        await writeIndex(indexFile, before, all, this.fsync).catch(() => undefined);
+      }
+      return pageOfSorted(all, page.after, page.limit);
     } catch (e) {
       throw new SessionError(`Failed to list snapshots for session ${location.sessionId}: ${reasonOf(e)}`, { code: codeOf(e), cause: e });
     }
-    if (entries === null) return [];
-    const ids: string[] = [];
-    for (const entry of entries) {
+  }
+
+  /** One page by scanning the directory, keeping only the page in a bounded heap. */
+  private async scanPage(histParts: string[], page: { after: string | undefined; limit: number | undefined }): Promise<string[]> {
+    const collector = new PageCollector(page.after, page.limit);
+    await this.fs.forEachEntry(histParts, (entry) => {
+      // Links and directories with a snapshot-like name are never listed.
+      if (!entry.isFile()) return;
       const id = historyIdOf(entry.name);
-      if (id !== undefined && entry.isFile()) ids.push(id);
-    }
-    return pageOf(ids, params);
+      if (id !== undefined) collector.offer(id);
+    });
+    return collector.result();
+  }
+
+  /** Every history id of a directory, sorted. */
+  private async scanAll(histParts: string[]): Promise<string[]> {
+    const ids: string[] = [];
+    await this.fs.forEachEntry(histParts, (entry) => {
+      if (!entry.isFile()) return;
+      const id = historyIdOf(entry.name);
+      if (id !== undefined) ids.push(id);
+    });
+    return ids.sort();
   }
 
   async deleteSession(params: { sessionId: string }): Promise<void> {
@@ -151,7 +195,7 @@ export class FileStorage implements ManagedSnapshotStorage {
     const dir = this.fs.pathOf(sessionId);
     try {
       // rm never follows links: a link at <sessionId> is removed, its target left alone.
-      await fsp.rm(dir, { recursive: true, force: true });
+      await fsp.rm(dir, { recursive: true, force: true, maxRetries: 3 });
     } catch (e) {
       throw new SessionError(`Failed to delete session ${sessionId}: ${reasonOf(e)}`, { code: 'ERR_IO', cause: e });
     }
@@ -295,6 +339,27 @@ export class FileStorage implements ManagedSnapshotStorage {
       if (problem !== undefined) issue(kind === 'snapshot' ? 'invalid-snapshot' : 'invalid-manifest', [...parts, name], problem);
     };
 
+    /** A listing index is fine when stale (it is then ignored); it is an issue when malformed or when it is current but wrong. */
+    const checkIndex = async (snapDir: string[]): Promise<void> => {
+      const where = [...snapDir, HISTORY_INDEX_NAME];
+      const index = await readWholeIndex(this.fs.pathOf(...where));
+      const fix = 'delete it; cairn rebuilds it when needed';
+      if (index === undefined) {
+        issue('invalid-index', where, `is not a valid listing index; ${fix}`);
+        return;
+      }
+      const histDir = [...snapDir, HISTORY_DIR];
+      try {
+        if (!(await this.fs.probeDirs(histDir)) || !sameStamp(index.stamp, await this.fs.dirStamp(histDir))) return;
+        const actual = await this.scanAll(histDir);
+        if (actual.length !== index.ids.length || actual.some((id, i) => id !== index.ids[i])) {
+          issue('invalid-index', where, `disagrees with ${HISTORY_DIR}/ although it claims to be current; ${fix}`);
+        }
+      } catch (e) {
+        issue('unreadable', histDir, reasonOf(e));
+      }
+    };
+
     let sessions: string[];
     if (params.sessionId !== undefined) {
       checkSessionId(params.sessionId);
@@ -334,6 +399,7 @@ export class FileStorage implements ManagedSnapshotStorage {
           for (const f of (await entriesOf(snapDir)) ?? []) {
             if (f.name === LATEST && f.isFile()) await checkDocument(snapDir, f.name, 'snapshot');
             else if (f.name === MANIFEST && f.isFile()) await checkDocument(snapDir, f.name, 'manifest');
+            else if (f.name === HISTORY_INDEX_NAME && f.isFile()) await checkIndex(snapDir);
             else if (f.name === HISTORY_DIR && f.isDirectory()) {
               const histDir = [...snapDir, HISTORY_DIR];
               for (const h of (await entriesOf(histDir)) ?? []) {

@@ -154,20 +154,85 @@ export function normalisePage(params: PageParams): { limit: number | undefined; 
 }
 
 /**
- * One page of ids from an unsorted collection. Filters on the cursor before sorting, so a late
- * page sorts only what comes after it. Ids are ASCII, where `<` equals byte order.
+ * One page of ids from an unsorted collection. Filters on the cursor first, and with a limit keeps
+ * only the `limit` smallest in a bounded heap, so a page costs O(n log limit) rather than a sort
+ * of everything. Ids are ASCII, where `<` equals byte order.
  */
 export function pageOf(ids: Iterable<string>, params: PageParams): string[] {
   const page = normalisePage(params);
   if (page === undefined) return [];
-  const picked: string[] = [];
-  for (const id of ids) {
-    if (!isIdentifier(id)) continue;
-    if (page.after !== undefined && !(id > page.after)) continue;
-    picked.push(id);
+  const picked = new PageCollector(page.after, page.limit);
+  for (const id of ids) if (isIdentifier(id)) picked.offer(id);
+  return picked.result();
+}
+
+/** Collects the smallest ids after a cursor, up to a limit (a max-heap of the current page). */
+export class PageCollector {
+  private readonly heap: string[] = [];
+  private readonly limit: number;
+
+  constructor(
+    private readonly after: string | undefined,
+    limit: number | undefined,
+  ) {
+    // A fractional limit behaves like upstream's slice(0, limit).
+    this.limit = limit === undefined ? Infinity : Math.floor(limit);
   }
-  picked.sort(byteOrder);
-  return page.limit === undefined ? picked : picked.slice(0, page.limit);
+
+  offer(id: string): void {
+    if (this.after !== undefined && !(id > this.after)) return;
+    const heap = this.heap;
+    if (heap.length < this.limit) {
+      heap.push(id);
+      if (this.limit !== Infinity) this.siftUp(heap.length - 1);
+      return;
+    }
+    if (heap.length === 0 || !(id < heap[0]!)) return;
+    heap[0] = id;
+    this.siftDown(0);
+  }
+
+  result(): string[] {
+    return [...this.heap].sort(byteOrder);
+  }
+
+  private siftUp(i: number): void {
+    const heap = this.heap;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!(heap[i]! > heap[parent]!)) break;
+      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      i = parent;
+    }
+  }
+
+  private siftDown(i: number): void {
+    const heap = this.heap;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let largest = i;
+      if (l < heap.length && heap[l]! > heap[largest]!) largest = l;
+      if (r < heap.length && heap[r]! > heap[largest]!) largest = r;
+      if (largest === i) return;
+      [heap[i], heap[largest]] = [heap[largest]!, heap[i]!];
+      i = largest;
+    }
+  }
+}
+
+/** A page from ids already sorted in byte order: binary search for the cursor, then slice. */
+export function pageOfSorted(sortedIds: readonly string[], after: string | undefined, limit: number | undefined): string[] {
+  let lo = 0;
+  if (after !== undefined) {
+    let hi = sortedIds.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sortedIds[mid]! > after) hi = mid;
+      else lo = mid + 1;
+    }
+  }
+  return sortedIds.slice(lo, limit === undefined ? undefined : lo + Math.max(0, Math.floor(limit)));
 }
 
 export function byteOrder(a: string, b: string): number {

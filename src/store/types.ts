@@ -76,7 +76,7 @@ export interface StoreUsage {
   bytes: number;
 }
 
-export type VerifyIssueKind = 'invalid-json' | 'invalid-snapshot' | 'invalid-manifest' | 'temp-file' | 'stray' | 'unreadable';
+export type VerifyIssueKind = 'invalid-json' | 'invalid-snapshot' | 'invalid-manifest' | 'invalid-index' | 'temp-file' | 'stray' | 'unreadable';
 
 export interface VerifyIssue {
   kind: VerifyIssueKind;
