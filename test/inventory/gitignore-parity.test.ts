@@ -287,7 +287,12 @@ describe('git parity, property-based', () => {
           const key = dir === '' ? '.gitignore' : `${dir}/.gitignore`;
           files[key] = `${files[key] ?? ''}${rules.join('\n')}\n`;
         }
-        const repo = makeRepo(files);
+        // Symlinks to directories are files to git: dir-only rules must not match them.
+        const symlinks: Record<string, string> = {};
+        for (const name of ['build', 'x y']) {
+          if (!(name in files) && !dirs.includes(name) && dirs.length > 1) symlinks[name] = dirs[1]!;
+        }
+        const repo = makeRepo(files, symlinks);
         try {
           expect(referenceWalk(repo)).toEqual(gitListing(repo));
         } finally {

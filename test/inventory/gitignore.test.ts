@@ -93,8 +93,8 @@ const CASES: RuleCase[] = [
   },
   {
     name: 'other ** are a plain *, except right after the literal prefix (git quirk)',
-    gitignores: { '': 'x/a**b\nstar**\n*z**/f\nlit**/g\n' },
-    ignored: ['x/ab', 'x/aqqb', 'starry', 'q/starry', 'yz/f', 'z/f', 'litq/g', 'lit/g', 'litg', 'litq/r/g'],
+    gitignores: { '': 'x/a**b\nstar**\n*z**/f\nlit**/g\nzz/ab**\n' },
+    ignored: ['x/ab', 'x/aqqb', 'starry', 'q/starry', 'yz/f', 'z/f', 'litq/g', 'lit/g', 'litg', 'litq/r/g', 'zz/abc/d'],
     kept: ['x/aq/b', 'y/z/f', 'z/g'],
   },
   {
