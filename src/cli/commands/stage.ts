@@ -38,6 +38,12 @@ Environment:
   DR_SNAPSHOT_LOCK_TIMEOUT=<s> wait this long for the per-task lock (default 60; 0 = do not wait)
 
 Exit codes: 0 written (or disabled), 1 validation or I/O failure, 2 usage, 3 lock timeout.
+
+Example:
+  printf '%s\\n' '/dr-do TUNE-0254 | execute the plan' > /tmp/options.txt
+  cairn stage write --root "$PWD" --task TUNE-0254 --stage plan --command /dr-plan \\
+    --captured-by agent --recommended-next /dr-do --body-file /tmp/body.md --options-file /tmp/options.txt
+  cairn stage check --task TUNE-0254 --validate-frontmatter   # then: cairn stage show TUNE-0254
 `;
 
 /** Flag → option key; the seed's flags plus cairn's --dir. */
@@ -159,6 +165,7 @@ export function registerStageCommands(program: Command, io: CliIO): void {
     .command('write')
     .description('Write <root>/datarim/snapshots/<TASK-ID>.snapshot.md (the seed writer\'s flags and exit codes; see `cairn stage write --help`)')
     .helpOption(false)
+    .addHelpText('after', `\n${WRITE_USAGE}`)
     .passThroughOptions()
     .allowUnknownOption()
     .allowExcessArguments()
