@@ -25,7 +25,12 @@ export async function openStore(spec: string | undefined, opts: { cwd: string; e
   // A one-letter "scheme" is a Windows drive (C:\…), i.e. a path.
   if (scheme === undefined || scheme.length === 1) return new FileStorage(path.resolve(opts.cwd, chosen));
   if (scheme === 'file') {
-    const dir = chosen.startsWith('file://') ? fileURLToPath(chosen) : chosen.slice('file:'.length);
+    let dir: string;
+    try {
+      dir = chosen.startsWith('file://') ? fileURLToPath(chosen) : chosen.slice('file:'.length);
+    } catch (e) {
+      throw new CairnError('ERR_USAGE', `store '${chosen}' is not a local file URL; ${ACCEPTED}`, { exitCode: 2, cause: e });
+    }
     if (dir === '') throw new CairnError('ERR_USAGE', `store '${chosen}' names no directory; ${ACCEPTED}`, { exitCode: 2 });
     return new FileStorage(path.resolve(opts.cwd, dir));
   }

@@ -50,7 +50,7 @@ describe('openStore', () => {
   });
 
   it('rejects other schemes and empty specs with ERR_USAGE (exit 2) listing the accepted forms', async () => {
-    for (const spec of ['ftp://host/x', 'http://host', 'redis://x', '', 'file:']) {
+    for (const spec of ['ftp://host/x', 'http://host', 'redis://x', '', 'file:', 'file://remote-host/x']) {
       const e = await openStore(spec, { cwd, env: {} }).catch((err: unknown) => err);
       expect(e).toBeInstanceOf(CairnError);
       expect(e).toMatchObject({ code: 'ERR_USAGE', exitCode: 2 });
