@@ -14,10 +14,15 @@ import { pgStorageOn, serverSuite } from '../support/servers-stores.js';
 
 const { describe, it } = serverSuite<PgServerInfo>('pg');
 let own: PgServerInfo | undefined;
+let setupError: Error | undefined;
 
 beforeAll(async () => {
   if (skipReason('pg') !== undefined) return;
-  own = required(await startPostgres());
+  try {
+    own = required(await startPostgres());
+  } catch (e) {
+    setupError = e as Error; // reported by the test itself, so it counts as a failed test
+  }
 }, 120_000);
 
 afterAll(async () => {
@@ -32,6 +37,7 @@ async function restart(info: PgServerInfo): Promise<void> {
 
 describe('PostgresStorage when the server stops mid-run', () => {
   it('fails every call with a clear SessionError, loses no acknowledged write, and recovers after a restart', async () => {
+    if (setupError) throw setupError;
     const info = own!;
     const store: PostgresStorage = pgStorageOn(info, { schema: 'faults', connectTimeoutMs: 2_000, statementTimeoutMs: 5_000 });
     const location: SnapshotLocation = { sessionId: 'fault-session', scope: 'agent', scopeId: 'agent' };

@@ -15,23 +15,23 @@ const { describe, it, server } = serverSuite<S3ServerInfo>('s3');
 let gateway: ExtraGateway | undefined;
 let ownCluster: string | undefined;
 let info: S3ServerInfo;
+let setupError: Error | undefined;
 
 beforeAll(async () => {
-  let shared: S3ServerInfo;
   try {
-    shared = server();
-  } catch {
-    return; // the suite's beforeAll already failed with the reason
+    const shared = server(); // throws the reason when the shared server is missing
+    let cephDir = shared.cephDir;
+    info = shared;
+    if (cephDir === undefined) {
+      // The shared server came from CAIRN_S3_URL: we may not kill it, so bring up a cluster of our own.
+      info = required(await startCeph());
+      cephDir = ownCluster = info.cephDir!;
+    }
+    gateway = new ExtraGateway(cephDir, await freePort(), uniqueName('rgw-fault'));
+    await gateway.start();
+  } catch (e) {
+    setupError = e as Error; // reported by the test itself, so it counts as a failed test
   }
-  let cephDir = shared.cephDir;
-  info = shared;
-  if (cephDir === undefined) {
-    // The shared server came from CAIRN_S3_URL: we may not kill it, so bring up a cluster of our own.
-    info = required(await startCeph());
-    cephDir = ownCluster = info.cephDir!;
-  }
-  gateway = new ExtraGateway(cephDir, await freePort(), uniqueName('rgw-fault'));
-  await gateway.start();
 }, 200_000);
 
 afterAll(async () => {
@@ -41,6 +41,7 @@ afterAll(async () => {
 
 describe('S3Storage when the gateway dies mid-run', () => {
   it('fails every call with a clear SessionError, shows nothing half-written, and recovers after a restart', async () => {
+    if (setupError) throw setupError;
     const g = gateway!;
     const store: S3Storage = s3StorageOn({ ...info, endpoint: g.endpoint }, {
       prefix: uniqueName('faults'),

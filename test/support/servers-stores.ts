@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { PostgresStorage, type PostgresStorageConfig } from '../../src/store/postgres-storage.js';
 import { S3Storage, type S3StorageConfig } from '../../src/store/s3-storage.js';
-import { pgServer, required, s3Server, skipReason, type PgServerInfo, type S3ServerInfo, type ServerHandle } from './servers.js';
+import { pgServer, required, s3Server, skipReason, type Outcome, type PgServerInfo, type S3ServerInfo, type ServerHandle } from './servers.js';
 
 export function uniqueName(prefix: string): string {
   return `${prefix}_${randomBytes(5).toString('hex')}`;
@@ -39,8 +39,8 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
 
 /**
  * `describe`/`it` for a file that needs a server: skipped with a visible message when the
- * environment says so; otherwise `beforeAll` waits for the server and fails every test of the
- * file with the reason when it is missing.
+ * environment says so; otherwise `beforeAll` waits for the server, and every test that asks for
+ * it with `server()` fails with the reason when it is missing.
  */
 export function serverSuite<T>(kind: 's3' | 'pg'): {
   describe: typeof describe;
@@ -53,10 +53,14 @@ export function serverSuite<T>(kind: 's3' | 'pg'): {
     return { describe: describe.skip as typeof describe, it: it.skip as typeof it, server: () => undefined as T };
   }
   let handle: ServerHandle<T> | undefined;
-  let info: T | undefined;
+  let outcome: Outcome<T> = { error: `the ${kind} server was not looked up (beforeAll did not run)` };
   beforeAll(async () => {
-    handle = (await (kind === 's3' ? s3Server() : pgServer())) as ServerHandle<T>;
-    info = required(handle.outcome);
+    try {
+      handle = (await (kind === 's3' ? s3Server() : pgServer())) as ServerHandle<T>;
+      outcome = handle.outcome;
+    } catch (e) {
+      outcome = { error: (e as Error).message };
+    }
   }, 200_000);
   afterAll(async () => {
     await handle?.stop();
@@ -64,9 +68,8 @@ export function serverSuite<T>(kind: 's3' | 'pg'): {
   return {
     describe,
     it,
-    server: () => {
-      if (info === undefined) throw new Error(`the ${kind} server is not available (see the beforeAll failure above)`);
-      return info;
-    },
+    // Each test that needs the server fails with the reason it is missing (counted as failed
+    // tests, not as a quietly skipped suite).
+    server: () => required(outcome),
   };
 }
