@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import { CairnError, isCairnError } from '../core/errors.js';
+import { CairnError, errnoCode, isCairnError } from '../core/errors.js';
 import { SessionError } from '../store/index.js';
 
 /** The seed's error document: what an `isError` tool result carries as its text. */
@@ -16,8 +16,11 @@ export function errorPayload(e: unknown): ToolErrorPayload {
   if (isCairnError(e)) return e.toJSON();
   if (e instanceof SessionError) return { code: e.code, message: e.message };
   if (e instanceof Error) {
-    const code = (e as { code?: unknown }).code;
-    return { code: typeof code === 'string' && code.startsWith('ERR_') ? code : 'ERR_INTERNAL', message: e.message };
+    const code = errnoCode(e);
+    if (code !== undefined && code.startsWith('ERR_')) return { code, message: e.message };
+    // A file-system failure the library let through (ENOTDIR, EACCES, ENOSPC…): an I/O error, not a bug.
+    if (code !== undefined && /^E[A-Z]+$/.test(code)) return { code: 'ERR_IO', message: e.message, details: { errno: code } };
+    return { code: 'ERR_INTERNAL', message: e.message };
   }
   return { code: 'ERR_INTERNAL', message: String(e) };
 }

@@ -69,6 +69,11 @@ export class RootAllowlist {
         existing = fs.realpathSync(existing);
         break;
       } catch {
+        // An entry that is there but does not resolve is a dangling or looping link: creating a
+        // file through it could land anywhere, so it is refused rather than walked past.
+        if (entryExists(existing)) {
+          throw new CairnError('ERR_CONTAINMENT', `${JSON.stringify(p)} goes through ${existing}, a link that does not resolve (dangling or a loop); name a path inside the root`, { path: p });
+        }
         const parent = path.dirname(existing);
         if (parent === existing) break;
         rest.unshift(path.basename(existing));
@@ -83,7 +88,17 @@ export class RootAllowlist {
   }
 }
 
+function entryExists(p: string): boolean {
+  try {
+    fs.lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Lexical containment of two absolute paths; a name that merely starts with `..` (`..cache`) is inside. */
 export function isSameOrInside(child: string, parent: string): boolean {
   const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }

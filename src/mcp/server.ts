@@ -233,6 +233,9 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: async (args) => {
       const root = allow.resolveRoot(args.root);
+      // The writer proves its directory is inside the root too; checking first gives the same
+      // refusal for a dangling link, which the writer would report as an I/O error.
+      RootAllowlist.containedPath(root, path.dirname(stageSnapshotPath(root, args.task)));
       const writeOptions: Parameters<typeof writeStageSnapshot>[0] = {
         root,
         task: args.task,

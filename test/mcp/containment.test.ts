@@ -78,6 +78,23 @@ describe('iterationDir', () => {
     }
   });
 
+  it('refuses a dangling or looping link as the iterationDir or its parent, so nothing is created at its target', async () => {
+    const p = project('p-dangling', true);
+    fs.symlinkSync(path.join(outside, 'not-yet'), path.join(p, 'dangling'));
+    fs.symlinkSync(path.join(p, 'loop'), path.join(p, 'loop'));
+    for (const iterationDir of ['dangling', 'dangling/sub', 'loop', 'loop/sub']) {
+      expect(errorOf(await call(server.client, 'cairn_session_pre', { root: p, iterationDir })).code, iterationDir).toBe('ERR_CONTAINMENT');
+    }
+    expect(fs.existsSync(path.join(outside, 'not-yet'))).toBe(false);
+  });
+
+  it('accepts a directory inside the root whose name merely starts with ..', async () => {
+    const p = project('p-dotname', true);
+    const pre = okText<{ iterationDir: string }>(await call(server.client, 'cairn_session_pre', { root: p, iterationDir: '..iterations/one' }));
+    expect(pre.iterationDir).toBe(path.join(p, '..iterations', 'one'));
+    expect(fs.existsSync(path.join(pre.iterationDir, 'pre-snapshot.json'))).toBe(true);
+  });
+
   it('does not read a pre-snapshot that is a link to a file outside', async () => {
     const p = project('p-prelink', true);
     fs.mkdirSync(path.join(p, 'iter'));
@@ -133,6 +150,14 @@ describe('stage notes', () => {
     const read = await call(server.client, 'cairn_stage_read', { root: p, task: 'DEV-0001' });
     expect(errorOf(read).code).toBe('ERR_CONTAINMENT');
     expect(JSON.stringify(read)).not.toContain(SECRET);
+  });
+
+  it('refuses a dangling datarim link, creating nothing at its target', async () => {
+    const p = project('p-datarim-dangling');
+    fs.symlinkSync(path.join(outside, 'datarim-target'), path.join(p, 'datarim'));
+    expect(errorOf(await call(server.client, 'cairn_stage_write', { ...note, root: p })).code).toBe('ERR_CONTAINMENT');
+    expect(errorOf(await call(server.client, 'cairn_stage_read', { root: p, task: 'DEV-0001' })).code).toBe('ERR_CONTAINMENT');
+    expect(fs.existsSync(path.join(outside, 'datarim-target'))).toBe(false);
   });
 
   it('never reads a note file that links outside, and replaces the link (not its target) on write', async () => {
