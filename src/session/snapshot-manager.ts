@@ -194,7 +194,11 @@ export class SnapshotManager {
     const excludedDirs = [stateDir, iterationDir, cairnDir]
       .map((dir) => relativeInside(root, dir))
       .filter((rel): rel is string => rel !== null);
-    const exclude = excludedDirs.filter((rel) => !/[*?[\]{}\\]/.test(rel)).map((rel) => `${rel}/**`);
+    // Only stable directories become engine excludes: the exclude list is part of the stat
+    // cache's key, so a per-iteration exclude would throw the cache away on every snapshot.
+    // The iteration dir (usually under .cairn or the state dir anyway) is filtered afterwards.
+    const stable = [stateDir, cairnDir].map((dir) => relativeInside(root, dir)).filter((rel): rel is string => rel !== null && rel !== '.cairn');
+    const exclude = stable.filter((rel) => !/[*?[\]{}\\]/.test(rel)).map((rel) => `${rel}/**`);
     const scanOptions: ScanOptions = {
       respectGitignore: this.options.respectGitignore ?? true,
       withContentDigest: true,
@@ -206,8 +210,12 @@ export class SnapshotManager {
     if (this.options.cacheDir !== undefined) scanOptions.cacheDir = path.resolve(projectRoot, this.options.cacheDir);
     const result = scanTreeSync(root, scanOptions);
     const isExcluded = (rel: string): boolean => excludedDirs.some((dir) => rel === dir || rel.startsWith(`${dir}/`));
+    // Only what the engine did not already leave out needs filtering (usually nothing).
+    const covered = (dir: string): boolean => [...stable, '.cairn'].some((st) => dir === st || dir.startsWith(`${st}/`));
+    const leftToFilter = excludedDirs.filter((dir) => !covered(dir)).map((dir) => `${dir}/`);
     const recovered = recoverInvalidNames(root, result.skipped, isExcluded);
-    const files = recovered.entries.length > 0 ? [...result.files, ...recovered.entries] : result.files;
+    let files = recovered.entries.length > 0 ? [...result.files, ...recovered.entries] : result.files;
+    if (leftToFilter.length > 0) files = files.filter((f) => !leftToFilter.some((prefix) => f.path.startsWith(prefix)));
     const store = this.inventoryStore(projectRoot);
     const stored = store.put(files);
     const ref: InventoryRef = {
