@@ -24,7 +24,7 @@ import { ToolTable } from './tool-table.js';
 export interface CairnMcpServerOptions {
   /** Directories the client may work in (the operator's `--root` list). */
   roots: readonly string[];
-  /** Store for iteration records and snapshot reads (default `file:<first root>/.cairn/store`). */
+  /** Store URL for iteration records and snapshot reads (default `file:<first root>/.cairn/store`); a relative `file:` path is relative to `cwd`. */
   store?: string;
   cwd?: string;
   env?: NodeJS.ProcessEnv;
@@ -100,7 +100,7 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
         // The default store lives in the first root; a planted .cairn symlink must not carry it out.
         url = `file:${RootAllowlist.containedPath(firstRoot, path.join(CAIRN_DIR, 'store'))}`;
       }
-      const opening = openStore(url, { cwd: firstRoot, env });
+      const opening = openStore(url, { cwd, env });
       storePromise = opening;
       // A failed open is not cached: the next call tries again.
       opening.catch(() => {

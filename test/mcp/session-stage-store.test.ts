@@ -214,9 +214,9 @@ describe('store tool errors', () => {
     expect(errorOf(await call(server.client, 'cairn_store_show', {})).code).toBe('ERR_INVALID_OPTION');
   });
 
-  it('uses the store named by --store instead of the default', async () => {
+  it('uses the store named by --store instead of the default, a relative file: path from the working directory', async () => {
     const storeDir = path.join(tmp, 'team-store');
-    const other = await connect(['--root', repo, '--store', `file:${storeDir}`], { env: serverEnv(path.join(tmp, 'cache')) });
+    const other = await connect(['--root', repo, '--store', 'file:team-store'], { cwd: tmp, env: serverEnv(path.join(tmp, 'cache')) });
     try {
       okText(await call(other.client, 'cairn_session_pre'));
       const post = okText<PostResult>(await call(other.client, 'cairn_session_post', { sessionId: 'team' }));

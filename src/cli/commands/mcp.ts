@@ -33,7 +33,7 @@ export function registerMcpCommands(program: Command, io: CliIO): void {
     .command('mcp')
     .description('Run the cairn MCP server over stdio')
     .requiredOption('--root <dir>', 'a directory the client may work in (repeatable)', collect)
-    .option('--store <url>', 'snapshot store for iteration records (default file:<first root>/.cairn/store)')
+    .option('--store <url>', 'snapshot store for iteration records: file:DIR, s3://bucket/prefix?endpoint=…, postgres://… (default file:<first root>/.cairn/store)')
     .addHelpText('after', MCP_HELP)
     .action(async (opts: { root: string[]; store?: string }) => {
       const [{ createCairnMcpServer }, { StdioServerTransport }] = await Promise.all([
