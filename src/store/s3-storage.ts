@@ -167,6 +167,9 @@ export class S3Storage implements ManagedSnapshotStorage {
     if (page === undefined) return [];
     const dir = this.keys.historyDir(location);
     const ids: string[] = [];
+    // Keys come back in key order, which is id order for cairn's fixed-length UUID v7 ids (and any
+    // ids of which none is another followed by '-': 'a-b.json' sorts before 'a.json'). The page is
+    // sorted before it is cut, so only such prefix pairs could page out of order under a limit.
     // The cursor key without `.json`: every id greater than the cursor has a key after it.
     const startAfter = page.after === undefined ? undefined : `${dir}snapshot_${page.after}`;
     const done = (): boolean => page.limit !== undefined && ids.length >= page.limit;
@@ -456,8 +459,11 @@ export class S3Storage implements ManagedSnapshotStorage {
       try {
         await this.put(key, body, 'Failed to write', true);
       } catch (e) {
-        if (isPreconditionFailed(e)) throw exists();
-        throw e;
+        if (!isPreconditionFailed(e)) throw e;
+        // A retried PUT can meet its own first attempt, which landed before the connection broke;
+        // that is success, told apart by the object holding exactly our bytes.
+        if (attemptsOf(e) > 1 && (await this.getText(key)) === body) return;
+        throw exists();
       }
       return;
     }
@@ -601,6 +607,11 @@ export class S3Storage implements ManagedSnapshotStorage {
       throw this.failure('Failed to delete objects under', keys[0]!, e);
     }
   }
+}
+
+function attemptsOf(e: unknown): number {
+  const attempts = (e as { $metadata?: { attempts?: number } } | null)?.$metadata?.attempts;
+  return typeof attempts === 'number' ? attempts : 1;
 }
 
 interface MiddlewareCommand {

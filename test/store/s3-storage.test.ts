@@ -311,6 +311,30 @@ describe('S3Storage conditional writes', () => {
     await Promise.all(stores.map((s) => s.close()));
   });
 
+  it('a create whose first attempt landed before the connection broke succeeds on the retry, not as "exists"', async () => {
+    const client = rawClient(server());
+    let broken = 0;
+    // Inside the SDK's retry loop: the first history PUT reaches the gateway, then its answer is "lost".
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        if (context.commandName === 'PutObjectCommand' && /immutable_history/.test(String((args.input as { Key?: string }).Key)) && broken++ === 0) {
+          throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', code: 'ECONNRESET', $metadata: {} });
+        }
+        return result;
+      },
+      { step: 'deserialize', name: 'loseFirstAnswer' },
+    );
+    const s = new S3Storage({ bucket: server().bucket, prefix, s3Client: client, onWarning: () => {} });
+    const l = loc();
+    await s.saveSnapshot({ location: l, snapshotId: 'landed', isLatest: false, snapshot: snapshot({ v: 1 }) });
+    expect(broken).toBeGreaterThanOrEqual(2);
+    expect((await s.loadSnapshot({ location: l, snapshotId: 'landed' }))?.data).toEqual({ v: 1 });
+    // A real second save of the id is still refused.
+    await expectSessionError(s.saveSnapshot({ location: l, snapshotId: 'landed', isLatest: false, snapshot: snapshot({ v: 1 }) }), 'ERR_SNAPSHOT_EXISTS');
+    client.destroy();
+  });
+
   it('a server that ignores If-None-Match is detected, warned about once, and history stays create-only (HEAD-then-PUT)', async () => {
     // The real gateway behind a client that drops the condition, as s3rver and some proxies do.
     const client = rawClient(server());
