@@ -91,6 +91,33 @@ describe('calculateDiff on real snapshots', () => {
   });
 });
 
+describe('the stat cache', () => {
+  it('is one cache reused by every iteration of a root (exclude list stable across iterations)', async () => {
+    const root = repo();
+    write(root, 'src/a.txt', 'a');
+    fs.mkdirSync(path.join(root, '.cairn', 'iterations'), { recursive: true });
+    fs.mkdirSync(path.join(root, 'elsewhere'));
+    // Old timestamps, and ctimes out of the engine's racy window (2 s), so everything is cacheable.
+    const past = new Date(Date.now() - 3_600_000);
+    for (const p of ['src/a.txt', 'src', 'elsewhere', '.']) fs.utimesSync(path.join(root, p), past, past);
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const cacheHome = makeTempDir('cairn-cache-');
+    dirs.push(cacheHome);
+    const previous = process.env.XDG_CACHE_HOME;
+    process.env.XDG_CACHE_HOME = cacheHome;
+    try {
+      const manager = new SnapshotManager(root);
+      for (const n of ['001', '002', '003']) manager.capturePreSnapshot(root, path.join(root, '.cairn', 'iterations', n));
+      manager.capturePreSnapshot(root, seedIterationDir(root, '004'));
+      manager.capturePreSnapshot(root, path.join(root, 'elsewhere', '005'));
+    } finally {
+      process.env.XDG_CACHE_HOME = previous;
+    }
+    const cacheFiles = fs.readdirSync(path.join(cacheHome, 'cairn', 'snapshots')).filter((n) => n.endsWith('.cache'));
+    expect(cacheFiles).toHaveLength(1);
+  });
+});
+
 describe('a 20,000-file repository', () => {
   it('completes pre and post and finds the one uncommitted change made between them', () => {
     const root = repo();
