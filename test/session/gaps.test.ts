@@ -325,6 +325,12 @@ describe('findTestResults through the manager', () => {
     expect(found.file).toBe(path.join(path.dirname(dir), 'iteration-001.log'));
   });
 
+  it('recognises the Mocha and TAP patterns the seed documents', () => {
+    const manager = new SnapshotManager('.');
+    expect(manager.parseTestOutput('\n  14 passing (52ms)\n')).not.toBeNull();
+    expect(manager.parseTestOutput('TAP version 13\nok 1 - a\n1..1\n# tests 1\n# pass 1\n# fail 0\n')).not.toBeNull();
+  });
+
   it('reports found: false when nothing is there', () => {
     const root = plainDir();
     const dir = seedIterationDir(root);
