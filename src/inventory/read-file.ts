@@ -23,30 +23,42 @@ export const STATUS = {
  */
 export const STAT_FIELDS = 6;
 
+/** Files per batch: the size of every shared batch slot. */
+export const BATCH_CAPACITY = 32;
+/** Bytes of one batch slot (see batchViews for the layout). */
+export const BATCH_SLOT_BYTES = BATCH_CAPACITY * 162;
+
 /**
- * One batch of files for a hash worker (or the main thread). Flat typed arrays rather than
- * objects: they cross threads as one copy and leave no garbage per file.
+ * Typed-array views of one batch slot. Slots live in SharedArrayBuffers that the main thread
+ * and a worker both see, so a batch crosses threads as a short message (slot number + paths)
+ * and its numbers are never serialised: structured-cloning typed arrays cost ~10-40 µs a
+ * message and dominated the main thread.
  */
-export interface BatchRequest {
-  id: number;
-  paths: string[];
-  /** STAT_FIELDS per file: the cached stat, if `cachedHas[i]` is non-zero. */
+export interface BatchViews {
+  /** In: STAT_FIELDS per file, the cached stat when cachedHas[i] != 0. */
   cachedStats: Float64Array;
-  /** 32 bytes per file: the cached digest, if `cachedHas[i] === 2`. */
+  /** Out: STAT_FIELDS per file for OK_* results. */
+  stats: Float64Array;
+  /** In: 32 bytes per file, the cached digest when cachedHas[i] == 2. */
   cachedShas: Uint8Array;
-  /** 0 no cache record, 1 stat only (cached run had no digests), 2 stat + digest. */
+  /** Out: 32 bytes per file for OK_HASHED / OK_CACHED with digests on. */
+  shas: Uint8Array;
+  /** In: 0 no cache record, 1 stat only (the cached run had no digests), 2 stat + digest. */
   cachedHas: Uint8Array;
-  withDigest: boolean;
+  /** Out: a STATUS code per file. */
+  status: Uint8Array;
 }
 
-export interface BatchResponse {
-  id: number;
-  status: Uint8Array;
-  bytes: Float64Array;
-  stats: Float64Array;
-  shas: Uint8Array;
-  /** errno code or explanation per failed file (null entries for successes); null if none failed. */
-  details: (string | null)[] | null;
+/** Views over a slot buffer. Self-contained: also shipped to workers as text. */
+export function batchViews(buffer: ArrayBufferLike, cap: number): BatchViews {
+  return {
+    cachedStats: new Float64Array(buffer, 0, cap * 6),
+    stats: new Float64Array(buffer, cap * 48, cap * 6),
+    cachedShas: new Uint8Array(buffer, cap * 96, cap * 32),
+    shas: new Uint8Array(buffer, cap * 128, cap * 32),
+    cachedHas: new Uint8Array(buffer, cap * 160, cap),
+    status: new Uint8Array(buffer, cap * 161, cap),
+  };
 }
 
 /** Result of `processFile` for one path. */
@@ -134,7 +146,7 @@ export function processFile(
           if (total === buf.length) break;
         }
         const view = buf.subarray(0, total);
-        sha = crypto.hash('sha256', view, 'buffer') as unknown as Buffer;
+        sha = crypto.hash('sha256', view, 'buffer');
         if (wantText) text = view.toString('utf8');
       } else {
         const h = crypto.createHash('sha256');
@@ -166,35 +178,25 @@ export function processFile(
 }
 
 /**
- * Processes one batch into flat result arrays. Shipped to workers as text next to
- * `processFile` (which it calls by name), and called directly on the main thread by the
- * synchronous scanner, so both paths produce identical results.
+ * Processes one batch: reads the requests from `v`, writes the results into `v`, returns the
+ * error details (null when every file succeeded). Shipped to workers as text next to
+ * `processFile` (which it calls by name) and called directly by the synchronous scanner, so
+ * both paths run the same code.
  */
-export function runBatch(fs: typeof FsModule, crypto: typeof CryptoModule, buf: Buffer, req: BatchRequest): BatchResponse {
-  const n = req.paths.length;
-  const res: BatchResponse = {
-    id: req.id,
-    status: new Uint8Array(n),
-    bytes: new Float64Array(n),
-    stats: new Float64Array(n * 6),
-    shas: new Uint8Array(n * 32),
-    details: null,
-  };
-  for (let i = 0; i < n; i++) {
-    const has = req.cachedHas[i]!;
-    const cached = has === 0 ? null : req.cachedStats.subarray(i * 6, i * 6 + 6);
-    const o = processFile(fs, crypto, req.paths[i]!, cached, has === 2, req.withDigest, buf, false);
-    res.status[i] = o.status;
-    if (o.stat !== undefined) {
-      for (let k = 0; k < 6; k++) res.stats[i * 6 + k] = o.stat[k]!;
-      res.bytes[i] = o.stat[0]!;
-    }
-    if (o.status === 0 && o.sha !== undefined) res.shas.set(o.sha, i * 32);
-    else if (o.status === 1) res.shas.set(req.cachedShas.subarray(i * 32, i * 32 + 32), i * 32);
+export function runBatch(fs: typeof FsModule, crypto: typeof CryptoModule, buf: Buffer, paths: readonly string[], v: BatchViews, withDigest: boolean): (string | null)[] | null {
+  let details: (string | null)[] | null = null;
+  for (let i = 0; i < paths.length; i++) {
+    const has = v.cachedHas[i]!;
+    const cached = has === 0 ? null : v.cachedStats.subarray(i * 6, i * 6 + 6);
+    const o = processFile(fs, crypto, paths[i]!, cached, has === 2, withDigest, buf, false);
+    v.status[i] = o.status;
+    if (o.stat !== undefined) for (let k = 0; k < 6; k++) v.stats[i * 6 + k] = o.stat[k] ?? 0;
+    if (o.status === 0 && o.sha !== undefined) v.shas.set(o.sha, i * 32);
+    else if (o.status === 1) v.shas.set(v.cachedShas.subarray(i * 32, i * 32 + 32), i * 32);
     if (o.detail !== undefined) {
-      if (res.details === null) res.details = new Array<string | null>(n).fill(null);
-      res.details[i] = o.detail;
+      if (details === null) details = new Array<string | null>(paths.length).fill(null);
+      details[i] = o.detail;
     }
   }
-  return res;
+  return details;
 }

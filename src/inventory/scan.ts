@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { CairnError, errnoCode } from '../core/errors.js';
 import { compileGlobs, validateGlob, type PathMatcher } from './glob.js';
 import { HashPool } from './hash-pool.js';
-import { processFile, runBatch, STATUS, STAT_FIELDS, type BatchRequest, type BatchResponse } from './read-file.js';
+import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews } from './read-file.js';
 import { cacheFilePath, defaultCacheDir, emptyCache, loadCache, saveCache, type StatCacheData } from './stat-cache.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, ScanWarning, SkipReason, SkippedEntry } from './types.js';
 import { Walker, type WalkItem } from './walk.js';
@@ -23,7 +23,7 @@ export const ALWAYS_SKIP: readonly string[] = ['.git', '.cairn'];
  */
 const RACY_MARGIN_MS = 2000;
 
-const BATCH_FILES = 32;
+const BATCH_FILES = BATCH_CAPACITY;
 const BATCH_BYTES = 4 * 1024 * 1024;
 /** Bytes charged to a file whose size is unknown yet (no cache record). */
 const UNKNOWN_FILE_WEIGHT = 16 * 1024;
@@ -134,32 +134,17 @@ const SKIP_OF_STATUS: Record<number, SkipReason> = {
 };
 
 /** One candidate file in walk order and, once known, its result. */
-interface ScanSlot {
-  item: WalkItem;
-  done: boolean;
-  skip?: SkipReason;
-  detail?: string;
-  bytes: number;
-  mode: number;
-  sha?: string;
-}
+type ScanSlot = WalkItem;
 
-/** A batch being filled: request arrays plus the slots they belong to. */
+/** A batch being filled: the slots, their read paths and cache rows (-1: none). */
 class PendingBatch {
   readonly slots: ScanSlot[] = [];
   readonly paths: string[] = [];
-  readonly cachedStats = new Float64Array(BATCH_FILES * STAT_FIELDS);
-  readonly cachedShas = new Uint8Array(BATCH_FILES * 32);
-  readonly cachedHas = new Uint8Array(BATCH_FILES);
+  readonly cacheRows: number[] = [];
   weight = 0;
 
   get full(): boolean {
     return this.slots.length >= BATCH_FILES || this.weight >= BATCH_BYTES;
-  }
-
-  request(withDigest: boolean): Omit<BatchRequest, 'id'> {
-    const n = this.slots.length;
-    return { paths: this.paths, cachedStats: this.cachedStats.slice(0, n * STAT_FIELDS), cachedShas: this.cachedShas.slice(0, n * 32), cachedHas: this.cachedHas.slice(0, n), withDigest };
   }
 }
 
@@ -170,6 +155,8 @@ class ScanRun {
   private readonly walkSkips: { s: SkippedEntry; position: number }[] = [];
   private readonly next: StatCacheData = emptyCache();
   private readonly racyFromMs: number;
+  /** rootReal + '/': a regular file's read path is this + its rel. */
+  private readonly rootPrefix: string;
   readonly buf = Buffer.allocUnsafe(READ_BUFFER_BYTES);
   private knownSkips = 0;
   private okBytes = 0;
@@ -181,6 +168,7 @@ class ScanRun {
     readonly options: ScanOptions,
   ) {
     this.racyFromMs = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
+    this.rootPrefix = p.rootReal.endsWith('/') ? p.rootReal : `${p.rootReal}/`;
     this.walker = new Walker({
       rootReal: p.rootReal,
       include: p.include,
@@ -206,47 +194,59 @@ class ScanRun {
 
   /** Next candidate from the walk, or null at the end; already `done` when the walk knew the answer. */
   pull(): ScanSlot | null {
-    const item = this.walker.next();
-    if (item === null) return null;
-    const slot: ScanSlot = { item, done: false, bytes: 0, mode: 0 };
+    const slot = this.walker.next();
+    if (slot === null) return null;
     this.slots.push(slot);
     this.progress.filesSeen++;
-    if (item.unresolved) this.finishSlot(slot, { status: STATUS.OK_STAT_ONLY }, null, 0);
-    else if (item.outcome !== undefined) {
-      const o = item.outcome;
+    if (slot.unresolved) this.finishSlot(slot, { status: STATUS.OK_STAT_ONLY }, null, 0);
+    else if (slot.outcome !== undefined) {
+      const o = slot.outcome;
+      slot.outcome = undefined; // the .gitignore text is not needed any more
       this.finishSlot(slot, o, o.stat ?? null, 0, o.sha ?? null, 0);
     }
     return slot;
   }
 
-  /** Adds a slot to a batch, with its cache record if there is one. */
-  addToBatch(batch: PendingBatch, slot: ScanSlot): number {
-    const j = batch.slots.length;
+  /** Adds a slot to a batch, noting its cache row if there is one. */
+  addToBatch(batch: PendingBatch, slot: ScanSlot): void {
     batch.slots.push(slot);
-    batch.paths.push(slot.item.readPath);
+    batch.paths.push(slot.target ?? this.rootPrefix + slot.rel);
     const prev = this.p.previous.files;
-    const i = prev.index.get(slot.item.cacheKey);
-    let size = UNKNOWN_FILE_WEIGHT;
-    if (i !== undefined) {
-      batch.cachedStats.set(prev.stats.subarray(i * STAT_FIELDS, i * STAT_FIELDS + STAT_FIELDS), j * STAT_FIELDS);
-      batch.cachedHas[j] = prev.has[i] === 2 ? 2 : 1;
-      if (prev.has[i] === 2) batch.cachedShas.set(prev.shas.subarray(i * 32, i * 32 + 32), j * 32);
-      size = prev.stats[i * STAT_FIELDS]!;
-    } else {
-      batch.cachedHas[j] = 0;
-    }
-    batch.weight += size;
-    return size;
+    const i = prev.index.get(slot.targetRel ?? slot.rel);
+    batch.cacheRows.push(i ?? -1);
+    batch.weight += i === undefined ? UNKNOWN_FILE_WEIGHT : prev.stats[i * STAT_FIELDS]!;
   }
 
-  applyBatch(batch: PendingBatch, res: BatchResponse): void {
+  /** Writes a batch's cache records into a slot's request views. */
+  fillRequest(batch: PendingBatch, v: BatchViews): void {
+    const prev = this.p.previous.files;
     for (let j = 0; j < batch.slots.length; j++) {
-      const status = res.status[j]!;
-      const o: { status: number; detail?: string } = { status };
-      const d = res.details?.[j];
-      if (d !== null && d !== undefined) o.detail = d;
-      this.finishSlot(batch.slots[j]!, o, res.stats, j * STAT_FIELDS, status === STATUS.OK_HASHED || status === STATUS.OK_CACHED ? res.shas : null, j * 32);
+      const i = batch.cacheRows[j]!;
+      if (i < 0) {
+        v.cachedHas[j] = 0;
+        continue;
+      }
+      v.cachedStats.set(prev.stats.subarray(i * STAT_FIELDS, i * STAT_FIELDS + STAT_FIELDS), j * STAT_FIELDS);
+      v.cachedHas[j] = prev.has[i] === 2 ? 2 : 1;
+      if (prev.has[i] === 2) v.cachedShas.set(prev.shas.subarray(i * 32, i * 32 + 32), j * 32);
     }
+  }
+
+  /** Reads a finished batch's results out of its slot views. */
+  applyBatch(batch: PendingBatch, v: BatchViews, details: (string | null)[] | null): void {
+    for (let j = 0; j < batch.slots.length; j++) {
+      const status = v.status[j]!;
+      const o: { status: number; detail?: string } = { status };
+      const d = details?.[j];
+      if (d !== null && d !== undefined) o.detail = d;
+      this.finishSlot(batch.slots[j]!, o, v.stats, j * STAT_FIELDS, status === STATUS.OK_HASHED || status === STATUS.OK_CACHED ? v.shas : null, j * 32);
+    }
+  }
+
+  /** Hashes a batch on this thread. */
+  runHere(batch: PendingBatch, v: BatchViews): void {
+    this.fillRequest(batch, v);
+    this.applyBatch(batch, v, runBatch(fs, crypto, this.buf, batch.paths, v, this.p.withDigest));
   }
 
   private finishSlot(slot: ScanSlot, o: { status: number; detail?: string }, stats: ArrayLike<number> | null, statOff: number, shas: Uint8Array | null = null, shaOff = 0): void {
@@ -260,7 +260,7 @@ class ScanRun {
       this.knownSkips++;
       return;
     }
-    if (slot.item.unresolved || stats === null) {
+    if (slot.unresolved || stats === null) {
       slot.bytes = 0;
       slot.mode = 0o644;
       return;
@@ -277,7 +277,7 @@ class ScanRun {
     if (this.p.cacheFile === null) return;
     // Racy: changed too recently to trust that a same-tick rewrite would show; re-read next time.
     if (stats[statOff + 1]! >= this.racyFromMs || stats[statOff + 2]! >= this.racyFromMs) return;
-    const key = slot.item.cacheKey;
+    const key = slot.targetRel ?? slot.rel;
     const next = this.next.files;
     next.set(key, stats, statOff, shas, shaOff);
     if (!this.cacheDirty) {
@@ -302,7 +302,7 @@ class ScanRun {
       const slot = this.slots[i]!;
       if (!slot.done) throw new Error('internal: unresolved scan slot');
       if (slot.skip !== undefined) {
-        const s: SkippedEntry = { path: slot.item.rel, reason: slot.skip };
+        const s: SkippedEntry = { path: slot.rel, reason: slot.skip };
         if (slot.detail !== undefined) s.detail = slot.detail;
         slotSkips.push({ s, order: 2 * i + 1 });
         continue;
@@ -315,7 +315,7 @@ class ScanRun {
       }
       // The seed's key order; the digest re-orders keys itself (digest.ts).
       const mode = (slot.mode & 0o100) !== 0 ? '0755' : '0644';
-      const { rel, kind } = slot.item;
+      const { rel, kind } = slot;
       files.push(slot.sha !== undefined ? { path: rel, bytes: slot.bytes, sha256: slot.sha, mode, kind } : { path: rel, bytes: slot.bytes, mode, kind });
       bytes += slot.bytes;
     }
@@ -368,13 +368,13 @@ export function scanTreeSync(root: string, options: ScanOptions = {}): ScanResul
 
 function runSync(prepared: Prepared, options: ScanOptions): ScanResult {
   const run = new ScanRun(prepared, options);
+  const views = batchViews(new ArrayBuffer(BATCH_SLOT_BYTES), BATCH_CAPACITY);
   // With a budget, each result must be known before pulling more (files beyond it are not read).
   const batchFiles = Number.isFinite(prepared.maxFiles) || Number.isFinite(prepared.maxBytes) ? 1 : BATCH_FILES;
   let batch = new PendingBatch();
-  let id = 0;
   const flush = (): void => {
     if (batch.slots.length === 0) return;
-    run.applyBatch(batch, runBatch(fs, crypto, run.buf, { ...batch.request(run.p.withDigest), id: id++ }));
+    run.runHere(batch, views);
     batch = new PendingBatch();
     run.emitProgress();
   };
@@ -418,17 +418,23 @@ export async function scanTree(root: string, options: ScanOptions = {}): Promise
   aborted.catch(() => undefined);
   try {
     const run = new ScanRun(prepared, options);
+    const inlineViews = batchViews(new ArrayBuffer(BATCH_SLOT_BYTES), BATCH_CAPACITY);
     let failure: Error | undefined;
     const inFlight = new Set<Promise<void>>();
     let batch = new PendingBatch();
     let inline = 0;
-    const dispatch = (): void => {
+    const dispatch = async (): Promise<void> => {
       if (batch.slots.length === 0 || pool === null) return;
+      while (pool.saturated && failure === undefined) await Promise.race([pool.whenFree(), aborted]);
+      if (failure !== undefined) throw failure;
       const b = batch;
       batch = new PendingBatch();
-      const p = pool.submit(b.request(prepared.withDigest)).then(
-        (res) => {
-          run.applyBatch(b, res);
+      const { slot, views } = pool.acquire();
+      run.fillRequest(b, views);
+      const p = pool.submit(slot, b.paths, prepared.withDigest).then(
+        (details) => {
+          run.applyBatch(b, views, details);
+          pool!.release(slot);
           run.emitProgress();
         },
         (e: unknown) => {
@@ -449,23 +455,19 @@ export async function scanTree(root: string, options: ScanOptions = {}): Promise
             inline++;
             const one = new PendingBatch();
             run.addToBatch(one, slot);
-            run.applyBatch(one, runBatch(fs, crypto, run.buf, { ...one.request(prepared.withDigest), id: -1 }));
+            run.runHere(one, inlineViews);
             continue;
           }
           pool = new HashPool(prepared.jobs);
         }
         // A big file goes alone, so one long hash does not hold up a batch of small ones.
-        const cachedSize = (() => {
-          const i = prepared.previous.files.index.get(slot.item.cacheKey);
-          return i === undefined ? 0 : prepared.previous.files.stats[i * STAT_FIELDS]!;
-        })();
-        if (cachedSize >= BATCH_BYTES) dispatch();
+        const row = prepared.previous.files.index.get(slot.targetRel ?? slot.rel);
+        if (row !== undefined && prepared.previous.files.stats[row * STAT_FIELDS]! >= BATCH_BYTES) await dispatch();
         run.addToBatch(batch, slot);
-        if (batch.full) dispatch();
-        while (pool.saturated && failure === undefined) await Promise.race([pool.whenProgress(), aborted]);
+        if (batch.full) await dispatch();
         if (failure !== undefined) throw failure;
       }
-      dispatch();
+      await dispatch();
       while (inFlight.size > 0) await Promise.race([Promise.all(inFlight), aborted]);
       if (failure !== undefined) throw failure;
       run.checkAbort();

@@ -16,25 +16,28 @@ import type { ScanWarning } from './types.js';
  *   magic "CAIRNSC\0" | u32 format | u32 headerLen | header JSON
  *   u32 nFiles | u32 nDirs | u32 nListing
  *   files: nFiles × 6 × f64 (size, mtimeMs, ctimeMs, ino, dev, mode) | nFiles × u8 hasSha | nFiles × 32 sha
- *   dirs:  nDirs × 4 × f64 (mtimeMs, ctimeMs, ino, dev) | nDirs × u32 listing length
- *   u32 stringsLen | strings: file paths, dir paths, listing items (type char + name), NUL-separated
+ *   dirs:  nDirs × 4 × f64 (mtimeMs, ctimeMs, ino, dev) | nDirs × u32 listing length | nListing × u8 type
+ *   u32 stringsLen | strings: file paths, dir paths, listing names, NUL-separated
  *   sha256 of everything above (32 bytes)
  */
 const MAGIC = Buffer.from('CAIRNSC\0', 'latin1');
-export const CACHE_FORMAT = 2;
+export const CACHE_FORMAT = 3;
 
-/** One directory entry as listed: type d(ir) f(ile) l(ink) o(ther), or x (name not valid UTF-8). */
-export interface ListingEntry {
-  name: string;
-  type: 'd' | 'f' | 'l' | 'o' | 'x';
+/**
+ * A directory's entries in walk order (sorted by name, directories keyed with a trailing '/'),
+ * as parallel arrays: `types[i]` is d(ir) f(ile) l(ink) o(ther), or x (name not valid UTF-8).
+ * No object per entry: listings of a whole tree stay resident during a scan.
+ */
+export interface Listing {
+  names: string[];
+  types: string;
 }
 
 export type DirStatRow = [mtimeMs: number, ctimeMs: number, ino: number, dev: number];
 
 export interface CachedDir {
   stat: DirStatRow;
-  /** In walk order (sorted by name, directories keyed with a trailing '/'). */
-  listing: ListingEntry[];
+  listing: Listing;
 }
 
 /**
@@ -204,6 +207,8 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
     listingTotal += n;
   }
   if (listingTotal !== nListing) throw new Error('listing count mismatch');
+  const types = r.bytes(nListing).toString('latin1');
+  if (!/^[dflo]*$/.test(types)) throw new Error('bad listing type');
   const stringsLen = r.u32();
   const strings = r.bytes(stringsLen).toString('utf8');
   if (r.off !== body.length) throw new Error('trailing bytes');
@@ -219,14 +224,12 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   }
   const dirPaths = parts.slice(p, p + nDirs);
   p += nDirs;
+  let tp = 0;
   for (let i = 0; i < nDirs; i++) {
-    const listing: ListingEntry[] = new Array<ListingEntry>(listingLens[i]!);
-    for (let j = 0; j < listing.length; j++) {
-      const item = parts[p++]!;
-      const type = item.charAt(0);
-      if (type !== 'd' && type !== 'f' && type !== 'l' && type !== 'o') throw new Error('bad listing entry');
-      listing[j] = { type, name: item.slice(1) };
-    }
+    const n = listingLens[i]!;
+    const listing: Listing = { names: parts.slice(p, p + n), types: types.slice(tp, tp + n) };
+    p += n;
+    tp += n;
     data.dirs.set(dirPaths[i]!, { stat: dirStats[i]!, listing });
   }
   return data;
@@ -238,9 +241,9 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   const nFiles = t.size;
   const nDirs = data.dirs.size;
   let nListing = 0;
-  for (const d of data.dirs.values()) nListing += d.listing.length;
+  for (const d of data.dirs.values()) nListing += d.listing.names.length;
   const strings: string[] = [...t.paths];
-  const fixed = Buffer.allocUnsafe(MAGIC.length + 8 + header.length + 12 + nFiles * (48 + 1 + 32) + nDirs * (32 + 4) + 4);
+  const fixed = Buffer.allocUnsafe(MAGIC.length + 8 + header.length + 12 + nFiles * (48 + 1 + 32) + nDirs * (32 + 4) + nListing + 4);
   let off = MAGIC.copy(fixed, 0);
   off = fixed.writeUInt32LE(CACHE_FORMAT, off);
   off = fixed.writeUInt32LE(header.length, off);
@@ -256,9 +259,10 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
     for (const v of d.stat) off = fixed.writeDoubleLE(v, off);
   }
   for (const d of data.dirs.values()) {
-    off = fixed.writeUInt32LE(d.listing.length, off);
-    for (const e of d.listing) strings.push(e.type + e.name);
+    off = fixed.writeUInt32LE(d.listing.names.length, off);
+    for (const name of d.listing.names) strings.push(name);
   }
+  for (const d of data.dirs.values()) off += fixed.write(d.listing.types, off, 'latin1');
   const blob = Buffer.from(strings.join('\0'), 'utf8');
   off = fixed.writeUInt32LE(blob.length, off);
   const sum = createHash('sha256').update(fixed.subarray(0, off)).update(blob).digest();

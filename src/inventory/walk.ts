@@ -4,25 +4,46 @@ import { compareUtf8 } from '../core/utf8.js';
 import { isIgnored, parseGitignore, type GitignoreFile } from './gitignore.js';
 import type { PathMatcher } from './glob.js';
 import { relPathProblem } from './relpath.js';
-import type { CachedDir, DirStatRow, ListingEntry, StatCacheData } from './stat-cache.js';
+import type { CachedDir, DirStatRow, Listing, StatCacheData } from './stat-cache.js';
 import type { FileOutcome } from './read-file.js';
-import type { SkippedEntry } from './types.js';
+import type { SkippedEntry, SkipReason } from './types.js';
 
 /** The seed's RelPath length limit, checked on the whole path (segments are checked one by one). */
 const MAX_REL_PATH = 1024;
 
-/** A file or symlink the walk found and kept; the scanner turns it into an entry. */
+const T_DIR = 'd'.charCodeAt(0);
+const T_FILE = 'f'.charCodeAt(0);
+const T_LINK = 'l'.charCodeAt(0);
+const T_OTHER = 'o'.charCodeAt(0);
+const T_BAD_UTF8 = 'x'.charCodeAt(0);
+
+/**
+ * A file or symlink the walk found and kept, and (filled in by the scanner) its result. One
+ * object per file for both jobs: a 100k-file scan keeps all of them until the end.
+ */
 export interface WalkItem {
   rel: string;
   kind: 'file' | 'symlink';
-  /** Absolute path to read: the file itself, or a symlink's in-root regular-file target. */
-  readPath: string;
-  /** Cache key of `readPath` (its path relative to the root). */
-  cacheKey: string;
+  /** For a link to an in-root regular file: the target's real path and its root-relative path. */
+  target: string | undefined;
+  targetRel: string | undefined;
   /** A link that resolves nowhere hashable (dangling, loop, outside the root, not a file): bytes 0, no digest. */
-  unresolved?: true;
+  unresolved: boolean;
   /** A .gitignore already read (and hashed) on the main thread while entering its directory. */
-  outcome?: FileOutcome;
+  outcome: FileOutcome | undefined;
+  // Result, set by the scanner.
+  done: boolean;
+  skip: SkipReason | undefined;
+  detail: string | undefined;
+  bytes: number;
+  mode: number;
+  sha: string | undefined;
+}
+
+function item(rel: string, kind: 'file' | 'symlink', extra?: Partial<WalkItem>): WalkItem {
+  // All fields always present: one hidden class for every item.
+  const it: WalkItem = { rel, kind, target: undefined, targetRel: undefined, unresolved: false, outcome: undefined, done: false, skip: undefined, detail: undefined, bytes: 0, mode: 0, sha: undefined };
+  return extra === undefined ? it : Object.assign(it, extra);
 }
 
 export interface WalkOptions {
@@ -45,7 +66,7 @@ interface Frame {
   abs: string;
   /** '' for the root, else 'a/b' */
   rel: string;
-  listing: ListingEntry[];
+  listing: Listing;
   index: number;
   pushedIgnore: boolean;
   /** A .gitignore read while entering this directory, emitted when the walk reaches it. */
@@ -80,44 +101,43 @@ export class Walker {
         this.done = true;
         return null;
       }
-      if (frame.index >= frame.listing.length) {
+      if (frame.index >= frame.listing.names.length) {
         this.stack.pop();
         if (frame.pushedIgnore) this.ignoreStack.pop();
         continue;
       }
-      const entry = frame.listing[frame.index++]!;
-      const rel = frame.rel === '' ? entry.name : `${frame.rel}/${entry.name}`;
-      if (entry.type === 'd' && o.skipNames.has(entry.name)) continue;
-      if (entry.type === 'x') {
+      const i = frame.index++;
+      const name = frame.listing.names[i]!;
+      const type = frame.listing.types.charCodeAt(i);
+      const rel = frame.rel === '' ? name : `${frame.rel}/${name}`;
+      if (type === T_DIR && o.skipNames.has(name)) continue;
+      if (type === T_BAD_UTF8) {
         this.skip({ path: rel, reason: 'invalid-utf8', detail: 'the name on disk is not valid UTF-8' });
         continue;
       }
-      const problem = rel.length > MAX_REL_PATH ? `longer than ${MAX_REL_PATH} characters` : relPathProblem(entry.name);
+      const problem = rel.length > MAX_REL_PATH ? `longer than ${MAX_REL_PATH} characters` : relPathProblem(name);
       if (problem !== null) {
-        this.skip({ path: rel, reason: 'invalid-name', detail: entry.type === 'd' ? `${problem} (directory: its whole subtree is left out)` : problem });
+        this.skip({ path: rel, reason: 'invalid-name', detail: type === T_DIR ? `${problem} (directory: its whole subtree is left out)` : problem });
         continue;
       }
-      if (entry.type === 'd') {
+      if (type === T_DIR) {
         if (o.respectGitignore && isIgnored(this.ignoreStack, rel, true)) continue;
         if (o.exclude?.(rel)) continue;
-        const child = this.enter(path.join(frame.abs, entry.name), rel);
+        const child = this.enter(path.join(frame.abs, name), rel);
         if (child !== undefined) this.stack.push(child);
         continue;
       }
       if (o.respectGitignore && isIgnored(this.ignoreStack, rel, false)) continue;
       if (o.include !== null && !o.include(rel)) continue;
       if (o.exclude?.(rel)) continue;
-      if (entry.type === 'o') {
+      if (type === T_OTHER) {
         this.skip({ path: rel, reason: 'not-regular-file', detail: 'FIFO, socket or device' });
         continue;
       }
-      const abs = path.join(frame.abs, entry.name);
       this.emitted++;
-      if (entry.type === 'l') return this.symlinkItem(rel, abs);
-      if (frame.gitignoreOutcome !== undefined && entry.name === '.gitignore') {
-        return { rel, kind: 'file', readPath: abs, cacheKey: rel, outcome: frame.gitignoreOutcome };
-      }
-      return { rel, kind: 'file', readPath: abs, cacheKey: rel };
+      if (type === T_LINK) return this.symlinkItem(rel, path.join(frame.abs, name));
+      if (frame.gitignoreOutcome !== undefined && name === '.gitignore') return item(rel, 'file', { outcome: frame.gitignoreOutcome });
+      return item(rel, 'file');
     }
   }
 
@@ -142,7 +162,7 @@ export class Walker {
     // Stat BEFORE listing: a change racing the readdir then shows up as a newer mtime next time.
     const stat: DirStatRow = [st.mtimeMs, st.ctimeMs, st.ino, st.dev];
     const cached = o.previous.dirs.get(rel);
-    let listing: ListingEntry[];
+    let listing: Listing;
     if (cached !== undefined && sameDirStat(cached.stat, stat)) {
       listing = cached.listing;
       o.next.dirs.set(rel, cached);
@@ -154,13 +174,13 @@ export class Walker {
         return undefined;
       }
       const racy = st.mtimeMs >= o.racyFromMs || st.ctimeMs >= o.racyFromMs;
-      if (!racy && !listing.some((e) => e.type === 'x')) o.next.dirs.set(rel, { stat, listing } satisfies CachedDir);
+      if (!racy && !listing.types.includes('x')) o.next.dirs.set(rel, { stat, listing } satisfies CachedDir);
     }
     const frame: Frame = { abs, rel, listing, index: 0, pushedIgnore: false };
     if (o.respectGitignore) {
       // git does not follow a symlinked .gitignore in the work tree; only a regular file counts.
-      const gi = listing.find((e) => e.name === '.gitignore' && e.type === 'f');
-      if (gi !== undefined) {
+      const gi = listing.names.indexOf('.gitignore');
+      if (gi >= 0 && listing.types.charCodeAt(gi) === T_FILE) {
         const giRel = rel === '' ? '.gitignore' : `${rel}/.gitignore`;
         const outcome = o.readGitignore(path.join(abs, '.gitignore'), giRel);
         frame.gitignoreOutcome = outcome;
@@ -179,19 +199,19 @@ export class Walker {
     try {
       target = fs.realpathSync.native(abs);
     } catch {
-      return { rel, kind: 'symlink', readPath: abs, cacheKey: rel, unresolved: true }; // dangling or a loop
+      return item(rel, 'symlink', { unresolved: true }); // dangling or a loop
     }
     const inside = root === '/' ? target !== '/' : target.startsWith(`${root}/`);
-    if (!inside) return { rel, kind: 'symlink', readPath: abs, cacheKey: rel, unresolved: true };
+    if (!inside) return item(rel, 'symlink', { unresolved: true });
     let st: fs.Stats | undefined;
     try {
       st = fs.statSync(target, { throwIfNoEntry: false });
     } catch {
       st = undefined;
     }
-    if (st === undefined || !st.isFile()) return { rel, kind: 'symlink', readPath: abs, cacheKey: rel, unresolved: true };
+    if (st === undefined || !st.isFile()) return item(rel, 'symlink', { unresolved: true });
     const targetRel = root === '/' ? target.slice(1) : target.slice(root.length + 1);
-    return { rel, kind: 'symlink', readPath: target, cacheKey: targetRel };
+    return item(rel, 'symlink', { target, targetRel });
   }
 }
 
@@ -210,28 +230,28 @@ function errText(e: unknown): string {
  * holds U+FFFD do we re-read the directory as raw bytes to tell a real U+FFFD from a bad name;
  * bad names are marked 'x' and reported, never hashed under a wrong path.
  */
-export function readListing(abs: string): ListingEntry[] {
+export function readListing(abs: string): Listing {
   const dirents = fs.readdirSync(abs, { withFileTypes: true });
-  const out: ListingEntry[] = new Array<ListingEntry>(dirents.length);
+  const keyed: { name: string; type: string; key: string }[] = new Array<{ name: string; type: string; key: string }>(dirents.length);
   let suspicious = false;
   for (let i = 0; i < dirents.length; i++) {
     const d = dirents[i]!;
-    const type = d.isDirectory() ? 'd' : d.isFile() ? 'f' : d.isSymbolicLink() ? 'l' : 'o';
+    const isDir = d.isDirectory();
+    const type = isDir ? 'd' : d.isFile() ? 'f' : d.isSymbolicLink() ? 'l' : 'o';
     if (d.name.includes('\uFFFD')) suspicious = true;
-    out[i] = { name: d.name, type };
+    keyed[i] = { name: d.name, type, key: isDir ? `${d.name}/` : d.name };
   }
-  if (suspicious) markInvalidUtf8(abs, out);
-  const keyed = out.map((e) => ({ e, key: e.type === 'd' ? `${e.name}/` : e.name }));
+  if (suspicious) markInvalidUtf8(abs, keyed);
   keyed.sort((a, b) => compareUtf8(a.key, b.key));
-  return keyed.map((k) => k.e);
+  return { names: keyed.map((k) => k.name), types: keyed.map((k) => k.type).join('') };
 }
 
-function markInvalidUtf8(abs: string, listing: ListingEntry[]): void {
+function markInvalidUtf8(abs: string, entries: { name: string; type: string }[]): void {
   const raw = fs.readdirSync(abs, { encoding: 'buffer' });
   const valid = new Set<string>();
   for (const b of raw) {
     const s = b.toString('utf8');
     if (Buffer.from(s, 'utf8').equals(b)) valid.add(s);
   }
-  for (const e of listing) if (e.name.includes('\uFFFD') && !valid.has(e.name)) e.type = 'x';
+  for (const e of entries) if (e.name.includes('\uFFFD') && !valid.has(e.name)) e.type = 'x';
 }
