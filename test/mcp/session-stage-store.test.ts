@@ -108,6 +108,27 @@ describe('an iteration through the MCP tools', () => {
   });
 });
 
+describe('a project without git', () => {
+  it('still records an iteration: the working-tree inventory finds the new and changed files', async () => {
+    const plain = makeTempDir('cairn-mcp-plain-');
+    write(plain, 'a.txt', 'one\n');
+    const other = await connect(['--root', plain], { env: serverEnv(path.join(tmp, 'cache')) });
+    try {
+      const pre = okText<PreResult>(await call(other.client, 'cairn_session_pre'));
+      expect(pre.inventoryFiles).toBe(1);
+      write(plain, 'a.txt', 'two\n');
+      write(plain, 'b.txt', 'new\n');
+      const post = okText<PostResult>(await call(other.client, 'cairn_session_post', { save: false }));
+      expect(post.diff.filesAdded).toEqual(['b.txt']);
+      expect(post.diff.filesModified).toEqual(['a.txt']);
+      expect(post.diff.commitCount).toBe(0);
+    } finally {
+      await other.close();
+      removeDir(plain);
+    }
+  });
+});
+
 describe('session tool errors', () => {
   it('post without any pre-snapshot → ERR_NOT_FOUND telling the agent to call cairn_session_pre', async () => {
     const fresh = makeRepo();
@@ -187,6 +208,19 @@ describe('stage notes through the MCP tools', () => {
     expect(missing.code).toBe('ERR_INVALID_OPTION');
     const fields = ((missing.details?.issues ?? []) as Array<{ path: string }>).map((i) => i.path).sort();
     expect(fields).toEqual(['body', 'command', 'recommendedNext', 'stage']);
+  });
+
+  it('honours the DATARIM_DISABLE_SNAPSHOT kill switch of the server environment: nothing written, disabled: true', async () => {
+    const plain = makeTempDir('cairn-mcp-killswitch-');
+    const other = await connect(['--root', plain], { env: serverEnv(path.join(tmp, 'cache'), { DATARIM_DISABLE_SNAPSHOT: '1' }) });
+    try {
+      const r = okText<{ path: string; disabled: boolean }>(await call(other.client, 'cairn_stage_write', { ...note, root: plain }));
+      expect(r).toMatchObject({ path: '', disabled: true });
+      expect(fs.readdirSync(plain)).toEqual([]);
+    } finally {
+      await other.close();
+      removeDir(plain);
+    }
   });
 
   it('reading a task without a note → ERR_NOT_FOUND', async () => {
