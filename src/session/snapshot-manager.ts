@@ -208,6 +208,7 @@ export class SnapshotManager {
     // The engine keeps its stat cache outside the snapshotted tree (its default, under
     // $XDG_CACHE_HOME/cairn) and refuses one inside it; a caller may still choose the place.
     if (this.options.cacheDir !== undefined) scanOptions.cacheDir = path.resolve(projectRoot, this.options.cacheDir);
+    if (this.options.onProgress !== undefined) scanOptions.onProgress = this.options.onProgress;
     const result = scanTreeSync(root, scanOptions);
     const isExcluded = (rel: string): boolean => excludedDirs.some((dir) => rel === dir || rel.startsWith(`${dir}/`));
     // Only what the engine did not already leave out needs filtering (usually nothing).

@@ -3,6 +3,7 @@
  * additive fields. Every addition is optional on input, so objects built by hand against the
  * seed's shapes (as upstream's own tests do) are still accepted.
  */
+import type { ScanProgress } from '../inventory/index.js';
 import type { TestResults, TestSummary } from './test-results.js';
 
 export type { TestResults, TestSummary };
@@ -142,4 +143,6 @@ export interface SnapshotManagerOptions {
   inventory?: boolean;
   /** Honour `.gitignore` files in the working-tree inventory (default true). */
   respectGitignore?: boolean;
+  /** Progress of the working-tree scan (files seen, hashed, cached); the library never prints. */
+  onProgress?: (progress: ScanProgress) => void;
 }

@@ -113,6 +113,15 @@ describe('cairn session post', () => {
     expect(bad.status).toBe(2);
   });
 
+  it('keeps the post-snapshot and exits 2 when the store URL is not usable', () => {
+    const root = repo();
+    cli(['session', 'pre'], root);
+    const r = cli(['session', 'post', '--store', 'gopher://nowhere'], root);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('gopher');
+    expect(fs.existsSync(path.join(root, '.cairn', 'iterations', '001', 'post-snapshot.json'))).toBe(true);
+  });
+
   it('fails with a clear message when no pre-snapshot exists', () => {
     const root = repo();
     const r = cli(['session', 'post'], root);

@@ -79,6 +79,20 @@ describe('calculateDiff on real snapshots', () => {
     expect(diff.filesAdded).toEqual(['committed.txt']);
   });
 
+  it('falls back to the commit range when the pre inventory was pruned away', () => {
+    const root = repo();
+    commitAll(root, 'init');
+    const manager = new SnapshotManager(root);
+    const dir = seedIterationDir(root);
+    const pre = manager.capturePreSnapshot(root, dir);
+    fs.rmSync(path.join(root, '.cairn', 'inventories'), { recursive: true });
+    write(root, 'loose.txt', 'l');
+    const post = manager.capturePostSnapshot(root, dir);
+    expect(post.inventory).toBeDefined();
+    expect(post.workingTree).toBeUndefined();
+    expect(manager.calculateDiff(pre, post).filesSource).toBe('commits');
+  });
+
   it('keeps snapshot files small: they reference the inventory by digest', () => {
     const root = repo();
     for (let i = 0; i < 500; i++) write(root, `src/m${i}.ts`, `export const v${i} = ${i};\n`);

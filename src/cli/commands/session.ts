@@ -20,7 +20,7 @@ import {
   saveIterationRecord,
 } from '../../session/index.js';
 import { openStore } from '../../store/index.js';
-import { UsageError, writeJson, writeLine, type CliIO } from '../io.js';
+import { UsageError, progressAllowed, writeJson, writeLine, type CliIO } from '../io.js';
 
 const SESSION_HELP = `
 The iteration flow:
@@ -53,10 +53,21 @@ function resolveRoot(io: CliIO, root: string | undefined): string {
   return resolved;
 }
 
-function managerFor(root: string, opts: RootOptions): SnapshotManager {
+function managerFor(io: CliIO, root: string, opts: RootOptions): SnapshotManager {
   const options: ConstructorParameters<typeof SnapshotManager>[1] = {};
   if (opts.stateDir !== undefined) options.stateDir = opts.stateDir;
   if (opts.inventory === false) options.inventory = false;
+  if (progressAllowed(io, opts.json)) {
+    let last = 0;
+    options.onProgress = (p) => {
+      const now = Date.now();
+      if (p.phase === 'done') io.stderr.write('\r\x1b[K');
+      else if (now - last > 200) {
+        last = now;
+        io.stderr.write(`\r\x1b[Kcairn: scanning the working tree: ${p.filesDone} files (${p.filesHashed} hashed, ${p.filesCached} from cache)`);
+      }
+    };
+  }
   return new SnapshotManager(root, options);
 }
 
@@ -94,7 +105,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .action((opts: RootOptions & { iterationDir?: string }) => {
       const root = resolveRoot(io, opts.root);
       const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : createNextIterationDir(root);
-      const pre = managerFor(root, opts).capturePreSnapshot(root, iterationDir);
+      const pre = managerFor(io, root, opts).capturePreSnapshot(root, iterationDir);
       if (opts.json) {
         writeJson(io, { iterationDir, pre });
         return;
@@ -121,7 +132,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
       if (iterationDir === null) {
         throw new CairnError('ERR_NOT_FOUND', `no iteration with a pre-snapshot under ${path.join(root, '.cairn', 'iterations')}; run \`cairn session pre\` first or pass --iteration-dir`);
       }
-      const manager = managerFor(root, opts);
+      const manager = managerFor(io, root, opts);
       const post = manager.capturePostSnapshot(root, iterationDir);
       const pre = readPreSnapshot(path.join(iterationDir, PRE_SNAPSHOT_FILE));
       const diff = manager.calculateDiff(pre, post);
