@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
-# Stops what ceph-up.sh DIR started (radosgw, then the OSD, then the monitor). Safe to run twice.
+# Stops what ceph-up.sh DIR started (gateways, then the OSD, then the monitor). Safe to run twice.
 # usage: ceph-down.sh DIR   (the data was in memory; DIR keeps the logs and is not removed)
 set -uo pipefail
 C=${1:?usage: ceph-down.sh DIR}
+C=$(cd "$C" 2>/dev/null && pwd) || exit 0  # the absolute path ceph-up.sh gave the daemons
 pids=()
-for name in client.rgw osd.0 mon.a; do
-  f="$C/run/$name.pid"
+# Gateways first (client.rgw and any extra gateway a test started with its pid file here), then
+# the OSD, then the monitor.
+gateways=()
+for f in "$C"/run/*.pid; do
+  case "$(basename "$f")" in osd.*|mon.*) ;; *) gateways+=("$f");; esac
+done
+for f in "${gateways[@]}" "$C/run/osd.0.pid" "$C/run/mon.a.pid"; do
   [ -f "$f" ] || continue
   p=$(cat "$f")
-  if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then kill "$p" 2>/dev/null && pids+=("$p"); fi
+  # Only a daemon of this cluster: a pid file left by a killed daemon may name a reused pid.
+  [ -n "$p" ] && tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "$C/ceph.conf" || continue
+  kill "$p" 2>/dev/null && pids+=("$p")
 done
 # Bounded wait (the OSD takes a few seconds to exit), then force.
 for _ in $(seq 1 40); do
