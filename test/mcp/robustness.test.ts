@@ -87,6 +87,9 @@ describe('malformed input', () => {
       expect(snap.isError).toBeUndefined();
       expect(snap.structuredContent.body.counts.files).toBe(1);
       expect(alive(server.child.pid ?? -1)).toBe(true);
+      // Nothing but JSON-RPC went to stdout, and no garbage line got a response of its own.
+      expect(server.messages.filter((m) => 'notJson' in m)).toEqual([]);
+      expect(server.messages.map((m) => m.id)).toEqual([0, 1, 2]);
     } finally {
       server.child.stdin.end();
       await exitOf(server);

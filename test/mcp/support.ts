@@ -157,7 +157,13 @@ export function spawnRaw(args: string[], env: Record<string, string>): RawServer
     while ((nl = buffer.indexOf('\n')) >= 0) {
       const line = buffer.slice(0, nl);
       buffer = buffer.slice(nl + 1);
-      if (line.trim() !== '') messages.push(JSON.parse(line) as Record<string, unknown>);
+      if (line.trim() === '') continue;
+      try {
+        messages.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        // stdout must carry protocol messages only; a stray line is kept for the tests to see.
+        messages.push({ notJson: line });
+      }
     }
     for (const w of waiters.splice(0)) w();
   });
