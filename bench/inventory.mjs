@@ -45,14 +45,14 @@ const cliCold = [...cliBase, '--no-cache'];
 const ENGINE = 'cairn engine, uncapped';
 const CLI_NAME = 'cairn snapshot CLI (≤ 50k files)';
 
-const git = (args) => timeSpawn('git', args, { cwd: root }).ms;
-const node = (args) => timeSpawn(process.execPath, args, { cwd: scratch }).ms;
+const git = (args) => timeSpawn('git', args, { cwd: root });
+const node = (args) => timeSpawn(process.execPath, args, { cwd: scratch });
 
 // What every cairn run actually produced (files, truncated, digest), checked after each timed
 // run, so a capped, truncated or inconsistent run is never passed off as a whole snapshot.
 const produced = new Map();
 function cairnRun(name, args, outFile) {
-  const ms = node(args);
+  const timing = node(args);
   let what;
   try {
     const doc = JSON.parse(readFileSync(outFile, 'utf8'));
@@ -64,7 +64,7 @@ function cairnRun(name, args, outFile) {
   if (!produced.has(name)) produced.set(name, new Map());
   const m = produced.get(name);
   m.set(what, (m.get(what) ?? 0) + 1);
-  return ms;
+  return timing;
 }
 function coverage(name) {
   const m = produced.get(name);
@@ -100,10 +100,10 @@ const a = await interleave(
   { runs },
 );
 out += ratioTable('(a) warm cache, nothing changed', [
-  { name: ENGINE, samples: a.samples.get(ENGINE), target: 1.0, note: coverage('a-engine') },
-  { name: CLI_NAME, samples: a.samples.get(CLI_NAME), note: coverage('a-cli') },
-  { name: 'git status --porcelain', samples: a.samples.get('git status --porcelain') },
-  { name: 'git status --porcelain -uno', samples: a.samples.get('git status --porcelain -uno'), note: 'context: skips the untracked scan' },
+  { name: ENGINE, samples: a.samples.get(ENGINE), cpu: a.cpu.get(ENGINE), target: 1.0, note: coverage('a-engine') },
+  { name: CLI_NAME, samples: a.samples.get(CLI_NAME), cpu: a.cpu.get(CLI_NAME), note: coverage('a-cli') },
+  { name: 'git status --porcelain', samples: a.samples.get('git status --porcelain'), cpu: a.cpu.get('git status --porcelain') },
+  { name: 'git status --porcelain -uno', samples: a.samples.get('git status --porcelain -uno'), cpu: a.cpu.get('git status --porcelain -uno'), note: 'context: skips the untracked scan' },
 ], 'git status --porcelain');
 
 // ---------- (b) warm, 1 % of files rewritten before each round ----------
@@ -137,9 +137,9 @@ const b = await interleave(
   { runs, beforeRound: editRound, afterRound: restoreRound },
 );
 out += ratioTable(`(b) warm, 1 % of files (${onePercent}) rewritten before each round`, [
-  { name: ENGINE, samples: b.samples.get(ENGINE), target: 1.3, note: `${produced.get('b-engine')?.size ?? 0} distinct outputs over ${runs} rounds (each round's edits differ)` },
-  { name: CLI_NAME, samples: b.samples.get(CLI_NAME), note: 'part of its 1 % falls beyond its 50k cap' },
-  { name: 'git status --porcelain', samples: b.samples.get('git status --porcelain') },
+  { name: ENGINE, samples: b.samples.get(ENGINE), cpu: b.cpu.get(ENGINE), target: 1.3, note: `${produced.get('b-engine')?.size ?? 0} distinct outputs over ${runs} rounds (each round's edits differ)` },
+  { name: CLI_NAME, samples: b.samples.get(CLI_NAME), cpu: b.cpu.get(CLI_NAME), note: 'part of its 1 % falls beyond its 50k cap' },
+  { name: 'git status --porcelain', samples: b.samples.get('git status --porcelain'), cpu: b.cpu.get('git status --porcelain') },
 ], 'git status --porcelain');
 
 // ---------- (c) full hash, no cache; (d) context peers ----------
@@ -150,7 +150,7 @@ const freshIndex = join(scratch, 'fresh-index');
 const shaPipe = 'git ls-files -z | xargs -0 -P2 sha256sum > /dev/null 2>&1';
 const sslPipe = 'git ls-files -z | xargs -0 -P2 openssl dgst -sha256 > /dev/null 2>&1';
 // Dangling / directory symlinks make both pipelines exit 123; their hashing still ran.
-const pipe = (s) => timeShell(s, { cwd: root, okCodes: [0, 123] }).ms;
+const pipe = (s) => timeShell(s, { cwd: root, okCodes: [0, 123] });
 const c = await interleave(
   [
     { name: `${ENGINE} --no-cache`, run: () => cairnRun('c-engine', engineCold, engineOut) },
@@ -160,19 +160,19 @@ const c = await interleave(
     {
       name: 'git add -A && git write-tree (fresh index)',
       before: () => rmSync(freshIndex, { force: true }),
-      run: () => timeShell('git add -A && git write-tree > /dev/null', { cwd: root, env: { GIT_INDEX_FILE: freshIndex } }).ms,
+      run: () => timeShell('git add -A && git write-tree > /dev/null', { cwd: root, env: { GIT_INDEX_FILE: freshIndex } }),
     },
     { name: 'glob-hasher (hashGlobGit, CLI)', skip: !haveGlobHasher, run: () => node([join(BENCH_DIR, 'peers', 'glob-hasher.mjs'), root]) },
   ],
   { runs },
 );
 const cRows = [
-  { name: `${ENGINE} --no-cache`, samples: c.samples.get(`${ENGINE} --no-cache`), note: coverage('c-engine') },
-  { name: `${CLI_NAME} --no-cache`, samples: c.samples.get(`${CLI_NAME} --no-cache`), note: coverage('c-cli') },
-  { name: 'xargs -P2 sha256sum', samples: c.samples.get('xargs -P2 sha256sum'), note: '`git ls-files -z \\| xargs -0 -P2 sha256sum`' },
-  { name: 'xargs -P2 openssl dgst -sha256', samples: c.samples.get('xargs -P2 openssl dgst -sha256'), note: '`git ls-files -z \\| xargs -0 -P2 openssl dgst -sha256`' },
-  { name: 'git add -A && git write-tree (fresh index)', samples: c.samples.get('git add -A && git write-tree (fresh index)'), note: 'GIT_INDEX_FILE in a temp path; objects already present' },
-  { name: 'glob-hasher (hashGlobGit, CLI)', samples: c.samples.get('glob-hasher (hashGlobGit, CLI)'), note: haveGlobHasher ? 'git SHA-1, Rust napi; node_modules excluded by glob (its gitignore option did not)' : 'not installed' },
+  { name: `${ENGINE} --no-cache`, samples: c.samples.get(`${ENGINE} --no-cache`), cpu: c.cpu.get(`${ENGINE} --no-cache`), note: coverage('c-engine') },
+  { name: `${CLI_NAME} --no-cache`, samples: c.samples.get(`${CLI_NAME} --no-cache`), cpu: c.cpu.get(`${CLI_NAME} --no-cache`), note: coverage('c-cli') },
+  { name: 'xargs -P2 sha256sum', samples: c.samples.get('xargs -P2 sha256sum'), cpu: c.cpu.get('xargs -P2 sha256sum'), note: '`git ls-files -z \\| xargs -0 -P2 sha256sum`' },
+  { name: 'xargs -P2 openssl dgst -sha256', samples: c.samples.get('xargs -P2 openssl dgst -sha256'), cpu: c.cpu.get('xargs -P2 openssl dgst -sha256'), note: '`git ls-files -z \\| xargs -0 -P2 openssl dgst -sha256`' },
+  { name: 'git add -A && git write-tree (fresh index)', samples: c.samples.get('git add -A && git write-tree (fresh index)'), cpu: c.cpu.get('git add -A && git write-tree (fresh index)'), note: 'GIT_INDEX_FILE in a temp path; objects already present' },
+  { name: 'glob-hasher (hashGlobGit, CLI)', samples: c.samples.get('glob-hasher (hashGlobGit, CLI)'), cpu: c.cpu.get('glob-hasher (hashGlobGit, CLI)'), note: haveGlobHasher ? 'git SHA-1, Rust napi; node_modules excluded by glob (its gitignore option did not)' : 'not installed' },
 ];
 out += ratioTable('(c) full hash, empty cache — against sha256sum', cRows.map((r) => (r.name === `${ENGINE} --no-cache` ? { ...r, target: 0.8 } : r)), 'xargs -P2 sha256sum');
 out += ratioTable('(c) full hash, empty cache — against openssl', cRows.map((r) => (r.name === `${ENGINE} --no-cache` ? { ...r, target: 1.3 } : r)), 'xargs -P2 openssl dgst -sha256');

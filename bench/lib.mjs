@@ -51,10 +51,17 @@ export function log(...parts) {
   process.stderr.write(`[bench] ${parts.join(' ')}\n`);
 }
 
-/** Runs a program once without a shell and returns wall milliseconds; throws on a failing exit unless `okCodes` allow it. */
+const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
+
+/**
+ * Runs a program once without a shell. Returns wall milliseconds and, through GNU time, the CPU
+ * milliseconds (user + sys, the program and the children it waited for): on a machine shared
+ * with other work, CPU time is the steadier figure. Throws on a failing exit unless `okCodes`.
+ */
 export function timeSpawn(cmd, args, { cwd, env, okCodes = [0], input } = {}) {
+  const [file, argv] = GNU_TIME ? [GNU_TIME, ['-f', '@@T %U %S', cmd, ...args]] : [cmd, args];
   const start = process.hrtime.bigint();
-  const r = spawnSync(cmd, args, {
+  const r = spawnSync(file, argv, {
     cwd,
     env: env ? { ...process.env, ...env } : process.env,
     input,
@@ -63,10 +70,17 @@ export function timeSpawn(cmd, args, { cwd, env, okCodes = [0], input } = {}) {
   });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (r.error) throw r.error;
-  if (!okCodes.includes(r.status)) {
-    throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}: ${String(r.stderr).slice(0, 2000)}`);
+  let stderr = String(r.stderr);
+  let cpuMs;
+  const m = /@@T ([\d.]+) ([\d.]+)\s*$/.exec(stderr);
+  if (m) {
+    cpuMs = (Number(m[1]) + Number(m[2])) * 1000;
+    stderr = stderr.slice(0, m.index);
   }
-  return { ms, stdout: r.stdout, stderr: r.stderr, status: r.status };
+  if (!okCodes.includes(r.status)) {
+    throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}: ${stderr.slice(0, 2000)}`);
+  }
+  return { ms, cpuMs, stdout: r.stdout, stderr, status: r.status };
 }
 
 /** A shell pipeline (for anchors like `git ls-files -z | xargs -0 -P2 sha256sum`). */
@@ -96,6 +110,7 @@ export function peakRssMb(cmd, args, { cwd, env } = {}) {
 export async function interleave(cases, { runs = 5, warmup = 1, afterRound, beforeRound } = {}) {
   const live = cases.filter((c) => !c.skip);
   const samples = new Map(live.map((c) => [c.name, []]));
+  const cpu = new Map(live.map((c) => [c.name, []]));
   const errors = new Map();
   for (let r = -warmup; r < runs; r++) {
     if (beforeRound) await beforeRound(r);
@@ -105,8 +120,11 @@ export async function interleave(cases, { runs = 5, warmup = 1, afterRound, befo
       if (errors.has(c.name)) continue;
       try {
         if (c.before) await c.before(r);
-        const ms = await c.run(r);
-        if (r >= 0) samples.get(c.name).push(ms);
+        const res = await c.run(r);
+        if (r >= 0) {
+          samples.get(c.name).push(typeof res === 'number' ? res : res.ms);
+          if (typeof res === 'object' && res.cpuMs !== undefined) cpu.get(c.name).push(res.cpuMs);
+        }
       } catch (err) {
         errors.set(c.name, err instanceof Error ? err.message : String(err));
         log(`case "${c.name}" failed: ${errors.get(c.name).split('\n')[0]}`);
@@ -114,7 +132,7 @@ export async function interleave(cases, { runs = 5, warmup = 1, afterRound, befo
     }
     if (afterRound) await afterRound(r);
   }
-  return { samples, errors };
+  return { samples, cpu, errors };
 }
 
 export function quantile(sorted, q) {
@@ -151,21 +169,26 @@ export function fmtRatio(x) {
  */
 export function ratioTable(title, rows, anchor) {
   const anchorRow = rows.find((r) => r.name === anchor);
-  const anchorMed = anchorRow && anchorRow.samples?.length ? stats(anchorRow.samples).median : NaN;
+  const med = (xs) => (xs?.length ? stats(xs).median : NaN);
+  const anchorMed = med(anchorRow?.samples);
+  const anchorCpu = med(anchorRow?.cpu);
+  const withCpu = rows.some((r) => r.cpu?.length);
   const lines = [
     `### ${title}`,
     '',
-    `| command | median | p95 | runs | ratio to \`${anchor}\` | target | note |`,
-    '|---|---|---|---|---|---|---|',
+    `| command | median | p95 | runs | ratio to \`${anchor}\` | target |${withCpu ? ' CPU (user+sys) median | CPU ratio |' : ''} note |`,
+    `|---|---|---|---|---|---|${withCpu ? '---|---|' : ''}---|`,
   ];
   for (const r of rows) {
     const st = r.samples?.length ? stats(r.samples) : null;
     const ratio = st ? st.median / anchorMed : NaN;
     const verdict = r.target && Number.isFinite(ratio) ? (ratio <= r.target ? ' ✔' : ' ✘') : '';
+    const cpuMed = med(r.cpu);
+    const cpuCols = withCpu ? ` ${fmtMs(cpuMed)} | ${r.name === anchor ? '1.00×' : fmtRatio(cpuMed / anchorCpu)} |` : '';
     lines.push(
       `| ${r.name} | ${st ? fmtMs(st.median) : 'not measured'} | ${st ? fmtMs(st.p95) : '–'} | ${st?.n ?? 0} | ${
         r.name === anchor ? '1.00× (anchor)' : fmtRatio(ratio)
-      } | ${r.target ? `≤ ${r.target}×${verdict}` : ''} | ${r.note ?? ''} |`,
+      } | ${r.target ? `≤ ${r.target}×${verdict}` : ''} |${cpuCols} ${r.note ?? ''} |`,
     );
   }
   return lines.join('\n') + '\n\n';

@@ -68,7 +68,7 @@ const undoEdits = () => {
 };
 
 const iterDir = (r, who) => join(scratch, `${who}-${r < 0 ? `w${-r}` : r}`);
-const node = (args) => timeSpawn(process.execPath, args, { cwd: root }).ms;
+const node = (args) => timeSpawn(process.execPath, args, { cwd: root });
 const cairnPre = (r) => [CLI, 'session', 'pre', '--root', root, '--iteration-dir', iterDir(r, 'cairn')];
 const cairnPost = (r) => [CLI, 'session', 'post', '--root', root, '--iteration-dir', iterDir(r, 'cairn'), '--json'];
 const upstream = join(BENCH_DIR, 'peers', 'upstream-session.mjs');
@@ -77,7 +77,7 @@ const upstream = join(BENCH_DIR, 'peers', 'upstream-session.mjs');
 rmSync(join(root, '.cairn'), { recursive: true, force: true });
 rmSync(scratch, { recursive: true, force: true });
 ensureDir(scratch);
-const firstPre = node(cairnPre(-9));
+const firstPre = node(cairnPre(-9)).ms;
 log(`first session pre (no cache): ${fmtMs(firstPre)}`);
 
 // Each round: pre (both approaches, and the git status anchor), the agent's edits, post
@@ -85,20 +85,25 @@ log(`first session pre (no cache): ${fmtMs(firstPre)}`);
 // ordered by nature; the approaches are interleaved within the round.
 const preS = { cairn: [], upstream: [], git: [] };
 const postS = { cairn: [], upstream: [], git: [] };
+const preCpu = { cairn: [], upstream: [], git: [] };
+const postCpu = { cairn: [], upstream: [], git: [] };
 let found = null;
 for (let r = -1; r < runs; r++) {
   const order = r % 2 ? ['cairn', 'upstream', 'git'] : ['git', 'upstream', 'cairn'];
-  const timePhase = (phase, sink) => {
+  const timePhase = (phase, sink, cpuSink) => {
     for (const who of order) {
-      const ms = who === 'git' ? timeSpawn('git', ['status', '--porcelain'], { cwd: root }).ms
+      const t = who === 'git' ? timeSpawn('git', ['status', '--porcelain'], { cwd: root })
         : who === 'cairn' ? node(phase === 'pre' ? cairnPre(r) : cairnPost(r))
           : node([upstream, phase, root, iterDir(r, 'upstream')]);
-      if (r >= 0) sink[who].push(ms);
+      if (r >= 0) {
+        sink[who].push(t.ms);
+        if (t.cpuMs !== undefined) cpuSink[who].push(t.cpuMs);
+      }
     }
   };
-  timePhase('pre', preS);
+  timePhase('pre', preS, preCpu);
   agentEdits(r);
-  timePhase('post', postS);
+  timePhase('post', postS, postCpu);
   if (found === null) {
     try {
       const d = JSON.parse(readFileSync(join(iterDir(r, 'cairn'), 'post-snapshot.json'), 'utf8'));
@@ -122,14 +127,14 @@ try {
 const rssPost = peakRssMb(process.execPath, cairnPre(999), { cwd: root });
 let out = `## Iteration snapshots (issue 5)\n\n${machineMarkdown()}\nRepository: generated, ${git('ls-files').split('\n').length - 1} tracked files (${(meta.bytes / 1e6).toFixed(0)} MB) + a 41-file \`.aiwg\` state dir. Between pre and post each round: 3 files edited, 2 untracked files created, 1 file deleted (undone after the round). "upstream approach" = \`bench/peers/upstream-session.mjs\`, AIWG's capture re-implemented from its description (five \`git\` calls through a shell + sha256 of the state dir; post adds diff/log/test search), run as one Node process like cairn.\n\n`;
 out += ratioTable('session pre', [
-  { name: 'cairn session pre', samples: preS.cairn, note: 'whole-tree inventory (stat cache warm) + git + key files + state dir' },
-  { name: 'upstream approach pre', samples: preS.upstream, note: 'no inventory: does not see uncommitted edits in its diff' },
-  { name: 'git status --porcelain', samples: preS.git },
+  { name: 'cairn session pre', samples: preS.cairn, cpu: preCpu.cairn, note: 'whole-tree inventory (stat cache warm) + git + key files + state dir' },
+  { name: 'upstream approach pre', samples: preS.upstream, cpu: preCpu.upstream, note: 'no inventory: does not see uncommitted edits in its diff' },
+  { name: 'git status --porcelain', samples: preS.git, cpu: preCpu.git },
 ], 'git status --porcelain');
 out += ratioTable('session post (a few files changed)', [
-  { name: 'cairn session post', samples: postS.cairn, note: `includes saving the record to the file store; ${seen}` },
-  { name: 'upstream approach post', samples: postS.upstream },
-  { name: 'git status --porcelain', samples: postS.git },
+  { name: 'cairn session post', samples: postS.cairn, cpu: postCpu.cairn, note: `includes saving the record to the file store; ${seen}` },
+  { name: 'upstream approach post', samples: postS.upstream, cpu: postCpu.upstream },
+  { name: 'git status --porcelain', samples: postS.git, cpu: postCpu.git },
 ], 'git status --porcelain');
 out += table('one-offs', ['what', 'value'], [
   ['first `cairn session pre` on the tree, no cache yet', fmtMs(firstPre)],

@@ -37,9 +37,9 @@ const upstreamArgs = (task) => [upstreamWriter, root, task, bodyFile];
 // ---------- one writer, uncontended ----------
 const single = await interleave(
   [
-    { name: 'cairn stage write', run: () => timeSpawn(process.execPath, cairnArgs(TASK)).ms },
-    { name: 'upstream approach (bash)', run: () => timeSpawn('bash', upstreamArgs(TASK)).ms },
-    { name: 'node -e 0 (startup floor)', run: () => timeSpawn(process.execPath, ['-e', '0']).ms },
+    { name: 'cairn stage write', run: () => timeSpawn(process.execPath, cairnArgs(TASK)) },
+    { name: 'upstream approach (bash)', run: () => timeSpawn('bash', upstreamArgs(TASK)) },
+    { name: 'node -e 0 (startup floor)', run: () => timeSpawn(process.execPath, ['-e', '0']) },
   ],
   { runs: Math.max(runs, 7) },
 );
@@ -89,14 +89,14 @@ const leftovers = readdirSync(join(root, 'datarim', 'snapshots')).filter((n) => 
 
 let out = `## Stage notes (issue 6)\n\n${machineMarkdown()}\nBody: ${Buffer.byteLength(`## Done\n\n${'- step finished, tests green, next: review the diff\n'.repeat(40)}`)} B of markdown. "upstream approach" = \`bench/peers/upstream-stage-writer.sh\`, Datarim's writer re-implemented from its description (mkdir lock, \`sleep 1\` between attempts, printf frontmatter, fsync, mv). Whole processes, interleaved.\n\n`;
 out += ratioTable('one writer (whole process, no contention)', [
-  { name: 'cairn stage write', samples: single.samples.get('cairn stage write') },
-  { name: 'upstream approach (bash)', samples: single.samples.get('upstream approach (bash)') },
-  { name: 'node -e 0 (startup floor)', samples: single.samples.get('node -e 0 (startup floor)'), note: 'Node start alone' },
+  { name: 'cairn stage write', samples: single.samples.get('cairn stage write'), cpu: single.cpu.get('cairn stage write') },
+  { name: 'upstream approach (bash)', samples: single.samples.get('upstream approach (bash)'), cpu: single.cpu.get('upstream approach (bash)') },
+  { name: 'node -e 0 (startup floor)', samples: single.samples.get('node -e 0 (startup floor)'), cpu: single.cpu.get('node -e 0 (startup floor)'), note: 'Node start alone' },
 ], 'upstream approach (bash)');
 out += ratioTable(`${N} concurrent writers on one task (time until the last exits)`, [
-  { name: `cairn stage write ×${N}`, samples: conc.samples.get(`cairn stage write ×${N}`), note: `${failures.cairn} non-zero exits` },
-  { name: `upstream approach ×${N}`, samples: conc.samples.get(`upstream approach ×${N}`), note: `${failures.upstream} non-zero exits; 1 s polling` },
-  { name: `cairn stage write ×${N}, 8 different tasks`, samples: conc.samples.get(`cairn stage write ×${N}, 8 different tasks`), note: 'no contention: the floor for 8 processes on 2 cores' },
+  { name: `cairn stage write ×${N}`, samples: conc.samples.get(`cairn stage write ×${N}`), cpu: conc.cpu.get(`cairn stage write ×${N}`), note: `${failures.cairn} non-zero exits` },
+  { name: `upstream approach ×${N}`, samples: conc.samples.get(`upstream approach ×${N}`), cpu: conc.cpu.get(`upstream approach ×${N}`), note: `${failures.upstream} non-zero exits; 1 s polling` },
+  { name: `cairn stage write ×${N}, 8 different tasks`, samples: conc.samples.get(`cairn stage write ×${N}, 8 different tasks`), cpu: conc.cpu.get(`cairn stage write ×${N}, 8 different tasks`), note: 'no contention: the floor for 8 processes on 2 cores' },
 ], `upstream approach ×${N}`);
 const c8 = stats(conc.samples.get(`cairn stage write ×${N}`) ?? []).median;
 const free8 = stats(conc.samples.get(`cairn stage write ×${N}, 8 different tasks`) ?? []).median;
