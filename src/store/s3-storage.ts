@@ -81,6 +81,8 @@ export interface S3StorageConfig {
 const DEFAULT_REGION = 'us-east-1';
 const MAX_KEYS = 1000;
 const DELETE_BATCH = 1000;
+/** Objects fetched at once by verify (the SDK's default agent allows 50 sockets). */
+const VERIFY_PARALLEL = 16;
 
 export class S3Storage implements ManagedSnapshotStorage {
   readonly bucket: string;
@@ -269,46 +271,39 @@ export class S3Storage implements ManagedSnapshotStorage {
   }
 
   async verify(params: { sessionId?: string } = {}): Promise<VerifyReport> {
-    const prefix = this.scanPrefix(params.sessionId);
-    const issues: VerifyIssue[] = [];
-    let checked = 0;
-    const keys = await this.allKeys(prefix);
-    for (const { key } of keys) {
-      const kind = this.keys.classify(key);
-      const where = this.url(key);
-      checked++;
-      if (kind.kind === 'probe') {
-        issues.push({ kind: 'temp-file', where, message: 'leftover capability-probe sentinel; safe to delete' });
-        continue;
-      }
-      if (kind.kind === 'stray') {
-        issues.push({ kind: 'stray', where, message: 'not part of the snapshot layout' });
-        continue;
-      }
-      let text: string | null;
-      try {
-        text = await this.getText(key);
-      } catch (e) {
-        issues.push({ kind: 'unreadable', where, message: e instanceof Error ? e.message : String(e) });
-        continue;
-      }
-      if (text === null) continue; // deleted while we looked
-      let value: unknown;
-      try {
-        value = parseStored(text, where);
-      } catch (e) {
-        issues.push({ kind: 'invalid-json', where, message: (e as Error).message });
-        continue;
-      }
-      if (kind.kind === 'manifest') {
-        const problem = manifestProblem(value);
-        if (problem !== undefined) issues.push({ kind: 'invalid-manifest', where, message: problem });
-      } else {
-        const problem = snapshotProblem(value);
-        if (problem !== undefined) issues.push({ kind: 'invalid-snapshot', where, message: problem });
-      }
+    const keys = await this.allKeys(this.scanPrefix(params.sessionId));
+    // One slot per key keeps the report in key order while objects are fetched in parallel.
+    const found: (VerifyIssue | undefined)[] = new Array<VerifyIssue | undefined>(keys.length);
+    await inParallel(keys.length, VERIFY_PARALLEL, async (i) => {
+      found[i] = await this.verifyKey(keys[i]!.key);
+    });
+    const issues = found.filter((x): x is VerifyIssue => x !== undefined);
+    return { ok: issues.length === 0, checked: keys.length, issues };
+  }
+
+  private async verifyKey(key: string): Promise<VerifyIssue | undefined> {
+    const kind = this.keys.classify(key);
+    const where = this.url(key);
+    if (kind.kind === 'probe') return { kind: 'temp-file', where, message: 'leftover capability-probe sentinel; safe to delete' };
+    if (kind.kind === 'stray') return { kind: 'stray', where, message: 'not part of the snapshot layout' };
+    let text: string | null;
+    try {
+      text = await this.getText(key);
+    } catch (e) {
+      // A server that went away is a failed verify, not a finding about this object.
+      if (e instanceof SessionError && e.code === 'ERR_BACKEND_UNAVAILABLE') throw e;
+      return { kind: 'unreadable', where, message: e instanceof Error ? e.message : String(e) };
     }
-    return { ok: issues.length === 0, checked, issues };
+    if (text === null) return undefined; // deleted while we looked
+    let value: unknown;
+    try {
+      value = parseStored(text, where);
+    } catch (e) {
+      return { kind: 'invalid-json', where, message: (e as Error).message };
+    }
+    const problem = kind.kind === 'manifest' ? manifestProblem(value) : snapshotProblem(value);
+    if (problem === undefined) return undefined;
+    return { kind: kind.kind === 'manifest' ? 'invalid-manifest' : 'invalid-snapshot', where, message: problem };
   }
 
   async du(params: { sessionId?: string } = {}): Promise<StoreUsage[]> {
@@ -607,6 +602,24 @@ export class S3Storage implements ManagedSnapshotStorage {
       throw this.failure('Failed to delete objects under', keys[0]!, e);
     }
   }
+}
+
+/** Runs `task(0..count-1)` with at most `width` in flight; the first failure stops new starts and is thrown. */
+async function inParallel(count: number, width: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (!failed && next < count) {
+      const i = next++;
+      try {
+        await task(i);
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, count) }, worker));
 }
 
 function attemptsOf(e: unknown): number {
