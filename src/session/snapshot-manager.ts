@@ -191,7 +191,8 @@ export class SnapshotManager {
     ensureSelfIgnored(cairnDir);
     const root = path.resolve(projectRoot);
     // The state dir is reported through the aiwg fields, and the iteration's own files are not work.
-    const excludedDirs = [stateDir, iterationDir, cairnDir]
+    // stateDir is relative to the project root; iterationDir, like any fs path, to the process cwd.
+    const excludedDirs = [path.resolve(root, stateDir), path.resolve(iterationDir), cairnDir]
       .map((dir) => relativeInside(root, dir))
       .filter((rel): rel is string => rel !== null);
     // Only stable directories become engine excludes: the exclude list is part of the stat
