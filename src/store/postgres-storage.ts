@@ -169,7 +169,7 @@ export class PostgresStorage implements ManagedSnapshotStorage {
         `SELECT snapshot_id FROM ${this.t.history}
          WHERE session_id = $1 AND scope = $2 AND scope_id = $3 AND ($4::text IS NULL OR snapshot_id > $4::text)
          ORDER BY snapshot_id LIMIT $5`,
-        [location.sessionId, location.scope, location.scopeId, page.after ?? null, page.limit === undefined ? null : Math.floor(page.limit)],
+        [location.sessionId, location.scope, location.scopeId, page.after ?? null, page.limit === undefined || !Number.isFinite(page.limit) ? null : Math.floor(page.limit)],
       ),
     );
     return rows.map((r) => r.snapshot_id as string);

@@ -164,6 +164,8 @@ describe('PostgresStorage on PostgreSQL', () => {
     }
     expect(seen).toEqual(ids);
     expect(await s.listSnapshotIds({ location: l })).toEqual(ids);
+    expect(await s.listSnapshotIds({ location: l, limit: Infinity })).toEqual(ids);
+    expect(await s.listSnapshotIds({ location: l, limit: 2.5 })).toEqual(ids.slice(0, 2));
     const explained = await rows(
       `EXPLAIN SELECT snapshot_id FROM "${schema}".cairn_history WHERE session_id = $1 AND scope = 'agent' AND scope_id = 'test-agent' AND snapshot_id > $2 ORDER BY snapshot_id LIMIT 100`,
       [l.sessionId, ids[700]],
