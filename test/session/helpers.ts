@@ -10,7 +10,7 @@ export function makeTempDir(prefix = 'cairn-session-'): string {
 }
 
 export function removeDir(dir: string): void {
-  fs.rmSync(dir, { recursive: true, force: true });
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 }
 
 /** Runs git in `cwd` with identity set on the command line (never the global config). */
@@ -29,6 +29,9 @@ export function makeRepo(): string {
   git(dir, 'init', '-q', '-b', 'main');
   git(dir, 'config', 'user.email', 'cairn@example.invalid');
   git(dir, 'config', 'user.name', 'Cairn Test');
+  // No background auto-gc: a detached git writing into .git would race the test's cleanup.
+  git(dir, 'config', 'gc.auto', '0');
+  git(dir, 'config', 'maintenance.auto', 'false');
   return dir;
 }
 
