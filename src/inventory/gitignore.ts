@@ -27,7 +27,19 @@ interface Rule {
   readonly dirOnly: boolean;
   /** Matched against the basename (no `/` in the pattern) or else the path below `base`. */
   readonly onBasename: boolean;
-  readonly re: RegExp;
+  /** Anchored RegExp text, or null for a pattern too star-heavy for a backtracking RegExp. */
+  readonly source: string | null;
+  readonly test: (subject: string) => boolean;
+}
+
+function makeRule(negated: boolean, dirOnly: boolean, onBasename: boolean, tokens: Token[]): Rule {
+  const unbounded = tokens.filter((t) => t.kind === 'star' || t.kind === 'any' || t.kind === 'dirs').length;
+  if (unbounded > MAX_REGEX_UNBOUNDED) {
+    return { negated, dirOnly, onBasename, source: null, test: (subject) => matchTokens(tokens, subject) };
+  }
+  const source = tokensSource(tokens);
+  const re = new RegExp(`^${source}$`, 's');
+  return { negated, dirOnly, onBasename, source, test: (subject) => re.test(subject) };
 }
 
 /** Byte-string (latin1 of UTF-8) form of `s`; identity for ASCII, which is the common case. */
@@ -74,7 +86,7 @@ function isAlpha(c: number): boolean {
  * `[:name:]` is a POSIX class and `[:` without `:]` is literal. Returns null when git would abort
  * (unterminated class, unknown class name): such a pattern never matches anything.
  */
-function parseClass(p: string, start: number): { source: string; end: number } | null {
+function parseClass(p: string, start: number): { set: Uint8Array; end: number } | null {
   const n = p.length;
   const members = new Uint8Array(256);
   let k = start + 1;
@@ -126,44 +138,50 @@ function parseClass(p: string, start: number): { source: string; end: number } |
     if (p[k] === ']') break;
   }
   // A class never matches '/' when matching paths (WM_PATHNAME); basenames hold none anyway.
-  const parts: string[] = [];
-  let b = 0;
-  while (b < 256) {
-    const inSet = (members[b] === 1) !== negated && b !== SLASH;
-    if (!inSet) {
-      b++;
-      continue;
-    }
-    let e = b;
-    while (e + 1 < 256 && (members[e + 1] === 1) !== negated && e + 1 !== SLASH) e++;
-    parts.push(e === b ? byteLiteral(b) : `${byteLiteral(b)}-${byteLiteral(e)}`);
-    b = e + 1;
-  }
-  return { source: parts.length === 0 ? '(?!)' : `[${parts.join('')}]`, end: k + 1 };
+  const set = new Uint8Array(256);
+  for (let b = 0; b < 256; b++) set[b] = (members[b] === 1) !== negated && b !== SLASH ? 1 : 0;
+  return { set, end: k + 1 };
 }
 
 /**
- * Regex text for a wildmatch pattern (bytes), or null when it can never match.
- * `pathname`: WM_PATHNAME semantics (`*` stops at `/`, `**` between slashes crosses them);
- * otherwise the subject is a basename, which holds no `/`, so every star run is `[^/]*`.
+ * One step of a compiled pattern. `star` is `*` (bytes other than `/`), `any` is a `**` that
+ * crosses directories, `dirs` is a `**` + `/` that matches zero or more whole directories.
  */
-function wildmatchSource(p: string, pathname: boolean): string | null {
+type Token =
+  | { readonly kind: 'byte'; readonly byte: number }
+  | { readonly kind: 'one' }
+  | { readonly kind: 'set'; readonly set: Uint8Array }
+  | { readonly kind: 'star' }
+  | { readonly kind: 'any' }
+  | { readonly kind: 'dirs' };
+
+const ONE: Token = { kind: 'one' };
+const STAR: Token = { kind: 'star' };
+const ANY: Token = { kind: 'any' };
+const DIRS: Token = { kind: 'dirs' };
+
+/**
+ * Tokens of a wildmatch pattern (bytes), or null when git could never match it.
+ * `pathname`: WM_PATHNAME semantics (`*` stops at `/`, `**` between slashes crosses them);
+ * otherwise the subject is a basename, which holds no `/`, so every star run is a `star`.
+ */
+function wildmatchTokens(p: string, pathname: boolean): Token[] | null {
   const n = p.length;
-  let out = '';
+  const out: Token[] = [];
   let i = 0;
   while (i < n) {
     const c = p[i]!;
     if (c === '\\') {
       if (i + 1 >= n) return null; // a trailing lone backslash matches nothing in git
-      out += byteLiteral(p.charCodeAt(i + 1));
+      out.push({ kind: 'byte', byte: p.charCodeAt(i + 1) });
       i += 2;
     } else if (c === '?') {
-      out += '[^/]';
+      out.push(ONE);
       i++;
     } else if (c === '[') {
       const cls = parseClass(p, i);
       if (!cls) return null;
-      out += cls.source;
+      out.push({ kind: 'set', set: cls.set });
       i = cls.end;
     } else if (c === '*') {
       let j = i;
@@ -172,25 +190,128 @@ function wildmatchSource(p: string, pathname: boolean): string | null {
       const atSegmentStart = i === 0 || p[i - 1] === '/';
       if (pathname && doubled && atSegmentStart && (j === n || p[j] === '/' || (p[j] === '\\' && p[j + 1] === '/'))) {
         if (p[j] === '/') {
-          // `**/`: zero or more whole directories.
-          out += '(?:.*/)?';
+          out.push(DIRS);
           i = j + 1;
         } else {
           // trailing `**` matches everything; `**\/` crosses directories but needs one.
-          out += '.*';
+          out.push(ANY);
           i = j;
         }
       } else {
-        out += '[^/]*';
+        out.push(STAR);
         i = j;
       }
     } else {
-      out += byteLiteral(p.charCodeAt(i));
+      out.push({ kind: 'byte', byte: p.charCodeAt(i) });
       i++;
     }
   }
   return out;
 }
+
+function setSource(set: Uint8Array): string {
+  const parts: string[] = [];
+  let b = 0;
+  while (b < 256) {
+    if (set[b] !== 1) {
+      b++;
+      continue;
+    }
+    let e = b;
+    while (e + 1 < 256 && set[e + 1] === 1) e++;
+    parts.push(e === b ? byteLiteral(b) : `${byteLiteral(b)}-${byteLiteral(e)}`);
+    b = e + 1;
+  }
+  return parts.length === 0 ? '(?!)' : `[${parts.join('')}]`;
+}
+
+/** Regex text (unanchored) for tokens. */
+function tokensSource(tokens: readonly Token[]): string {
+  let out = '';
+  for (const t of tokens) {
+    switch (t.kind) {
+      case 'byte':
+        out += byteLiteral(t.byte);
+        break;
+      case 'one':
+        out += '[^/]';
+        break;
+      case 'set':
+        out += setSource(t.set);
+        break;
+      case 'star':
+        out += '[^/]*';
+        break;
+      case 'any':
+        out += '.*';
+        break;
+      case 'dirs':
+        out += '(?:.*/)?';
+        break;
+    }
+  }
+  return out;
+}
+
+/**
+ * Matches tokens against a byte string by simulating them as an automaton: time grows with
+ * pattern length × subject length whatever the pattern. A backtracking RegExp can take
+ * seconds on `*a*a*a*a*b` against a long name; git does not, and neither must we.
+ */
+function matchTokens(tokens: readonly Token[], subject: string): boolean {
+  const n = tokens.length;
+  let current = new Uint8Array(n + 1);
+  let next = new Uint8Array(n + 1);
+  const addWithClosure = (states: Uint8Array, from: number): void => {
+    for (let i = from; i <= n; i++) {
+      if (states[i] === 1) return;
+      states[i] = 1;
+      const kind = tokens[i]?.kind;
+      // Unbounded tokens may match nothing, so the next token is reachable too.
+      if (kind !== 'star' && kind !== 'any' && kind !== 'dirs') return;
+    }
+  };
+  addWithClosure(current, 0);
+  for (let pos = 0; pos < subject.length; pos++) {
+    const c = subject.charCodeAt(pos);
+    next.fill(0);
+    let alive = false;
+    for (let i = 0; i < n; i++) {
+      if (current[i] !== 1) continue;
+      const t = tokens[i]!;
+      let advance = false;
+      switch (t.kind) {
+        case 'byte':
+          advance = c === t.byte;
+          break;
+        case 'one':
+          advance = c !== SLASH;
+          break;
+        case 'set':
+          advance = t.set[c] === 1;
+          break;
+        case 'star':
+          if (c !== SLASH) addWithClosure(next, i);
+          break;
+        case 'any':
+          addWithClosure(next, i);
+          break;
+        case 'dirs':
+          addWithClosure(next, i);
+          advance = c === SLASH;
+          break;
+      }
+      if (advance) addWithClosure(next, i + 1);
+    }
+    for (let i = 0; i <= n; i++) if (next[i] === 1) alive = true;
+    if (!alive) return false;
+    [current, next] = [next, current];
+  }
+  return current[n] === 1;
+}
+
+/** Patterns with this many unbounded tokens could make a backtracking RegExp explode. */
+const MAX_REGEX_UNBOUNDED = 2;
 
 const GLOB_SPECIAL = /[*?[\\]/;
 
@@ -226,23 +347,20 @@ function parseRule(line: string): Rule | null {
   }
   const bytes = toBytes(p);
   if (!bytes.includes('/')) {
-    const source = wildmatchSource(bytes, false);
-    if (source === null) return null;
-    return { negated, dirOnly, onBasename: true, re: new RegExp(`^${source}$`, 's') };
+    const tokens = wildmatchTokens(bytes, false);
+    return tokens && makeRule(negated, dirOnly, true, tokens);
   }
   // Anchored to the .gitignore's directory. git compares the literal prefix (up to the first
   // special character) byte for byte and wildmatches only the rest, so a `**` right after that
   // prefix counts as being at the start of the pattern (`x/ab**` crosses directories).
-  let body = bytes.startsWith('/') ? bytes.slice(1) : bytes;
+  const body = bytes.startsWith('/') ? bytes.slice(1) : bytes;
   const special = body.search(GLOB_SPECIAL);
   const prefixLength = special < 0 ? body.length : special;
-  let source = '';
-  for (let i = 0; i < prefixLength; i++) source += byteLiteral(body.charCodeAt(i));
-  body = body.slice(prefixLength);
-  const rest = wildmatchSource(body, true);
+  const rest = wildmatchTokens(body.slice(prefixLength), true);
   if (rest === null) return null;
-  source += rest;
-  return { negated, dirOnly, onBasename: false, re: new RegExp(`^${source}$`, 's') };
+  const prefix: Token[] = [];
+  for (let i = 0; i < prefixLength; i++) prefix.push({ kind: 'byte', byte: body.charCodeAt(i) });
+  return makeRule(negated, dirOnly, false, [...prefix, ...rest]);
 }
 
 /** Split, strip comments, CRs and trailing spaces, as git's add_patterns_from_buffer does. */
@@ -257,10 +375,18 @@ function ruleLines(text: string): string[] {
   return lines;
 }
 
-/** A combined "could any of these rules match?" test, or null when there are none. */
-function anyOf(rules: readonly Rule[]): RegExp | null {
+/**
+ * A combined "could any of these rules match?" test: null when none can, `true` when some rule
+ * has no RegExp form (then every entry must go through the rules one by one).
+ */
+function anyOf(rules: readonly Rule[]): RegExp | null | true {
   if (rules.length === 0) return null;
-  return new RegExp(rules.map((r) => `(?:${r.re.source})`).join('|'), 's');
+  if (rules.some((r) => r.source === null)) return true;
+  return new RegExp(`^(?:${rules.map((r) => r.source!).join('|')})$`, 's');
+}
+
+function mayMatch(prefilter: RegExp | null | true, subject: string): boolean {
+  return prefilter === true || (prefilter !== null && prefilter.test(subject));
 }
 
 class ParsedGitignore implements GitignoreFile {
@@ -269,10 +395,10 @@ class ParsedGitignore implements GitignoreFile {
   private readonly prefix: string;
   // Prefilters: one combined RegExp per (subject kind, entry kind). Most entries match no
   // rule, and for them one or two RegExp tests decide.
-  private readonly fileBasenames: RegExp | null;
-  private readonly filePaths: RegExp | null;
-  private readonly dirBasenames: RegExp | null;
-  private readonly dirPaths: RegExp | null;
+  private readonly fileBasenames: RegExp | null | true;
+  private readonly filePaths: RegExp | null | true;
+  private readonly dirBasenames: RegExp | null | true;
+  private readonly dirPaths: RegExp | null | true;
 
   constructor(base: string, rules: readonly Rule[]) {
     this.base = base;
@@ -291,11 +417,11 @@ class ParsedGitignore implements GitignoreFile {
     const basename = below.slice(below.lastIndexOf('/') + 1);
     const basenames = isDir ? this.dirBasenames : this.fileBasenames;
     const paths = isDir ? this.dirPaths : this.filePaths;
-    if (!basenames?.test(basename) && !paths?.test(below)) return undefined;
+    if (!mayMatch(basenames, basename) && !mayMatch(paths, below)) return undefined;
     for (let i = this.rules.length - 1; i >= 0; i--) {
       const rule = this.rules[i]!;
       if (rule.dirOnly && !isDir) continue;
-      if (rule.re.test(rule.onBasename ? basename : below)) return rule.negated ? 'include' : 'ignore';
+      if (rule.test(rule.onBasename ? basename : below)) return rule.negated ? 'include' : 'ignore';
     }
     return undefined;
   }
@@ -308,7 +434,7 @@ export function parseGitignore(text: string, base: string): GitignoreFile {
     const rule = parseRule(line);
     if (rule) rules.push(rule);
   }
-  return new ParsedGitignore(base.replace(/\/+$/, ''), rules);
+  return new ParsedGitignore(base === '.' ? '' : base.replace(/\/+$/, ''), rules);
 }
 
 /**

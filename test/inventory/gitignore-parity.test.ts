@@ -304,6 +304,38 @@ describe('git parity, property-based', () => {
   });
 });
 
+// ---- path-level parity with git check-ignore on star-heavy patterns ----
+
+describe('git check-ignore parity, property-based', () => {
+  it('patterns dense in *, **, ? and classes decide every path as git does (no blow-up on long names)', () => {
+    const repo = makeRepo({});
+    const token = fc.constantFrom('a', 'b', '*', '**', '?', '/', '[ab]', '[!a]', '\\*');
+    const patternArb = fc.tuple(fc.boolean(), fc.array(token, { minLength: 1, maxLength: 10 })).map(([anchored, t]) => `${anchored ? '/' : ''}${t.join('')}`);
+    const pathArb = fc
+      .array(fc.constantFrom('a', 'b', 'a', 'b', '/', '*'), { minLength: 1, maxLength: 40 })
+      .map((c) => c.join('').replace(/\/+/g, '/').replace(/^\/|\/$/g, ''))
+      .filter((p) => p !== '');
+    fc.assert(
+      fc.property(fc.array(patternArb, { minLength: 1, maxLength: 4 }), fc.uniqueArray(pathArb, { minLength: 1, maxLength: 40 }), (patterns, paths) => {
+        const text = `${patterns.join('\n')}\n`;
+        fs.writeFileSync(path.join(repo, '.gitignore'), text);
+        const r = spawnSync('git', ['-c', 'core.excludesFile=', 'check-ignore', '--no-index', '-z', '--stdin'], { cwd: repo, encoding: 'utf8', env: GIT_ENV, input: `${paths.join('\0')}\0` });
+        if (r.status !== 0 && r.status !== 1) throw new Error(r.stderr);
+        const gitIgnored = new Set(nulList(r.stdout));
+        const file = parseGitignore(text, '');
+        // check-ignore, like a walk, treats everything below an ignored directory as ignored.
+        const ignoredWithParents = (p: string): boolean => {
+          const parts = p.split('/');
+          for (let i = 1; i < parts.length; i++) if (isIgnored([file], parts.slice(0, i).join('/'), true)) return true;
+          return isIgnored([file], p, false);
+        };
+        for (const p of paths) expect([p, ignoredWithParents(p)]).toEqual([p, gitIgnored.has(p)]);
+      }),
+      { numRuns: PARITY_RUNS * 2 },
+    );
+  });
+});
+
 // ---- this repository itself (read-only) ----
 
 describe('git parity on this repository', () => {

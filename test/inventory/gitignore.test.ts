@@ -134,6 +134,13 @@ const CASES: RuleCase[] = [
     kept: ['starx.txt', 'qx.txt', 'lone', 'lone\\'],
   },
   {
+    name: 'star-heavy patterns match as git does',
+    gitignores: { '': '*a*a*a*a*a*a*b\n**/x*y*z*/**/q\nd/**/*e*e*e*\n' },
+    ignored: ['aaaaaab', 'xaxaxaxaxaxab', 'sub/aaaaaaab', 'x1y2z3/q', 'w/xyz/k/q', 'd/e/eee', 'd/f/g/e1e2e3'],
+    // Kept short: git 2.39's own wildmatch backtracks exponentially here (see the long-name test below).
+    kept: ['a'.repeat(16), `${'a'.repeat(12)}c`, 'aaaaab', 'xyz/r', 'xy/q', 'd/ee', 'd/f/ee'],
+  },
+  {
     name: 'non-ASCII names and names with spaces match literally',
     gitignores: { '': 'café/\nmy file.txt\n日本*.md\n' },
     ignored: ['café/', 'x/café/', 'my file.txt', '日本語.md'],
@@ -235,6 +242,18 @@ describe('GitignoreFile.match', () => {
   it('an empty file, or one with only comments, matches nothing', () => {
     expect(parseGitignore('', '').match('a', false)).toBeUndefined();
     expect(parseGitignore('# only\n\n!\n', '').match('a', true)).toBeUndefined();
+  });
+});
+
+describe('pathological patterns', () => {
+  it('star-heavy patterns against long names are decided without exponential backtracking', () => {
+    // A backtracking RegExp (and git 2.39's wildmatch) needs minutes for this; an automaton does not.
+    const file = parseGitignore('*a*a*a*a*a*a*a*a*b\n**/x*x*x*x*x*x*/q\n', '');
+    const longName = 'a'.repeat(250);
+    expect(file.match(longName, false)).toBeUndefined();
+    expect(file.match(`${longName}b`, false)).toBe('ignore');
+    expect(file.match(`${'x'.repeat(200)}/q`, false)).toBe('ignore');
+    expect(file.match(`${'x'.repeat(200)}/r`, false)).toBeUndefined();
   });
 });
 
