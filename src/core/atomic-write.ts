@@ -23,11 +23,17 @@ export interface AtomicWriteOptions {
  * same target never share a temp file (the defect of a fixed `<file>.tmp`). Starts with `.`
  * and carries `.cairn-tmp-` so listings and `verify` can recognise leftovers.
  */
+const MAX_SHOWN_BASE_BYTES = 160;
+
 export function tempSiblingName(target: string): string {
   const dir = path.dirname(target);
   const base = path.basename(target);
-  return path.join(dir, `.${base}.cairn-tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
+  // A file name may use the whole NAME_MAX (255 bytes); the temp name adds ~30, so keep only a
+  // readable head of a long name (whole code points, at most 40 of them) to stay under the limit.
+  const shown = Buffer.byteLength(base) > MAX_SHOWN_BASE_BYTES ? Array.from(base).slice(0, 40).join('') : base;
+  return path.join(dir, `.${shown}.cairn-tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
 }
+
 
 export const TEMP_MARKER = '.cairn-tmp-';
 

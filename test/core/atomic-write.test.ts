@@ -98,6 +98,15 @@ describe.each(WRITERS)('%s', (_name, write) => {
     expect(fs.readdirSync(dir)).toEqual(['is-a-dir']);
   });
 
+  it('writes a target whose name uses the whole 255-byte NAME_MAX', async () => {
+    for (const name of ['n'.repeat(255), 'é'.repeat(127), `${'😀'.repeat(63)}abc`]) {
+      const target = path.join(dir, name);
+      await write(target, name);
+      expect(fs.readFileSync(target, 'utf8')).toBe(name);
+    }
+    expect(fs.readdirSync(dir).filter(isTempName)).toEqual([]);
+  });
+
   it('works with fsync turned off', async () => {
     const target = path.join(dir, 'cache');
     await write(target, 'fast', { fsync: false });
