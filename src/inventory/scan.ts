@@ -1,10 +1,11 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { CairnError, errnoCode } from '../core/errors.js';
 import { compileGlobs, validateGlob, type PathMatcher } from './glob.js';
 import { HashPool } from './hash-pool.js';
-import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews } from './read-file.js';
+import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome } from './read-file.js';
 import { cacheFilePath, defaultCacheDir, emptyCache, loadCache, saveCache, type StatCacheData } from './stat-cache.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, ScanWarning, SkipReason, SkippedEntry } from './types.js';
 import { Walker, type WalkItem } from './walk.js';
@@ -43,6 +44,8 @@ interface Prepared {
   jobs: number;
   cacheFile: string | null;
   optionsKey: string;
+  /** The limits, which the cached whole result also depends on. */
+  resultKey: string;
   previous: StatCacheData;
   warnings: ScanWarning[];
 }
@@ -103,7 +106,8 @@ function prepare(root: string, options: ScanOptions): Prepared {
       if (loaded.warning !== undefined) warnings.push(loaded.warning);
     }
   }
-  return { rootReal, include: compileGlobs(include), exclude: compileGlobs(exclude), respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, previous, warnings };
+  const resultKey = JSON.stringify({ maxFiles, maxBytes });
+  return { rootReal, include: compileGlobs(include), exclude: compileGlobs(exclude), respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings };
 }
 
 function realpathOrSelf(p: string): string {
@@ -159,6 +163,11 @@ class ScanRun {
   private readonly rootPrefix: string;
   readonly buf = Buffer.allocUnsafe(READ_BUFFER_BYTES);
   private knownSkips = 0;
+  /**
+   * Every directory and file this result depends on is in the new cache, trusted (not racy,
+   * no symlinks, no I/O skips): only then is the result stored for the unchanged-tree fast path.
+   */
+  private trusted = true;
   private okBytes = 0;
   private cacheDirty = false;
   private readonly progress: ScanProgress = { phase: 'scan', filesSeen: 0, filesHashed: 0, bytesHashed: 0, filesCached: 0, filesDone: 0 };
@@ -178,8 +187,14 @@ class ScanRun {
       previous: p.previous,
       next: this.next,
       racyFromMs: this.racyFromMs,
-      readGitignore: (abs) => processFile(fs, crypto, abs, null, false, p.withDigest, this.buf, true),
-      onSkip: (s, position) => this.walkSkips.push({ s, position }),
+      readGitignore: (abs, key) => this.readGitignore(abs, key),
+      onSkip: (s, position) => {
+        this.walkSkips.push({ s, position });
+        if (s.reason === 'unreadable-dir' || s.reason === 'vanished') this.trusted = false;
+      },
+      onUntrusted: () => {
+        this.trusted = false;
+      },
     });
   }
 
@@ -205,6 +220,15 @@ class ScanRun {
       this.finishSlot(slot, o, o.stat ?? null, 0, o.sha ?? null, 0);
     }
     return slot;
+  }
+
+  /** Reads a .gitignore for its rules; its stat goes into the cache even if it is itself ignored. */
+  private readGitignore(abs: string, key: string): FileOutcome {
+    const o = processFile(fs, crypto, abs, null, false, this.p.withDigest, this.buf, true);
+    const st = o.stat;
+    if (st === undefined || st[1]! >= this.racyFromMs || st[2]! >= this.racyFromMs) this.trusted = false;
+    else if (this.p.cacheFile !== null) this.next.files.set(key, st, 0, o.sha ?? null, 0);
+    return o;
   }
 
   /** Adds a slot to a batch, noting its cache row if there is one. */
@@ -254,6 +278,7 @@ class ScanRun {
     const pr = this.progress;
     pr.filesDone++;
     const skip = SKIP_OF_STATUS[o.status];
+    if (skip !== undefined || slot.kind === 'symlink') this.trusted = false;
     if (skip !== undefined) {
       slot.skip = skip;
       if (o.detail !== undefined) slot.detail = o.detail;
@@ -276,7 +301,10 @@ class ScanRun {
     } else if (o.status === STATUS.OK_CACHED) pr.filesCached++;
     if (this.p.cacheFile === null) return;
     // Racy: changed too recently to trust that a same-tick rewrite would show; re-read next time.
-    if (stats[statOff + 1]! >= this.racyFromMs || stats[statOff + 2]! >= this.racyFromMs) return;
+    if (stats[statOff + 1]! >= this.racyFromMs || stats[statOff + 2]! >= this.racyFromMs) {
+      this.trusted = false;
+      return;
+    }
     const key = slot.targetRel ?? slot.rel;
     const next = this.next.files;
     next.set(key, stats, statOff, shas, shaOff);
@@ -335,7 +363,8 @@ class ScanRun {
         }
         for (const [k, v] of prev.dirs) if (!this.next.dirs.has(k)) this.next.dirs.set(k, v);
       }
-      let dirty = this.cacheDirty || this.next.files.size !== prev.files.size || this.next.dirs.size !== prev.dirs.size;
+      if (this.trusted && !truncated) this.next.result = `${p.resultKey}\n${JSON.stringify({ files, truncated, counts: { files: files.length, bytes }, skipped } satisfies StoredResult)}`;
+      let dirty = this.cacheDirty || this.next.files.size !== prev.files.size || this.next.dirs.size !== prev.dirs.size || this.next.result !== prev.result;
       if (!dirty) for (const [k, v] of this.next.dirs) if (prev.dirs.get(k) !== v) dirty = true;
       if (dirty) {
         const w = saveCache(p.cacheFile, this.next, p.rootReal, p.optionsKey);
@@ -348,6 +377,100 @@ class ScanRun {
     this.emitProgress();
     return { files, truncated, counts: { files: files.length, bytes }, skipped, warnings };
   }
+}
+
+interface StoredResult {
+  files: RepoSnapshotEntry[];
+  truncated: boolean;
+  counts: { files: number; bytes: number };
+  skipped: SkippedEntry[];
+}
+
+/**
+ * The unchanged-tree fast path (git's "nothing to do" case): when the cache holds the last
+ * whole result and every directory and file it depended on still has the same stat, the
+ * result is the same — no listing, no ignore rules, no hashing: one lstat per path.
+ * `verifyFiles` checks the file rows (so the threaded engine can split them across threads).
+ */
+function storedResultFor(p: Prepared): string | null {
+  const blob = p.previous.result;
+  if (blob === undefined || p.cacheFile === null) return null;
+  // The key is a prefix line, so a result for other limits is rejected without parsing it.
+  const nl = blob.indexOf('\n');
+  return nl > 0 && blob.slice(0, nl) === p.resultKey ? blob.slice(nl + 1) : null;
+}
+
+function dirsUnchanged(p: Prepared): boolean {
+  const prefix = p.rootReal.endsWith('/') ? p.rootReal : `${p.rootReal}/`;
+  for (const [rel, d] of p.previous.dirs) {
+    const st = fs.lstatSync(rel === '' ? p.rootReal : prefix + rel, { throwIfNoEntry: false });
+    if (st === undefined || !st.isDirectory() || st.mtimeMs !== d.stat[0] || st.ctimeMs !== d.stat[1] || st.ino !== d.stat[2] || st.dev !== d.stat[3]) return false;
+  }
+  return true;
+}
+
+/** Rows [from, to) of the cached file table still match the disk. Self-contained: also runs in a worker. */
+export function fileRowsUnchanged(fs: typeof import('node:fs'), prefix: string, paths: readonly string[], stats: Float64Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const st = fs.lstatSync(prefix + paths[i]!, { throwIfNoEntry: false });
+    const o = i * 6;
+    if (st === undefined || st.size !== stats[o] || st.mtimeMs !== stats[o + 1] || st.ctimeMs !== stats[o + 2] || st.ino !== stats[o + 3] || st.dev !== stats[o + 4] || st.mode !== stats[o + 5]) return false;
+  }
+  return true;
+}
+
+function unchangedResult(p: Prepared, options: ScanOptions, json: string): ScanResult {
+  const stored = JSON.parse(json) as StoredResult;
+  if (options.signal?.aborted) throw abortError();
+  for (const w of p.warnings) options.onWarning?.(w);
+  for (const sk of stored.skipped) options.onSkip?.(sk);
+  const n = stored.counts.files;
+  options.onProgress?.({ phase: 'done', filesSeen: n, filesHashed: 0, bytesHashed: 0, filesCached: p.withDigest ? n : 0, filesDone: n });
+  return { files: stored.files, truncated: stored.truncated, counts: stored.counts, skipped: stored.skipped, warnings: [...p.warnings] };
+}
+
+function tryUnchanged(p: Prepared, options: ScanOptions): ScanResult | null {
+  const json = storedResultFor(p);
+  if (json === null || !dirsUnchanged(p)) return null;
+  const t = p.previous.files;
+  if (!fileRowsUnchanged(fs, prefixOf(p.rootReal), t.paths, t.stats, 0, t.size)) return null;
+  return unchangedResult(p, options, json);
+}
+
+/** Files checked on this thread alone; above that one worker takes half (lstat scales ~2x). */
+const PARALLEL_VERIFY_MIN = 20_000;
+
+async function tryUnchangedParallel(p: Prepared, options: ScanOptions): Promise<ScanResult | null> {
+  const t = p.previous.files;
+  if (t.size < PARALLEL_VERIFY_MIN) return tryUnchanged(p, options);
+  const json = storedResultFor(p);
+  if (json === null) return null;
+  const half = t.size >> 1;
+  const prefix = prefixOf(p.rootReal);
+  const source = `'use strict';
+const fs = require('node:fs');
+const { parentPort, workerData: w } = require('node:worker_threads');
+var __name = (fn) => fn;
+const fileRowsUnchanged = (${fileRowsUnchanged.toString()});
+parentPort.postMessage(fileRowsUnchanged(fs, w.prefix, w.paths.split('\\0'), w.stats, 0, w.count));
+`;
+  const worker = new Worker(source, { eval: true, workerData: { prefix, paths: t.paths.slice(half).join('\0'), stats: t.stats.slice(half * STAT_FIELDS, t.size * STAT_FIELDS), count: t.size - half } });
+  const theirs = new Promise<boolean>((resolve) => {
+    worker.once('message', (ok: boolean) => resolve(ok));
+    worker.once('error', () => resolve(false));
+    worker.once('exit', () => resolve(false));
+  });
+  try {
+    const mine = dirsUnchanged(p) && fileRowsUnchanged(fs, prefix, t.paths, t.stats, 0, half);
+    if (!mine) return null;
+    return (await theirs) ? unchangedResult(p, options, json) : null;
+  } finally {
+    void worker.terminate();
+  }
+}
+
+function prefixOf(rootReal: string): string {
+  return rootReal.endsWith('/') ? rootReal : `${rootReal}/`;
 }
 
 function abortError(): CairnError {
@@ -367,6 +490,9 @@ export function scanTreeSync(root: string, options: ScanOptions = {}): ScanResul
 }
 
 function runSync(prepared: Prepared, options: ScanOptions): ScanResult {
+  if (options.signal?.aborted) throw abortError();
+  const unchanged = tryUnchanged(prepared, options);
+  if (unchanged !== null) return unchanged;
   const run = new ScanRun(prepared, options);
   const views = batchViews(new ArrayBuffer(BATCH_SLOT_BYTES), BATCH_CAPACITY);
   // With a budget, each result must be known before pulling more (files beyond it are not read).
@@ -403,10 +529,10 @@ function runSync(prepared: Prepared, options: ScanOptions): ScanResult {
  */
 export async function scanTree(root: string, options: ScanOptions = {}): Promise<ScanResult> {
   const prepared = prepare(root, options);
-  if (prepared.jobs === 0) {
-    if (options.signal?.aborted) throw abortError();
-    return runSync(prepared, options);
-  }
+  if (prepared.jobs === 0) return runSync(prepared, options);
+  if (options.signal?.aborted) throw abortError();
+  const unchanged = await tryUnchangedParallel(prepared, options);
+  if (unchanged !== null) return unchanged;
   // Workers cost ~30 ms each to start: the first files are hashed here, and the pool is only
   // spawned once the tree proves bigger than that (small trees finish before it would be up).
   let pool: HashPool | null = null;

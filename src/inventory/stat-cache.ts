@@ -18,10 +18,11 @@ import type { ScanWarning } from './types.js';
  *   files: nFiles × 6 × f64 (size, mtimeMs, ctimeMs, ino, dev, mode) | nFiles × u8 hasSha | nFiles × 32 sha
  *   dirs:  nDirs × 4 × f64 (mtimeMs, ctimeMs, ino, dev) | nDirs × u32 listing length | nListing × u8 type
  *   u32 stringsLen | strings: file paths, dir paths, listing names, NUL-separated
+ *   u32 resultLen | result JSON (may be empty)
  *   sha256 of everything above (32 bytes)
  */
 const MAGIC = Buffer.from('CAIRNSC\0', 'latin1');
-export const CACHE_FORMAT = 3;
+export const CACHE_FORMAT = 4;
 
 /**
  * A directory's entries in walk order (sorted by name, directories keyed with a trailing '/'),
@@ -105,6 +106,11 @@ export class FileTable {
 export interface StatCacheData {
   files: FileTable;
   dirs: Map<string, CachedDir>;
+  /**
+   * The last scan's whole result (JSON), present only when `files` and `dirs` are exactly
+   * what that scan depended on, all trusted: then "every stat unchanged" means "same result".
+   */
+  result?: string;
 }
 
 export function emptyCache(): StatCacheData {
@@ -211,10 +217,12 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   if (!/^[dflo]*$/.test(types)) throw new Error('bad listing type');
   const stringsLen = r.u32();
   const strings = r.bytes(stringsLen).toString('utf8');
+  const result = r.bytes(r.u32()).toString('utf8');
   if (r.off !== body.length) throw new Error('trailing bytes');
   const parts = nFiles + nDirs + nListing === 0 ? [] : strings.split('\0');
   if (parts.length !== nFiles + nDirs + nListing) throw new Error('string table mismatch');
   const data: StatCacheData = { files: table, dirs: new Map() };
+  if (result !== '') data.result = result;
   let p = 0;
   for (let i = 0; i < nFiles; i++) {
     const filePath = parts[p++]!;
@@ -265,8 +273,11 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   for (const d of data.dirs.values()) off += fixed.write(d.listing.types, off, 'latin1');
   const blob = Buffer.from(strings.join('\0'), 'utf8');
   off = fixed.writeUInt32LE(blob.length, off);
-  const sum = createHash('sha256').update(fixed.subarray(0, off)).update(blob).digest();
-  return Buffer.concat([fixed.subarray(0, off), blob, sum]);
+  const result = Buffer.from(data.result ?? '', 'utf8');
+  const resultLen = Buffer.allocUnsafe(4);
+  resultLen.writeUInt32LE(result.length, 0);
+  const sum = createHash('sha256').update(fixed.subarray(0, off)).update(blob).update(resultLen).update(result).digest();
+  return Buffer.concat([fixed.subarray(0, off), blob, resultLen, result, sum]);
 }
 
 /**

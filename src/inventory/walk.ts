@@ -60,6 +60,8 @@ export interface WalkOptions {
   readGitignore: (abs: string, cacheKey: string) => FileOutcome;
   /** Receives skipped paths with the number of items emitted before them (their walk position). */
   onSkip: (s: SkippedEntry, position: number) => void;
+  /** Called when a visited directory could not be recorded in the cache (racy, bad names). */
+  onUntrusted: () => void;
 }
 
 interface Frame {
@@ -175,6 +177,7 @@ export class Walker {
       }
       const racy = st.mtimeMs >= o.racyFromMs || st.ctimeMs >= o.racyFromMs;
       if (!racy && !listing.types.includes('x')) o.next.dirs.set(rel, { stat, listing } satisfies CachedDir);
+      else o.onUntrusted();
     }
     const frame: Frame = { abs, rel, listing, index: 0, pushedIgnore: false };
     if (o.respectGitignore) {

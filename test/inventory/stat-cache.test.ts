@@ -210,6 +210,54 @@ describe('stat cache', () => {
   });
 });
 
+describe('unchanged-tree fast path', () => {
+  async function primed(files: Record<string, string>) {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, files);
+    await sleep(MARGIN + 20);
+    const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN };
+    scanTreeSync(root, opts); // records every stat
+    scanTreeSync(root, opts); // stores the whole result (now that nothing is racy)
+    const events = (o: ScanOptions = {}) => {
+      const seen: ScanProgress[] = [];
+      const r = scanTreeSync(root, { ...opts, ...o, onProgress: (p) => seen.push(p) });
+      return { r, seen };
+    };
+    return { root, cacheDir, opts, events };
+  }
+
+  it('returns the stored result with one lstat per path when nothing changed (one progress event, nothing hashed)', async () => {
+    const t = await primed({ a: 'a', 'b/c': 'c', '.gitignore': '*.log\n', 'x.log': 'x' });
+    const { r, seen } = t.events();
+    expect(seen).toEqual([{ phase: 'done', filesSeen: 3, filesDone: 3, filesHashed: 0, bytesHashed: 0, filesCached: 3 }]);
+    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    expect(strip(await scanTree(t.root, t.opts))).toEqual(strip(r));
+  });
+
+  it('sees an edit of a .gitignore that ignores itself', async () => {
+    const t = await primed({ '.gitignore': '.gitignore\n*.log\n', 'a.log': 'x', b: 'b' });
+    expect(t.events().r.files.map((f) => f.path)).toEqual(['b']);
+    fs.writeFileSync(path.join(t.root, '.gitignore'), '.gitignore\n');
+    const { r, seen } = t.events();
+    expect(seen.length).toBeGreaterThan(1);
+    expect(r.files.map((f) => f.path)).toEqual(['a.log', 'b']);
+  });
+
+  it('still applies when only ignored content changed, and never with symlinks or other limits', async () => {
+    const t = await primed({ '.gitignore': 'build/\n', 'build/out': 'o', src: 's' });
+    fs.writeFileSync(path.join(t.root, 'build', 'out'), 'changed');
+    fs.writeFileSync(path.join(t.root, 'build', 'new'), 'new');
+    expect(t.events().seen).toHaveLength(1);
+    expect(t.events({ maxFiles: 1 }).r.truncated).toBe(true);
+    const l = await primed({ a: 'a' });
+    fs.symlinkSync('a', path.join(l.root, 'link'));
+    await sleep(MARGIN + 20);
+    l.events();
+    expect(l.events().seen.length).toBeGreaterThan(1);
+  });
+});
+
 describe('abort, progress, engines', () => {
   function bigTree(): string {
     const root = tempDir();
