@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     reporters: ['default', './test/support/closing-line-reporter.ts'],
+    // Starts Ceph RGW and PostgreSQL in the background for the store's backend tests.
+    globalSetup: ['./test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Multi-process and server tests share the machine's 2 cores; keep files parallel but bounded.

@@ -28,3 +28,8 @@ export type { UuidV7GeneratorOptions } from './uuid.js';
 export { openStore, DEFAULT_STORE_DIR } from './open.js';
 export { parseOlderThan } from './retention.js';
 export { isSnapshot, snapshotProblem } from './rules.js';
+// The distributed backends load their client libraries (@aws-sdk/client-s3, pg) only when used.
+export { S3Storage } from './s3-storage.js';
+export type { S3StorageConfig, S3ClientLike, ConditionalWrites } from './s3-storage.js';
+export { PostgresStorage } from './postgres-storage.js';
+export type { PostgresStorageConfig, PgPoolLike } from './postgres-storage.js';
