@@ -557,16 +557,17 @@ export async function scanTree(root: string, options: ScanOptions = {}): Promise
       batch = new PendingBatch();
       const { slot, views } = pool.acquire();
       run.fillRequest(b, views);
-      const p = pool.submit(slot, b.paths, prepared.withDigest).then(
-        (details) => {
+      const p = pool
+        .submit(slot, b.paths, prepared.withDigest)
+        .then((details) => {
           run.applyBatch(b, views, details);
           pool!.release(slot);
           run.emitProgress();
-        },
-        (e: unknown) => {
+        })
+        .catch((e: unknown) => {
+          // Also catches a throwing onProgress callback: it must fail the scan, not go unhandled.
           failure ??= e instanceof Error ? e : new Error(String(e));
-        },
-      );
+        });
       inFlight.add(p);
       void p.finally(() => inFlight.delete(p));
     };

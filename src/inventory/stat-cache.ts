@@ -288,7 +288,8 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
 export function saveCache(file: string, data: StatCacheData, rootReal: string, optionsKey: string): ScanWarning | undefined {
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    writeFileAtomicSync(file, encodeCache(data, rootReal, optionsKey), { fsync: false });
+    // 0600: the cache lists the tree's paths and digests; it is nobody else's business.
+    writeFileAtomicSync(file, encodeCache(data, rootReal, optionsKey), { fsync: false, mode: 0o600 });
     return undefined;
   } catch (e) {
     return { code: 'CACHE_UNWRITABLE', message: `stat cache not saved (${errnoCode(e) ?? String(e)}); the next scan hashes everything again`, path: file };
