@@ -26,6 +26,8 @@ if (!help) {
 }
 
 const { root, meta } = ensureTree({ quick });
+// A run killed mid-(b) leaves rewritten files behind: put the tree back to its commit first.
+execFileSync('git', ['checkout', '-q', '--', '.'], { cwd: root });
 const scratch = ensureDir(join(WORK_DIR, `inventory-${meta.params.trackedFiles}`));
 
 // Two ways to run cairn on the tree, both as one whole process:
@@ -105,6 +107,7 @@ out += ratioTable('(a) warm cache, nothing changed', [
   { name: 'git status --porcelain', samples: a.samples.get('git status --porcelain'), cpu: a.cpu.get('git status --porcelain') },
   { name: 'git status --porcelain -uno', samples: a.samples.get('git status --porcelain -uno'), cpu: a.cpu.get('git status --porcelain -uno'), note: 'context: skips the untracked scan' },
 ], 'git status --porcelain');
+saveResult('inventory', out, { print: false });
 
 // ---------- (b) warm, 1 % of files rewritten before each round ----------
 const originals = new Map();
@@ -141,6 +144,7 @@ out += ratioTable(`(b) warm, 1 % of files (${onePercent}) rewritten before each 
   { name: CLI_NAME, samples: b.samples.get(CLI_NAME), cpu: b.cpu.get(CLI_NAME), note: 'part of its 1 % falls beyond its 50k cap' },
   { name: 'git status --porcelain', samples: b.samples.get('git status --porcelain'), cpu: b.cpu.get('git status --porcelain') },
 ], 'git status --porcelain');
+saveResult('inventory', out, { print: false });
 
 // ---------- (c) full hash, no cache; (d) context peers ----------
 const peersDir = join(WORK_DIR, 'peers');
@@ -154,9 +158,32 @@ const pipe = (s) => timeShell(s, { cwd: root, okCodes: [0, 123] });
 const c = await interleave(
   [
     { name: `${ENGINE} --no-cache`, run: () => cairnRun('c-engine', engineCold, engineOut) },
-    { name: `${CLI_NAME} --no-cache`, run: () => cairnRun('c-cli', cliCold, cliOut) },
     { name: 'xargs -P2 sha256sum', run: () => pipe(shaPipe) },
     { name: 'xargs -P2 openssl dgst -sha256', run: () => pipe(sslPipe) },
+  ],
+  { runs },
+);
+const cRow = (x, name, note, target) => ({ name, samples: x.samples.get(name), cpu: x.cpu.get(name), note, target });
+const shaNote = '`git ls-files -z \\| xargs -0 -P2 sha256sum`';
+const sslNote = '`git ls-files -z \\| xargs -0 -P2 openssl dgst -sha256`';
+out += ratioTable('(c) full hash, empty cache — against sha256sum', [
+  cRow(c, `${ENGINE} --no-cache`, coverage('c-engine'), 0.8),
+  cRow(c, 'xargs -P2 sha256sum', shaNote),
+  cRow(c, 'xargs -P2 openssl dgst -sha256', sslNote),
+], 'xargs -P2 sha256sum');
+out += ratioTable('(c) full hash, empty cache — against openssl', [
+  cRow(c, `${ENGINE} --no-cache`, coverage('c-engine'), 1.3),
+  cRow(c, 'xargs -P2 sha256sum', shaNote),
+  cRow(c, 'xargs -P2 openssl dgst -sha256', sslNote),
+], 'xargs -P2 openssl dgst -sha256');
+saveResult('inventory', out, { print: false });
+
+// (d) context, fewer runs (these are slow and only place cairn among the alternatives); the
+// openssl anchor is measured again inside this interleave.
+const d = await interleave(
+  [
+    { name: 'xargs -P2 openssl dgst -sha256', run: () => pipe(sslPipe) },
+    { name: `${CLI_NAME} --no-cache`, run: () => cairnRun('d-cli', cliCold, cliOut) },
     {
       name: 'git add -A && git write-tree (fresh index)',
       before: () => rmSync(freshIndex, { force: true }),
@@ -164,18 +191,15 @@ const c = await interleave(
     },
     { name: 'glob-hasher (hashGlobGit, CLI)', skip: !haveGlobHasher, run: () => node([join(BENCH_DIR, 'peers', 'glob-hasher.mjs'), root]) },
   ],
-  { runs },
+  { runs: quick ? 2 : 3, warmup: 0 },
 );
-const cRows = [
-  { name: `${ENGINE} --no-cache`, samples: c.samples.get(`${ENGINE} --no-cache`), cpu: c.cpu.get(`${ENGINE} --no-cache`), note: coverage('c-engine') },
-  { name: `${CLI_NAME} --no-cache`, samples: c.samples.get(`${CLI_NAME} --no-cache`), cpu: c.cpu.get(`${CLI_NAME} --no-cache`), note: coverage('c-cli') },
-  { name: 'xargs -P2 sha256sum', samples: c.samples.get('xargs -P2 sha256sum'), cpu: c.cpu.get('xargs -P2 sha256sum'), note: '`git ls-files -z \\| xargs -0 -P2 sha256sum`' },
-  { name: 'xargs -P2 openssl dgst -sha256', samples: c.samples.get('xargs -P2 openssl dgst -sha256'), cpu: c.cpu.get('xargs -P2 openssl dgst -sha256'), note: '`git ls-files -z \\| xargs -0 -P2 openssl dgst -sha256`' },
-  { name: 'git add -A && git write-tree (fresh index)', samples: c.samples.get('git add -A && git write-tree (fresh index)'), cpu: c.cpu.get('git add -A && git write-tree (fresh index)'), note: 'GIT_INDEX_FILE in a temp path; objects already present' },
-  { name: 'glob-hasher (hashGlobGit, CLI)', samples: c.samples.get('glob-hasher (hashGlobGit, CLI)'), cpu: c.cpu.get('glob-hasher (hashGlobGit, CLI)'), note: haveGlobHasher ? 'git SHA-1, Rust napi; node_modules excluded by glob (its gitignore option did not)' : 'not installed' },
-];
-out += ratioTable('(c) full hash, empty cache — against sha256sum', cRows.map((r) => (r.name === `${ENGINE} --no-cache` ? { ...r, target: 0.8 } : r)), 'xargs -P2 sha256sum');
-out += ratioTable('(c) full hash, empty cache — against openssl', cRows.map((r) => (r.name === `${ENGINE} --no-cache` ? { ...r, target: 1.3 } : r)), 'xargs -P2 openssl dgst -sha256');
+out += ratioTable('(d) context: other ways to hash the whole tree', [
+  cRow(d, 'xargs -P2 openssl dgst -sha256', sslNote),
+  cRow(d, `${CLI_NAME} --no-cache`, coverage('d-cli')),
+  cRow(d, 'git add -A && git write-tree (fresh index)', 'GIT_INDEX_FILE in a temp path; objects already present'),
+  cRow(d, 'glob-hasher (hashGlobGit, CLI)', haveGlobHasher ? 'git SHA-1, Rust napi; node_modules excluded by glob (its gitignore option did not)' : 'not installed'),
+], 'xargs -P2 openssl dgst -sha256');
+saveResult('inventory', out, { print: false });
 
 // folder-hash: once, capped (it took 33 s on the reference corpus).
 if (!argv.includes('--skip-folder-hash') && existsSync(join(peersDir, 'node_modules', 'folder-hash'))) {
@@ -183,7 +207,7 @@ if (!argv.includes('--skip-folder-hash') && existsSync(join(peersDir, 'node_modu
   const t0 = process.hrtime.bigint();
   const r = spawnSync(process.execPath, [join(BENCH_DIR, 'peers', 'folder-hash.mjs'), root], { timeout: cap, stdio: 'ignore' });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  const sslMed = c.samples.get('xargs -P2 openssl dgst -sha256');
+  const sslMed = d.samples.get('xargs -P2 openssl dgst -sha256');
   const sorted = [...(sslMed ?? [])].sort((x, y) => x - y);
   const anchor = sorted[Math.floor(sorted.length / 2)];
   out += table('(d) folder-hash 4.1.4, one run, capped', ['command', 'time', 'ratio to openssl pipeline', 'note'], [[
@@ -200,6 +224,6 @@ out += table('cairn peak RSS (GNU time %M, one extra run each)', ['mode', 'engin
   ['warm cache', mb(peakRssMb(process.execPath, engineWarm, { cwd: scratch })), mb(peakRssMb(process.execPath, cliWarm, { cwd: scratch }))],
   ['--no-cache (full hash)', mb(peakRssMb(process.execPath, engineCold, { cwd: scratch })), mb(peakRssMb(process.execPath, cliCold, { cwd: scratch }))],
 ]);
-const errs = [a, b, c].flatMap((x) => [...x.errors]);
+const errs = [a, b, c, d].flatMap((x) => [...x.errors]);
 if (errs.length) out += `\nFailed cases: ${errs.map(([k, v]) => `${k}: ${v.split('\n')[0]}`).join('; ')}\n`;
 saveResult('inventory', out);

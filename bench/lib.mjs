@@ -228,10 +228,10 @@ export function machineMarkdown(info = machineInfo()) {
 }
 
 /** Saves a bench's markdown so run-all (and RESULTS.md) can collect it. */
-export function saveResult(name, markdown) {
+export function saveResult(name, markdown, { print = true } = {}) {
   ensureDir(RESULTS_DIR);
   writeFileSync(join(RESULTS_DIR, `${name}.md`), markdown);
-  process.stdout.write(markdown + '\n');
+  if (print) process.stdout.write(markdown + '\n');
 }
 
 export function requireBuilt() {

@@ -5,7 +5,7 @@
 //
 //   node bench/session.mjs [--quick] [--runs N]
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureTree } from './gen-tree.mjs';
 import {
@@ -23,6 +23,9 @@ if (!cliHelp(['session', 'pre']) || !cliHelp(['session', 'post'])) {
 const { root, meta } = ensureTree({ files: quick ? 5_000 : 50_000 });
 const scratch = ensureDir(join(WORK_DIR, `session-${meta.params.trackedFiles}`));
 const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8', maxBuffer: 1 << 28 });
+// A run killed mid-round leaves its edits behind: restore tracked files, drop the new ones.
+git('checkout', '-q', '--', '.');
+for (const f of readdirSync(join(root, 'src'))) if (f.startsWith('agent-new-')) rmSync(join(root, 'src', f), { force: true });
 
 // A state dir like an agent's (.aiwg), committed once, so both approaches have one to hash.
 if (!existsSync(join(root, '.aiwg'))) {
