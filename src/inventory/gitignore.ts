@@ -27,19 +27,25 @@ interface Rule {
   readonly dirOnly: boolean;
   /** Matched against the basename (no `/` in the pattern) or else the path below `base`. */
   readonly onBasename: boolean;
-  /** Anchored RegExp text, or null for a pattern too star-heavy for a backtracking RegExp. */
+  /** The exact subject (bytes) of a rule without wildcards: looked up, not matched. */
+  readonly literal: string | null;
+  /** Anchored RegExp text, or null for a literal or a pattern too star-heavy for a RegExp. */
   readonly source: string | null;
   readonly test: (subject: string) => boolean;
 }
 
 function makeRule(negated: boolean, dirOnly: boolean, onBasename: boolean, tokens: Token[]): Rule {
+  if (tokens.every((t) => t.kind === 'byte')) {
+    const literal = String.fromCharCode(...tokens.map((t) => (t as { byte: number }).byte));
+    return { negated, dirOnly, onBasename, literal, source: null, test: (subject) => subject === literal };
+  }
   const unbounded = tokens.filter((t) => t.kind === 'star' || t.kind === 'any' || t.kind === 'dirs').length;
   if (unbounded > MAX_REGEX_UNBOUNDED) {
-    return { negated, dirOnly, onBasename, source: null, test: (subject) => matchTokens(tokens, subject) };
+    return { negated, dirOnly, onBasename, literal: null, source: null, test: (subject) => matchTokens(tokens, subject) };
   }
   const source = tokensSource(tokens);
   const re = new RegExp(`^${source}$`, 's');
-  return { negated, dirOnly, onBasename, source, test: (subject) => re.test(subject) };
+  return { negated, dirOnly, onBasename, literal: null, source, test: (subject) => re.test(subject) };
 }
 
 /** Byte-string (latin1 of UTF-8) form of `s`; identity for ASCII, which is the common case. */
@@ -377,7 +383,7 @@ function ruleLines(text: string): string[] {
 
 /**
  * A combined "could any of these rules match?" test: null when none can, `true` when some rule
- * has no RegExp form (then every entry must go through the rules one by one).
+ * has no RegExp form (then every entry must go through those rules one by one).
  */
 function anyOf(rules: readonly Rule[]): RegExp | null | true {
   if (rules.length === 0) return null;
@@ -389,25 +395,65 @@ function mayMatch(prefilter: RegExp | null | true, subject: string): boolean {
   return prefilter === true || (prefilter !== null && prefilter.test(subject));
 }
 
+/** exact subject -> index of the last literal rule for it. */
+function literalIndex(rules: readonly Rule[], keep: (r: Rule) => boolean): Map<string, number> {
+  const index = new Map<string, number>();
+  rules.forEach((r, i) => {
+    if (r.literal !== null && keep(r)) index.set(r.literal, i);
+  });
+  return index;
+}
+
+/** The rules that apply to one kind of entry (files, or directories), organised for speed. */
+class RuleSet {
+  // Literal rules (most lines of a long generated .gitignore) are map lookups; the others are
+  // screened by one combined RegExp per subject, so an entry that matches nothing costs two
+  // lookups and at most two RegExp tests, however long the file.
+  private readonly basenameLiterals: Map<string, number>;
+  private readonly pathLiterals: Map<string, number>;
+  private readonly patterns: readonly number[]; // indices of non-literal rules, last first
+  private readonly basenamePrefilter: RegExp | null | true;
+  private readonly pathPrefilter: RegExp | null | true;
+
+  constructor(
+    private readonly rules: readonly Rule[],
+    applies: (r: Rule) => boolean,
+  ) {
+    this.basenameLiterals = literalIndex(rules, (r) => applies(r) && r.onBasename);
+    this.pathLiterals = literalIndex(rules, (r) => applies(r) && !r.onBasename);
+    const patternRules = rules.filter((r) => applies(r) && r.literal === null);
+    this.patterns = rules.flatMap((r, i) => (applies(r) && r.literal === null ? [i] : [])).reverse();
+    this.basenamePrefilter = anyOf(patternRules.filter((r) => r.onBasename));
+    this.pathPrefilter = anyOf(patternRules.filter((r) => !r.onBasename));
+  }
+
+  /** Index of the last rule matching, or -1. */
+  lastMatch(below: string, basename: string): number {
+    const best = Math.max(this.basenameLiterals.get(basename) ?? -1, this.pathLiterals.get(below) ?? -1);
+    if (this.patterns.length === 0) return best;
+    if (!mayMatch(this.basenamePrefilter, basename) && !mayMatch(this.pathPrefilter, below)) return best;
+    for (const i of this.patterns) {
+      if (i < best) break;
+      const rule = this.rules[i]!;
+      if (rule.test(rule.onBasename ? basename : below)) return i;
+    }
+    return best;
+  }
+}
+
 class ParsedGitignore implements GitignoreFile {
   readonly base: string;
   private readonly rules: readonly Rule[];
   private readonly prefix: string;
-  // Prefilters: one combined RegExp per (subject kind, entry kind). Most entries match no
-  // rule, and for them one or two RegExp tests decide.
-  private readonly fileBasenames: RegExp | null | true;
-  private readonly filePaths: RegExp | null | true;
-  private readonly dirBasenames: RegExp | null | true;
-  private readonly dirPaths: RegExp | null | true;
+  private readonly forFiles: RuleSet;
+  private readonly forDirs: RuleSet;
 
   constructor(base: string, rules: readonly Rule[]) {
     this.base = base;
     this.rules = rules;
     this.prefix = base === '' ? '' : `${base}/`;
-    this.fileBasenames = anyOf(rules.filter((r) => r.onBasename && !r.dirOnly));
-    this.filePaths = anyOf(rules.filter((r) => !r.onBasename && !r.dirOnly));
-    this.dirBasenames = anyOf(rules.filter((r) => r.onBasename));
-    this.dirPaths = anyOf(rules.filter((r) => !r.onBasename));
+    this.forFiles = new RuleSet(rules, (r) => !r.dirOnly);
+    this.forDirs = new RuleSet(rules, () => true);
   }
 
   match(relPath: string, isDir: boolean): 'ignore' | 'include' | undefined {
@@ -415,15 +461,9 @@ class ParsedGitignore implements GitignoreFile {
     if (!relPath.startsWith(this.prefix) || relPath.length === this.prefix.length) return undefined;
     const below = toBytes(this.prefix === '' ? relPath : relPath.slice(this.prefix.length));
     const basename = below.slice(below.lastIndexOf('/') + 1);
-    const basenames = isDir ? this.dirBasenames : this.fileBasenames;
-    const paths = isDir ? this.dirPaths : this.filePaths;
-    if (!mayMatch(basenames, basename) && !mayMatch(paths, below)) return undefined;
-    for (let i = this.rules.length - 1; i >= 0; i--) {
-      const rule = this.rules[i]!;
-      if (rule.dirOnly && !isDir) continue;
-      if (rule.test(rule.onBasename ? basename : below)) return rule.negated ? 'include' : 'ignore';
-    }
-    return undefined;
+    const i = (isDir ? this.forDirs : this.forFiles).lastMatch(below, basename);
+    if (i < 0) return undefined;
+    return this.rules[i]!.negated ? 'include' : 'ignore';
   }
 }
 

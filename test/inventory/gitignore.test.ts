@@ -44,6 +44,12 @@ const CASES: RuleCase[] = [
     kept: ['keep.log', 'deep/keep.log', 'bang.txt'],
   },
   {
+    name: 'literal and wildcard lines interleave: the last matching line wins, whatever its kind',
+    gitignores: { '': '*.log\n!a.log\na.*\n!b.log\nc.txt\n!c.*\nd/e.txt\n!d/*.txt\n' },
+    ignored: ['a.log', 'z.log', 'a.txt'],
+    kept: ['b.log', 'c.txt', 'd/e.txt', 'd/f.txt'],
+  },
+  {
     name: 'a trailing / matches directories only, at any depth',
     gitignores: { '': 'build/\nnode_modules/\nout/\n' },
     ignored: ['build/', 'node_modules/', 'pkg/node_modules/', 'a/b/c/node_modules/', 'src/build/'],
@@ -237,6 +243,19 @@ describe('GitignoreFile.match', () => {
     const file = parseGitignore('out/\n!out/\n', '');
     expect(file.match('out', true)).toBe('include');
     expect(file.match('out', false)).toBeUndefined();
+  });
+
+  it('a long generated file of literal lines keeps git semantics: last line wins, dir-only respected', () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 5000; i++) lines.push(i % 2 === 0 ? `/gen/file${i}.js` : `cache${i}/`);
+    lines.push('!/gen/file10.js', '*.js', '!gen/file20.js');
+    const file = parseGitignore(lines.join('\n'), '');
+    expect(file.match('gen/file20.js', false)).toBe('include');
+    expect(file.match('gen/file10.js', false)).toBe('ignore');
+    expect(file.match('gen/file4998.js', false)).toBe('ignore');
+    expect(file.match('x/cache4999', true)).toBe('ignore');
+    expect(file.match('x/cache4999', false)).toBeUndefined();
+    expect(file.match('gen/file4999.ts', false)).toBeUndefined();
   });
 
   it('an empty file, or one with only comments, matches nothing', () => {
