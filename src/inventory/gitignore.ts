@@ -4,8 +4,10 @@
  * directory-only rules, anchoring by a leading or inner `/`, `**` forms, `?`, `*` and bracket
  * classes (`[a-z]`, `[!a]`, `[]]`, `[[:alpha:]]`), case-sensitive, byte-wise like git.
  *
- * Patterns are compiled to RegExps over the UTF-8 bytes of the path (held as a latin1 string),
- * because git compares bytes: `?` matches one byte, so it does not match `é` (two bytes).
+ * Patterns are matched against the UTF-8 bytes of the path (held as a latin1 string), because
+ * git compares bytes: `?` matches one byte, so it does not match `é` (two bytes). A pattern
+ * becomes a token list; a literal one is a map lookup, a wildcard one a RegExp, and a star-heavy
+ * one (which could make a backtracking RegExp run for minutes) a small automaton.
  *
  * Machine-local sources (`.git/info/exclude`, `core.excludesFile`) are deliberately not part
  * of this module: a snapshot must not depend on the machine that took it.
