@@ -3,10 +3,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { CairnError, errnoCode } from '../core/errors.js';
+import { compareUtf8 } from '../core/utf8.js';
 import { compileGlobs, validateGlob, type PathMatcher } from './glob.js';
 import { HashPool } from './hash-pool.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome } from './read-file.js';
-import { cacheFilePath, defaultCacheDir, emptyCache, loadCache, saveCache, type StatCacheData } from './stat-cache.js';
+import { cacheFilePath, defaultCacheDir, emptyCache, HAS_SHA, loadCache, RACY, saveCache, type StatCacheData } from './stat-cache.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, ScanWarning, SkipReason, SkippedEntry } from './types.js';
 import { Walker, type WalkItem } from './walk.js';
 
@@ -164,8 +165,9 @@ class ScanRun {
   readonly buf = Buffer.allocUnsafe(READ_BUFFER_BYTES);
   private knownSkips = 0;
   /**
-   * Every directory and file this result depends on is in the new cache, trusted (not racy,
-   * no symlinks, no I/O skips): only then is the result stored for the unchanged-tree fast path.
+   * Every directory and file this result depends on is in the new cache (directories not
+   * racy; racy files flagged), with no symlinks and no I/O skips: only then is the result
+   * stored for the stored-result fast path.
    */
   private trusted = true;
   private okBytes = 0;
@@ -222,12 +224,16 @@ class ScanRun {
     return slot;
   }
 
+  isRacy(stats: ArrayLike<number>, off: number): boolean {
+    return stats[off + 1]! >= this.racyFromMs || stats[off + 2]! >= this.racyFromMs;
+  }
+
   /** Reads a .gitignore for its rules; its stat goes into the cache even if it is itself ignored. */
   private readGitignore(abs: string, key: string): FileOutcome {
     const o = processFile(fs, crypto, abs, null, false, this.p.withDigest, this.buf, true);
     const st = o.stat;
-    if (st === undefined || st[1]! >= this.racyFromMs || st[2]! >= this.racyFromMs) this.trusted = false;
-    else if (this.p.cacheFile !== null) this.next.files.set(key, st, 0, o.sha ?? null, 0);
+    if (st === undefined) this.trusted = false;
+    else if (this.p.cacheFile !== null) this.next.files.set(key, st, 0, o.sha ?? null, 0, this.isRacy(st, 0));
     return o;
   }
 
@@ -251,8 +257,13 @@ class ScanRun {
         continue;
       }
       v.cachedStats.set(prev.stats.subarray(i * STAT_FIELDS, i * STAT_FIELDS + STAT_FIELDS), j * STAT_FIELDS);
-      v.cachedHas[j] = prev.has[i] === 2 ? 2 : 1;
-      if (prev.has[i] === 2) v.cachedShas.set(prev.shas.subarray(i * 32, i * 32 + 32), j * 32);
+      const flags = prev.has[i]!;
+      if ((flags & RACY) !== 0) {
+        v.cachedHas[j] = 0; // racy: read it again
+        continue;
+      }
+      v.cachedHas[j] = (flags & HAS_SHA) !== 0 ? 2 : 1;
+      if ((flags & HAS_SHA) !== 0) v.cachedShas.set(prev.shas.subarray(i * 32, i * 32 + 32), j * 32);
     }
   }
 
@@ -300,14 +311,11 @@ class ScanRun {
       pr.bytesHashed += bytes;
     } else if (o.status === STATUS.OK_CACHED) pr.filesCached++;
     if (this.p.cacheFile === null) return;
-    // Racy: changed too recently to trust that a same-tick rewrite would show; re-read next time.
-    if (stats[statOff + 1]! >= this.racyFromMs || stats[statOff + 2]! >= this.racyFromMs) {
-      this.trusted = false;
-      return;
-    }
+    // Racy: changed too recently to trust that a same-tick rewrite would show. The row is kept,
+    // flagged, so the file is re-read next time (and the whole-result fast path knows it).
     const key = slot.targetRel ?? slot.rel;
     const next = this.next.files;
-    next.set(key, stats, statOff, shas, shaOff);
+    next.set(key, stats, statOff, shas, shaOff, this.isRacy(stats, statOff));
     if (!this.cacheDirty) {
       const prevIndex = this.p.previous.files.index.get(key);
       if (prevIndex === undefined || !next.sameRow(next.index.get(key)!, this.p.previous.files, prevIndex)) this.cacheDirty = true;
@@ -359,7 +367,8 @@ class ScanRun {
         // A capped run saw only part of the tree: keep what it did not see (still stat-checked on use).
         for (let i = 0; i < prev.files.size; i++) {
           const k = prev.files.paths[i]!;
-          if (!this.next.files.index.has(k)) this.next.files.set(k, prev.files.stats, i * STAT_FIELDS, prev.files.has[i] === 2 ? prev.files.shas : null, i * 32);
+          const flags = prev.files.has[i]!;
+          if (!this.next.files.index.has(k)) this.next.files.set(k, prev.files.stats, i * STAT_FIELDS, (flags & HAS_SHA) !== 0 ? prev.files.shas : null, i * 32, (flags & RACY) !== 0);
         }
         for (const [k, v] of prev.dirs) if (!this.next.dirs.has(k)) this.next.dirs.set(k, v);
       }
@@ -387,10 +396,12 @@ interface StoredResult {
 }
 
 /**
- * The unchanged-tree fast path (git's "nothing to do" case): when the cache holds the last
- * whole result and every directory and file it depended on still has the same stat, the
- * result is the same — no listing, no ignore rules, no hashing: one lstat per path.
- * `verifyFiles` checks the file rows (so the threaded engine can split them across threads).
+ * The stored-result fast path (git's "only look at what changed" case). The cache holds the
+ * last whole result only when its tables list exactly the directories and files that result
+ * depended on. Then: if no directory changed (so no entry appeared, vanished or changed type)
+ * and no .gitignore changed, the set of paths is the same, and only files whose stat moved (or
+ * that were racy) need reading — one lstat per path, no listing, no ignore rules, no walk.
+ * Anything unusual (a skip, a size over the budget, too many changes) falls back to the walk.
  */
 function storedResultFor(p: Prepared): string | null {
   const blob = p.previous.result;
@@ -401,7 +412,7 @@ function storedResultFor(p: Prepared): string | null {
 }
 
 function dirsUnchanged(p: Prepared): boolean {
-  const prefix = p.rootReal.endsWith('/') ? p.rootReal : `${p.rootReal}/`;
+  const prefix = prefixOf(p.rootReal);
   for (const [rel, d] of p.previous.dirs) {
     const st = fs.lstatSync(rel === '' ? p.rootReal : prefix + rel, { throwIfNoEntry: false });
     if (st === undefined || !st.isDirectory() || st.mtimeMs !== d.stat[0] || st.ctimeMs !== d.stat[1] || st.ino !== d.stat[2] || st.dev !== d.stat[3]) return false;
@@ -409,61 +420,122 @@ function dirsUnchanged(p: Prepared): boolean {
   return true;
 }
 
-/** Rows [from, to) of the cached file table still match the disk. Self-contained: also runs in a worker. */
-export function fileRowsUnchanged(fs: typeof import('node:fs'), prefix: string, paths: readonly string[], stats: Float64Array, from: number, to: number): boolean {
+/**
+ * Rows [from, to) of the cached file table whose file changed or is flagged racy (flag 4), or
+ * null as soon as more than `limit` did. Self-contained: also runs in a worker as text.
+ */
+export function changedFileRows(fs: typeof import('node:fs'), prefix: string, paths: readonly string[], stats: Float64Array, flags: Uint8Array, from: number, to: number, limit: number): number[] | null {
+  const out: number[] = [];
   for (let i = from; i < to; i++) {
-    const st = fs.lstatSync(prefix + paths[i]!, { throwIfNoEntry: false });
     const o = i * 6;
-    if (st === undefined || st.size !== stats[o] || st.mtimeMs !== stats[o + 1] || st.ctimeMs !== stats[o + 2] || st.ino !== stats[o + 3] || st.dev !== stats[o + 4] || st.mode !== stats[o + 5]) return false;
+    const st = (flags[i]! & 4) !== 0 ? undefined : fs.lstatSync(prefix + paths[i]!, { throwIfNoEntry: false });
+    if (st === undefined || st.size !== stats[o] || st.mtimeMs !== stats[o + 1] || st.ctimeMs !== stats[o + 2] || st.ino !== stats[o + 3] || st.dev !== stats[o + 4] || st.mode !== stats[o + 5]) {
+      out.push(i);
+      if (out.length > limit) return null;
+    }
   }
-  return true;
+  return out;
 }
 
-function unchangedResult(p: Prepared, options: ScanOptions, json: string): ScanResult {
+/** Most changed files the fast path re-reads on the main thread before the full walk is better. */
+function changeLimit(rows: number): number {
+  return Math.max(2000, rows >> 4);
+}
+
+function findEntry(files: RepoSnapshotEntry[], rel: string): RepoSnapshotEntry | undefined {
+  let lo = 0;
+  let hi = files.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const c = compareUtf8(files[mid]!.path, rel);
+    if (c === 0) return files[mid];
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
+}
+
+/** Re-reads the changed rows into the stored result; null when the walk must decide instead. */
+function resultWithChanges(p: Prepared, options: ScanOptions, json: string, changed: number[]): ScanResult | null {
+  const t = p.previous.files;
+  for (const i of changed) if (t.paths[i] === '.gitignore' || t.paths[i]!.endsWith('/.gitignore')) return null;
   const stored = JSON.parse(json) as StoredResult;
+  const prefix = prefixOf(p.rootReal);
+  const racyFrom = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
+  const buf = changed.length > 0 ? Buffer.allocUnsafe(READ_BUFFER_BYTES) : Buffer.alloc(0);
+  let bytesHashed = 0;
+  for (const i of changed) {
+    if (options.signal?.aborted) throw abortError();
+    const rel = t.paths[i]!;
+    const o = processFile(fs, crypto, prefix + rel, null, false, p.withDigest, buf, false);
+    const entry = findEntry(stored.files, rel);
+    if ((o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY) || o.stat === undefined || entry === undefined || entry.kind !== 'file') return null;
+    entry.bytes = o.stat[0]!;
+    entry.mode = (o.stat[5]! & 0o100) !== 0 ? '0755' : '0644';
+    if (o.sha !== undefined) entry.sha256 = o.sha.toString('hex');
+    t.set(rel, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
+    bytesHashed += entry.bytes;
+  }
+  if (changed.length > 0) {
+    let bytes = 0;
+    for (const f of stored.files) bytes += f.bytes;
+    if (bytes > p.maxBytes) return null; // the budget now cuts the list: let the walk do it
+    stored.counts.bytes = bytes;
+  }
   if (options.signal?.aborted) throw abortError();
-  for (const w of p.warnings) options.onWarning?.(w);
+  const warnings = [...p.warnings];
+  if (changed.length > 0 && p.cacheFile !== null) {
+    p.previous.result = `${p.resultKey}\n${JSON.stringify(stored)}`;
+    const w = saveCache(p.cacheFile, p.previous, p.rootReal, p.optionsKey);
+    if (w !== undefined) warnings.push(w);
+  }
+  for (const w of warnings) options.onWarning?.(w);
   for (const sk of stored.skipped) options.onSkip?.(sk);
   const n = stored.counts.files;
-  options.onProgress?.({ phase: 'done', filesSeen: n, filesHashed: 0, bytesHashed: 0, filesCached: p.withDigest ? n : 0, filesDone: n });
-  return { files: stored.files, truncated: stored.truncated, counts: stored.counts, skipped: stored.skipped, warnings: [...p.warnings] };
+  options.onProgress?.({ phase: 'done', filesSeen: n, filesHashed: changed.length, bytesHashed, filesCached: p.withDigest ? n - changed.length : 0, filesDone: n });
+  return { files: stored.files, truncated: stored.truncated, counts: stored.counts, skipped: stored.skipped, warnings };
 }
 
-function tryUnchanged(p: Prepared, options: ScanOptions): ScanResult | null {
+function tryStoredResult(p: Prepared, options: ScanOptions): ScanResult | null {
   const json = storedResultFor(p);
   if (json === null || !dirsUnchanged(p)) return null;
   const t = p.previous.files;
-  if (!fileRowsUnchanged(fs, prefixOf(p.rootReal), t.paths, t.stats, 0, t.size)) return null;
-  return unchangedResult(p, options, json);
+  const changed = changedFileRows(fs, prefixOf(p.rootReal), t.paths, t.stats, t.has, 0, t.size, changeLimit(t.size));
+  return changed === null ? null : resultWithChanges(p, options, json, changed);
 }
 
-/** Files checked on this thread alone; above that one worker takes half (lstat scales ~2x). */
+/** Rows checked on this thread alone; above that one worker takes half (lstat scales ~2x). */
 const PARALLEL_VERIFY_MIN = 20_000;
 
-async function tryUnchangedParallel(p: Prepared, options: ScanOptions): Promise<ScanResult | null> {
+async function tryStoredResultParallel(p: Prepared, options: ScanOptions): Promise<ScanResult | null> {
   const t = p.previous.files;
-  if (t.size < PARALLEL_VERIFY_MIN) return tryUnchanged(p, options);
+  if (t.size < PARALLEL_VERIFY_MIN) return tryStoredResult(p, options);
   const json = storedResultFor(p);
   if (json === null) return null;
   const half = t.size >> 1;
   const prefix = prefixOf(p.rootReal);
+  const limit = changeLimit(t.size);
   const source = `'use strict';
 const fs = require('node:fs');
 const { parentPort, workerData: w } = require('node:worker_threads');
 var __name = (fn) => fn;
-const fileRowsUnchanged = (${fileRowsUnchanged.toString()});
-parentPort.postMessage(fileRowsUnchanged(fs, w.prefix, w.paths.split('\\0'), w.stats, 0, w.count));
+const changedFileRows = (${changedFileRows.toString()});
+parentPort.postMessage(changedFileRows(fs, w.prefix, w.paths.split('\\0'), w.stats, w.flags, 0, w.count, w.limit));
 `;
-  const worker = new Worker(source, { eval: true, workerData: { prefix, paths: t.paths.slice(half).join('\0'), stats: t.stats.slice(half * STAT_FIELDS, t.size * STAT_FIELDS), count: t.size - half } });
-  const theirs = new Promise<boolean>((resolve) => {
-    worker.once('message', (ok: boolean) => resolve(ok));
-    worker.once('error', () => resolve(false));
-    worker.once('exit', () => resolve(false));
+  const workerData = { prefix, paths: t.paths.slice(half).join('\0'), stats: t.stats.slice(half * STAT_FIELDS, t.size * STAT_FIELDS), flags: t.has.slice(half, t.size), count: t.size - half, limit };
+  const worker = new Worker(source, { eval: true, workerData });
+  const theirs = new Promise<number[] | null>((resolve) => {
+    worker.once('message', (rows: number[] | null) => resolve(rows));
+    worker.once('error', () => resolve(null));
+    worker.once('exit', () => resolve(null));
   });
   try {
-    const mine = dirsUnchanged(p) && fileRowsUnchanged(fs, prefix, t.paths, t.stats, 0, half);
-    if (!mine) return null;
-    return (await theirs) ? unchangedResult(p, options, json) : null;
+    if (!dirsUnchanged(p)) return null;
+    const mine = changedFileRows(fs, prefix, t.paths, t.stats, t.has, 0, half, limit);
+    if (mine === null) return null;
+    const other = await theirs;
+    if (other === null || mine.length + other.length > limit) return null;
+    return resultWithChanges(p, options, json, [...mine, ...other.map((i) => i + half)]);
   } finally {
     void worker.terminate();
   }
@@ -491,7 +563,7 @@ export function scanTreeSync(root: string, options: ScanOptions = {}): ScanResul
 
 function runSync(prepared: Prepared, options: ScanOptions): ScanResult {
   if (options.signal?.aborted) throw abortError();
-  const unchanged = tryUnchanged(prepared, options);
+  const unchanged = tryStoredResult(prepared, options);
   if (unchanged !== null) return unchanged;
   const run = new ScanRun(prepared, options);
   const views = batchViews(new ArrayBuffer(BATCH_SLOT_BYTES), BATCH_CAPACITY);
@@ -531,7 +603,7 @@ export async function scanTree(root: string, options: ScanOptions = {}): Promise
   const prepared = prepare(root, options);
   if (prepared.jobs === 0) return runSync(prepared, options);
   if (options.signal?.aborted) throw abortError();
-  const unchanged = await tryUnchangedParallel(prepared, options);
+  const unchanged = await tryStoredResultParallel(prepared, options);
   if (unchanged !== null) return unchanged;
   // Workers cost ~30 ms each to start: the first files are hashed here, and the pool is only
   // spawned once the tree proves bigger than that (small trees finish before it would be up).

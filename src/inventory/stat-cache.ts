@@ -22,7 +22,7 @@ import type { ScanWarning } from './types.js';
  *   sha256 of everything above (32 bytes)
  */
 const MAGIC = Buffer.from('CAIRNSC\0', 'latin1');
-export const CACHE_FORMAT = 4;
+export const CACHE_FORMAT = 5;
 
 /**
  * A directory's entries in walk order (sorted by name, directories keyed with a trailing '/'),
@@ -41,6 +41,11 @@ export interface CachedDir {
   listing: Listing;
 }
 
+/** FileTable row flag: a digest is stored. */
+export const HAS_SHA = 2;
+/** FileTable row flag: racy (see scan.ts RACY_MARGIN_MS); never trusted, re-read next time. */
+export const RACY = 4;
+
 /**
  * Per-file records in flat arrays (no object per file: a 100k-file cache stays a few MB and
  * costs the garbage collector nothing). Row i: `paths[i]`, stats[i*6 .. i*6+6), shas[i*32 ..).
@@ -50,7 +55,10 @@ export class FileTable {
   readonly index = new Map<string, number>();
   stats: Float64Array;
   shas: Uint8Array;
-  /** 0 no digest (cached run had digests off), 2 digest present — as BatchRequest.cachedHas. */
+  /**
+   * Flags per row: HAS_SHA (a digest is stored) | RACY (changed too close to the scan that saw
+   * it: the row only records that the file exists and must be re-read next time).
+   */
   has: Uint8Array;
 
   constructor(capacity = 1024) {
@@ -77,7 +85,7 @@ export class FileTable {
   }
 
   /** Adds or replaces a row; `sha` null means no digest. */
-  set(path: string, stat: ArrayLike<number>, statOffset: number, sha: Uint8Array | null, shaOffset: number): void {
+  set(path: string, stat: ArrayLike<number>, statOffset: number, sha: Uint8Array | null, shaOffset: number, racy = false): void {
     let i = this.index.get(path);
     if (i === undefined) {
       i = this.paths.length;
@@ -87,9 +95,9 @@ export class FileTable {
     }
     for (let k = 0; k < STAT_FIELDS; k++) this.stats[i * STAT_FIELDS + k] = stat[statOffset + k]!;
     if (sha === null) {
-      this.has[i] = 0;
+      this.has[i] = racy ? RACY : 0;
     } else {
-      this.has[i] = 2;
+      this.has[i] = HAS_SHA | (racy ? RACY : 0);
       this.shas.set(sha.subarray(shaOffset, shaOffset + 32), i * 32);
     }
   }
@@ -98,7 +106,7 @@ export class FileTable {
   sameRow(i: number, other: FileTable, j: number): boolean {
     if (this.has[i] !== other.has[j]) return false;
     for (let k = 0; k < STAT_FIELDS; k++) if (this.stats[i * STAT_FIELDS + k] !== other.stats[j * STAT_FIELDS + k]) return false;
-    if (this.has[i] === 2) for (let k = 0; k < 32; k++) if (this.shas[i * 32 + k] !== other.shas[j * 32 + k]) return false;
+    if ((this.has[i]! & HAS_SHA) !== 0) for (let k = 0; k < 32; k++) if (this.shas[i * 32 + k] !== other.shas[j * 32 + k]) return false;
     return true;
   }
 }
@@ -202,7 +210,7 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   Buffer.from(table.stats.buffer, table.stats.byteOffset, nFiles * 48).set(r.bytes(nFiles * 48));
   table.has.set(r.bytes(nFiles));
   table.shas.set(r.bytes(nFiles * 32));
-  for (let i = 0; i < nFiles; i++) if (table.has[i] !== 0 && table.has[i] !== 2) throw new Error('bad digest flag');
+  for (let i = 0; i < nFiles; i++) if ((table.has[i]! & ~(HAS_SHA | RACY)) !== 0) throw new Error('bad row flag');
   const dirStats: DirStatRow[] = new Array<DirStatRow>(nDirs);
   for (let i = 0; i < nDirs; i++) dirStats[i] = [r.f64(), r.f64(), r.f64(), r.f64()];
   const listingLens: number[] = new Array<number>(nDirs);

@@ -235,6 +235,33 @@ describe('unchanged-tree fast path', () => {
     expect(strip(await scanTree(t.root, t.opts))).toEqual(strip(r));
   });
 
+  it('re-reads only the files edited in place, without walking (one progress event)', async () => {
+    const t = await primed({ a: 'a', 'b/c': 'c', 'b/d': 'd' });
+    fs.writeFileSync(path.join(t.root, 'b', 'c'), 'changed in place');
+    fs.chmodSync(path.join(t.root, 'a'), 0o755);
+    const { r, seen } = t.events();
+    expect(seen).toEqual([{ phase: 'done', filesSeen: 3, filesDone: 3, filesHashed: 2, bytesHashed: 17, filesCached: 1 }]);
+    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    // The edited file is racy now: it is re-read again next time, and still right.
+    const again = t.events();
+    expect(again.seen.at(-1)!.filesHashed).toBeGreaterThanOrEqual(1);
+    expect(strip(again.r)).toEqual(strip(r));
+  });
+
+  it('falls back to the walk when an in-place edit pushes the total over maxBytes', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, { a: 'aa', b: 'bb', c: 'cc' });
+    await sleep(MARGIN + 20);
+    const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN, maxBytes: 10 };
+    scanTreeSync(root, opts);
+    scanTreeSync(root, opts);
+    fs.writeFileSync(path.join(root, 'b'), 'b'.repeat(20));
+    const r = scanTreeSync(root, opts);
+    expect(r.truncated).toBe(true);
+    expect(strip(r)).toEqual(strip(scanTreeSync(root, { cache: false, maxBytes: 10 })));
+  });
+
   it('sees an edit of a .gitignore that ignores itself', async () => {
     const t = await primed({ '.gitignore': '.gitignore\n*.log\n', 'a.log': 'x', b: 'b' });
     expect(t.events().r.files.map((f) => f.path)).toEqual(['b']);
