@@ -57,6 +57,6 @@ export function diffSnapshots(a: Pick<RepoSnapshot, 'body'>, b: Pick<RepoSnapsho
   return { added, removed, changed };
 }
 
-export function isEmptyDiff(d: RepoSnapshotDiff): boolean {
+export function isEmptySnapshotDiff(d: RepoSnapshotDiff): boolean {
   return d.added.length === 0 && d.removed.length === 0 && d.changed.length === 0;
 }

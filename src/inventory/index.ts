@@ -1,9 +1,9 @@
 export { snapshotRoot, snapshotRootDetailed, makeRepoSnapshot, snapshotLimits, SNAPSHOT_MAX_FILES_DEFAULT, SNAPSHOT_MAX_FILES_CAP, SNAPSHOT_MAX_BYTES_DEFAULT } from './snapshot.js';
-export { scanTree, scanTreeSync, resolveRoot, ALWAYS_SKIP, ENGINE_VERSION } from './scan.js';
-export { diffSnapshots, isEmptyDiff } from './diff.js';
+export { scanTree, scanTreeSync, resolveSnapshotRoot, ALWAYS_SKIP, SCAN_ENGINE_VERSION } from './scan.js';
+export { diffSnapshots, isEmptySnapshotDiff } from './diff.js';
 export { canonicalBody, snapshotDigestOf } from './digest.js';
 export { RepoSnapshotSchema, validateRepoSnapshot, repoSnapshotSchemaErrors } from './schema.js';
-export { defaultCacheDir } from './stat-cache.js';
+export { defaultStatCacheDir } from './stat-cache.js';
 export { isValidRelPath, relPathProblem } from './relpath.js';
 export { compileGlobs, validateGlob } from './glob.js';
 export type { PathMatcher } from './glob.js';

@@ -7,12 +7,12 @@ import { compareUtf8 } from '../core/utf8.js';
 import { compileGlobs, validateGlob, type PathMatcher } from './glob.js';
 import { HashPool } from './hash-pool.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome } from './read-file.js';
-import { cacheFilePath, defaultCacheDir, emptyCache, HAS_SHA, loadCache, RACY, saveCache, type StatCacheData } from './stat-cache.js';
+import { cacheFilePath, defaultStatCacheDir, emptyCache, HAS_SHA, loadCache, RACY, saveCache, type StatCacheData } from './stat-cache.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, ScanWarning, SkipReason, SkippedEntry } from './types.js';
 import { Walker, type WalkItem } from './walk.js';
 
 /** Bumped when the scan's output for the same tree could change: old caches are then foreign. */
-export const ENGINE_VERSION = 1;
+export const SCAN_ENGINE_VERSION = 1;
 
 /** Directory names never descended into, whatever the ignore rules say. */
 export const ALWAYS_SKIP: readonly string[] = ['.git', '.cairn'];
@@ -56,7 +56,7 @@ function invalidOption(message: string, details: Record<string, unknown>): Cairn
 }
 
 /** Resolves and checks the root: it must exist and be a directory; returns its real path. */
-export function resolveRoot(root: string): string {
+export function resolveSnapshotRoot(root: string): string {
   if (typeof root !== 'string' || root === '') throw new CairnError('ERR_ROOT_REQUIRED', 'a root directory is required: pass the directory to snapshot');
   const abs = path.resolve(root);
   let st: fs.Stats;
@@ -88,15 +88,15 @@ function prepare(root: string, options: ScanOptions): Prepared {
   const jobs = checkLimit('jobs', options.jobs, 0) ?? 2;
   if (jobs > 64) throw invalidOption('jobs must be at most 64', { option: 'jobs', value: jobs });
   const skipNames = new Set([...ALWAYS_SKIP, ...(options.alwaysSkip ?? [])]);
-  const rootReal = resolveRoot(root);
+  const rootReal = resolveSnapshotRoot(root);
   const respectGitignore = options.respectGitignore !== false;
   const withDigest = options.withContentDigest !== false;
-  const optionsKey = JSON.stringify({ engine: ENGINE_VERSION, include, exclude, respectGitignore, withDigest, skip: [...skipNames].sort() });
+  const optionsKey = JSON.stringify({ engine: SCAN_ENGINE_VERSION, include, exclude, respectGitignore, withDigest, skip: [...skipNames].sort() });
   const warnings: ScanWarning[] = [];
   let cacheFile: string | null = null;
   let previous = emptyCache();
   if (options.cache !== false) {
-    const dir = path.resolve(options.cacheDir ?? defaultCacheDir());
+    const dir = path.resolve(options.cacheDir ?? defaultStatCacheDir());
     if (isInside(rootReal, realpathOrSelf(dir))) {
       // Read-only toward the root, always: a cache inside it would also show up in the snapshot.
       warnings.push({ code: 'CACHE_DISABLED', message: `stat cache not used: ${dir} is inside the snapshotted root`, path: dir });

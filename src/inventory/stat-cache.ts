@@ -134,7 +134,7 @@ interface CacheHeader {
 }
 
 /** Default cache directory: `$XDG_CACHE_HOME/cairn/snapshots`, else `~/.cache/cairn/snapshots`. */
-export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+export function defaultStatCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   const xdg = env.XDG_CACHE_HOME;
   const base = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache');
   return path.join(base, 'cairn', 'snapshots');

@@ -56,6 +56,13 @@ describe('cairn snapshot', () => {
     expect(capped.body).toMatchObject({ truncated: true, counts: { files: 1 } });
   });
 
+  it('gives the same snapshot whatever --jobs is, and rejects a non-integer --jobs', () => {
+    const base = cli(['snapshot', '--root', root, '--no-cache']).stdout;
+    expect(cli(['snapshot', '--root', root, '--no-cache', '--jobs', '0']).stdout).toBe(base);
+    expect(cli(['snapshot', '--root', root, '--no-cache', '--jobs', '3']).stdout).toBe(base);
+    expect(cli(['snapshot', '--root', root, '--jobs', 'two']).status).toBe(2);
+  });
+
   it('lists skipped paths with --verbose', () => {
     const r = cli(['snapshot', '--root', root, '--verbose', '-o', 'v.json']);
     expect(r.stderr).toContain('cairn: skipped "bad ": invalid-name (segment ends with a space)');

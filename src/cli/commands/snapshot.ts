@@ -157,12 +157,12 @@ async function readSnapshotFile(io: CliIO, file: string): Promise<unknown> {
 }
 
 async function runDiff(io: CliIO, a: string, b: string, flags: { exitCode?: boolean }): Promise<void> {
-  const [{ validateRepoSnapshot }, { diffSnapshots, isEmptyDiff }] = await Promise.all([import('../../inventory/schema.js'), import('../../inventory/diff.js')]);
+  const [{ validateRepoSnapshot }, { diffSnapshots, isEmptySnapshotDiff }] = await Promise.all([import('../../inventory/schema.js'), import('../../inventory/diff.js')]);
   const left = validateRepoSnapshot(await readSnapshotFile(io, a), a);
   const right = validateRepoSnapshot(await readSnapshotFile(io, b), b);
   const diff = diffSnapshots(left, right);
   writeJson(io, diff);
-  if (flags.exitCode && !isEmptyDiff(diff)) throw new ExitCode(1);
+  if (flags.exitCode && !isEmptySnapshotDiff(diff)) throw new ExitCode(1);
 }
 
 /** One self-overwriting status line on a TTY stderr, shown only for runs longer than ~0.5 s. */
