@@ -43,7 +43,7 @@ function makeRule(negated: boolean, dirOnly: boolean, onBasename: boolean, token
   }
   const unbounded = tokens.filter((t) => t.kind === 'star' || t.kind === 'any' || t.kind === 'dirs').length;
   if (unbounded > MAX_REGEX_UNBOUNDED) {
-    return { negated, dirOnly, onBasename, literal: null, source: null, test: (subject) => matchTokens(tokens, subject) };
+    return { negated, dirOnly, onBasename, literal: null, source: null, test: automaton(tokens) };
   }
   const source = tokensSource(tokens);
   const re = new RegExp(`^${source}$`, 's');
@@ -261,61 +261,69 @@ function tokensSource(tokens: readonly Token[]): string {
   return out;
 }
 
+/** A state of the automaton: a token, where `**` + `/` is split into an entry and a loop. */
+type State = Exclude<Token, { kind: 'dirs' }> | { readonly kind: 'dirs-entry' } | { readonly kind: 'dirs-loop' };
+
 /**
- * Matches tokens against a byte string by simulating them as an automaton: time grows with
- * pattern length × subject length whatever the pattern. A backtracking RegExp can take
- * seconds on `*a*a*a*a*b` against a long name; git does not, and neither must we.
+ * A matcher that simulates the tokens as an automaton: time grows with pattern length × subject
+ * length whatever the pattern. A backtracking RegExp can take minutes on `*a*a*a*a*a*a*b`
+ * against a long name (so does git 2.39's wildmatch); this cannot.
  */
-function matchTokens(tokens: readonly Token[], subject: string): boolean {
-  const n = tokens.length;
-  let current = new Uint8Array(n + 1);
-  let next = new Uint8Array(n + 1);
-  const addWithClosure = (states: Uint8Array, from: number): void => {
-    for (let i = from; i <= n; i++) {
-      if (states[i] === 1) return;
-      states[i] = 1;
-      const kind = tokens[i]?.kind;
-      // Unbounded tokens may match nothing, so the next token is reachable too.
-      if (kind !== 'star' && kind !== 'any' && kind !== 'dirs') return;
+function automaton(tokens: readonly Token[]): (subject: string) => boolean {
+  // `**/` may match nothing (entry skips ahead), or anything that ends with `/` (the loop,
+  // which can only be left through a `/`).
+  const states: State[] = tokens.flatMap((t): State[] => (t.kind === 'dirs' ? [{ kind: 'dirs-entry' }, { kind: 'dirs-loop' }] : [t]));
+  const n = states.length;
+  const add = (set: Uint8Array, i: number): void => {
+    if (set[i] === 1) return;
+    set[i] = 1;
+    const kind = states[i]?.kind;
+    // States that may match nothing make the following state reachable at once.
+    if (kind === 'star' || kind === 'any') add(set, i + 1);
+    else if (kind === 'dirs-entry') {
+      add(set, i + 1);
+      add(set, i + 2);
     }
   };
-  addWithClosure(current, 0);
-  for (let pos = 0; pos < subject.length; pos++) {
-    const c = subject.charCodeAt(pos);
-    next.fill(0);
-    let alive = false;
-    for (let i = 0; i < n; i++) {
-      if (current[i] !== 1) continue;
-      const t = tokens[i]!;
-      let advance = false;
-      switch (t.kind) {
-        case 'byte':
-          advance = c === t.byte;
-          break;
-        case 'one':
-          advance = c !== SLASH;
-          break;
-        case 'set':
-          advance = t.set[c] === 1;
-          break;
-        case 'star':
-          if (c !== SLASH) addWithClosure(next, i);
-          break;
-        case 'any':
-          addWithClosure(next, i);
-          break;
-        case 'dirs':
-          addWithClosure(next, i);
-          advance = c === SLASH;
-          break;
+  return (subject) => {
+    let current = new Uint8Array(n + 1);
+    let next = new Uint8Array(n + 1);
+    add(current, 0);
+    for (let pos = 0; pos < subject.length; pos++) {
+      const c = subject.charCodeAt(pos);
+      next.fill(0);
+      for (let i = 0; i < n; i++) {
+        if (current[i] !== 1) continue;
+        const st = states[i]!;
+        switch (st.kind) {
+          case 'byte':
+            if (c === st.byte) add(next, i + 1);
+            break;
+          case 'one':
+            if (c !== SLASH) add(next, i + 1);
+            break;
+          case 'set':
+            if (st.set[c] === 1) add(next, i + 1);
+            break;
+          case 'star':
+            if (c !== SLASH) add(next, i);
+            break;
+          case 'any':
+            add(next, i);
+            break;
+          case 'dirs-loop':
+            add(next, i);
+            if (c === SLASH) add(next, i + 1);
+            break;
+          case 'dirs-entry':
+            break;
+        }
       }
-      if (advance) addWithClosure(next, i + 1);
+      if (!next.includes(1)) return false;
+      [current, next] = [next, current];
     }
-    for (let i = 0; i <= n; i++) if (next[i] === 1) alive = true;
-    if (!alive) return false;
-    [current, next] = [next, current];
-  }
-  return current[n] === 1;
+    return current[n] === 1;
+  };
 }
 
 /** Patterns with this many unbounded tokens could make a backtracking RegExp explode. */
