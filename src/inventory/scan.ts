@@ -12,7 +12,7 @@ import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, ScanWarn
 import { Walker, type WalkItem } from './walk.js';
 
 /** Bumped when the scan's output for the same tree could change: old caches are then foreign. */
-export const SCAN_ENGINE_VERSION = 1;
+export const SCAN_ENGINE_VERSION = 2;
 
 /** Directory names never descended into, whatever the ignore rules say. */
 export const ALWAYS_SKIP: readonly string[] = ['.git', '.cairn'];
@@ -37,6 +37,7 @@ interface Prepared {
   rootReal: string;
   include: PathMatcher | null;
   exclude: PathMatcher | null;
+  excludeDirs: PathMatcher | null;
   respectGitignore: boolean;
   withDigest: boolean;
   skipNames: Set<string>;
@@ -108,7 +109,8 @@ function prepare(root: string, options: ScanOptions): Prepared {
     }
   }
   const resultKey = JSON.stringify({ maxFiles, maxBytes });
-  return { rootReal, include: compileGlobs(include), exclude: compileGlobs(exclude), respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings };
+  const excludeDirs = compileGlobs(exclude.filter((g) => g.endsWith('/**') && g.length > 3).map((g) => g.slice(0, -3)));
+  return { rootReal, include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings };
 }
 
 function realpathOrSelf(p: string): string {
@@ -184,6 +186,7 @@ class ScanRun {
       rootReal: p.rootReal,
       include: p.include,
       exclude: p.exclude,
+      excludeDirs: p.excludeDirs,
       respectGitignore: p.respectGitignore,
       skipNames: p.skipNames,
       previous: p.previous,

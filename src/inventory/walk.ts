@@ -50,6 +50,11 @@ export interface WalkOptions {
   rootReal: string;
   include: PathMatcher | null;
   exclude: PathMatcher | null;
+  /**
+   * Matches a directory D when some exclude glob is `X/**` with X matching D: then every path
+   * below D is excluded, so D is not opened at all (the glob alone does not match D itself).
+   */
+  excludeDirs: PathMatcher | null;
   respectGitignore: boolean;
   skipNames: ReadonlySet<string>;
   previous: StatCacheData;
@@ -117,14 +122,15 @@ export class Walker {
         this.skip({ path: rel, reason: 'invalid-utf8', detail: 'the name on disk is not valid UTF-8' });
         continue;
       }
-      const problem = rel.length > MAX_REL_PATH ? `longer than ${MAX_REL_PATH} characters` : relPathProblem(name);
-      if (problem !== null) {
-        this.skip({ path: rel, reason: 'invalid-name', detail: type === T_DIR ? `${problem} (directory: its whole subtree is left out)` : problem });
-        continue;
-      }
+      // Ignore rules and globs first: "skipped" reports only paths that would have been recorded.
       if (type === T_DIR) {
         if (o.respectGitignore && isIgnored(this.ignoreStack, rel, true)) continue;
-        if (o.exclude?.(rel)) continue;
+        if (o.exclude?.(rel) || o.excludeDirs?.(rel)) continue;
+        const problem = this.nameProblem(rel, name);
+        if (problem !== null) {
+          this.skip({ path: rel, reason: 'invalid-name', detail: `${problem} (directory: its whole subtree is left out)` });
+          continue;
+        }
         const child = this.enter(path.join(frame.abs, name), rel);
         if (child !== undefined) this.stack.push(child);
         continue;
@@ -132,6 +138,11 @@ export class Walker {
       if (o.respectGitignore && isIgnored(this.ignoreStack, rel, false)) continue;
       if (o.include !== null && !o.include(rel)) continue;
       if (o.exclude?.(rel)) continue;
+      const problem = this.nameProblem(rel, name);
+      if (problem !== null) {
+        this.skip({ path: rel, reason: 'invalid-name', detail: problem });
+        continue;
+      }
       if (type === T_OTHER) {
         this.skip({ path: rel, reason: 'not-regular-file', detail: 'FIFO, socket or device' });
         continue;
@@ -141,6 +152,11 @@ export class Walker {
       if (frame.gitignoreOutcome !== undefined && name === '.gitignore') return item(rel, 'file', { outcome: frame.gitignoreOutcome });
       return item(rel, 'file');
     }
+  }
+
+  /** The seed's RelPath rules: the whole path's length, the new segment's content. */
+  private nameProblem(rel: string, name: string): string | null {
+    return rel.length > MAX_REL_PATH ? `longer than ${MAX_REL_PATH} characters` : relPathProblem(name);
   }
 
   private skip(s: SkippedEntry): void {

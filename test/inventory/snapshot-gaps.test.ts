@@ -65,6 +65,27 @@ describe('always-skipped directories and the .git file', () => {
   });
 });
 
+describe('what counts as skipped', () => {
+  it('prunes a directory excluded by "X/**" and reports nothing from inside it', async () => {
+    const root = tempDir();
+    writeTree(root, { 'vendor/ok.js': '', 'vendor/bad ': '', 'src/a.js': '' });
+    const pruned = await snapshotRootDetailed(root, { cache: false, exclude: ['vendor/**'] });
+    expect(pruned.snapshot.body.files.map((f) => f.path)).toEqual(['src/a.js']);
+    expect(pruned.skipped).toEqual([]);
+    // Same inventory as excluding file by file (the seed's glob semantics).
+    const byFile = await snapshotRootDetailed(root, { cache: false, exclude: ['vendor/*'] });
+    expect(byFile.snapshot).toEqual(pruned.snapshot);
+  });
+
+  it('does not report an ignored path with an invalid name: it would not be recorded anyway', async () => {
+    const root = tempDir();
+    writeTree(root, { '.gitignore': 'junk*\nbuild/\n', 'x.tmp ': '', 'junk.tmp ': '', 'build/bad ': '', 'keep ': '' });
+    const r = await snapshotRootDetailed(root, { cache: false });
+    expect(r.snapshot.body.files.map((f) => f.path)).toEqual(['.gitignore']);
+    expect(r.skipped.map((s) => s.path)).toEqual(['keep ', 'x.tmp ']);
+  });
+});
+
 describe('limits', () => {
   it('maxBytes: 0 keeps only the leading zero-byte entries', async () => {
     const root = tempDir();
