@@ -3,7 +3,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { CairnError, errnoCode } from '../core/errors.js';
-import { compareUtf8 } from '../core/utf8.js';
 import { compileGlobs, validateGlob, type PathMatcher } from './glob.js';
 import { HashPool } from './hash-pool.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome } from './read-file.js';
@@ -325,6 +324,19 @@ class ScanRun {
     }
   }
 
+  /** Records the result for the stored-result path: its entries are the cache rows, in order. */
+  private storeResult(files: RepoSnapshotEntry[], skipped: SkippedEntry[]): void {
+    const index = this.next.files.index;
+    const rows = new Uint32Array(files.length);
+    for (let k = 0; k < files.length; k++) {
+      const row = index.get(files[k]!.path);
+      if (row === undefined) return;
+      rows[k] = row;
+    }
+    this.next.result = `${this.p.resultKey}\n${JSON.stringify({ skipped } satisfies StoredResult)}`;
+    this.next.entryRows = rows;
+  }
+
   emitProgress(): void {
     this.options.onProgress?.({ ...this.progress });
   }
@@ -375,8 +387,8 @@ class ScanRun {
         }
         for (const [k, v] of prev.dirs) if (!this.next.dirs.has(k)) this.next.dirs.set(k, v);
       }
-      if (this.trusted && !truncated) this.next.result = `${p.resultKey}\n${JSON.stringify({ files, truncated, counts: { files: files.length, bytes }, skipped } satisfies StoredResult)}`;
-      let dirty = this.cacheDirty || this.next.files.size !== prev.files.size || this.next.dirs.size !== prev.dirs.size || this.next.result !== prev.result;
+      if (this.trusted && !truncated) this.storeResult(files, skipped);
+      let dirty = this.cacheDirty || this.next.files.size !== prev.files.size || this.next.dirs.size !== prev.dirs.size || this.next.result !== prev.result || !sameRows(this.next.entryRows, prev.entryRows);
       if (!dirty) for (const [k, v] of this.next.dirs) if (prev.dirs.get(k) !== v) dirty = true;
       if (dirty) {
         const w = saveCache(p.cacheFile, this.next, p.rootReal, p.optionsKey);
@@ -391,11 +403,16 @@ class ScanRun {
   }
 }
 
+/** What the stored result keeps besides its entry rows. */
 interface StoredResult {
-  files: RepoSnapshotEntry[];
-  truncated: boolean;
-  counts: { files: number; bytes: number };
   skipped: SkippedEntry[];
+}
+
+function sameRows(a: Uint32Array | undefined, b: Uint32Array | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
@@ -445,22 +462,12 @@ function changeLimit(rows: number): number {
   return Math.max(2000, rows >> 4);
 }
 
-function findEntry(files: RepoSnapshotEntry[], rel: string): RepoSnapshotEntry | undefined {
-  let lo = 0;
-  let hi = files.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const c = compareUtf8(files[mid]!.path, rel);
-    if (c === 0) return files[mid];
-    if (c < 0) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return undefined;
-}
-
-/** Re-reads the changed rows into the stored result; null when the walk must decide instead. */
+/** Re-reads the changed rows, then builds the result from the cache rows; null when the walk must decide instead. */
 function resultWithChanges(p: Prepared, options: ScanOptions, json: string, changed: number[]): ScanResult | null {
   const t = p.previous.files;
+  const rows = p.previous.entryRows;
+  if (rows === undefined) return null;
+  // A changed .gitignore can change which paths are in: only the walk can tell.
   for (const i of changed) if (t.paths[i] === '.gitignore' || t.paths[i]!.endsWith('/.gitignore')) return null;
   const stored = JSON.parse(json) as StoredResult;
   const prefix = prefixOf(p.rootReal);
@@ -471,32 +478,36 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
     if (options.signal?.aborted) throw abortError();
     const rel = t.paths[i]!;
     const o = processFile(fs, crypto, prefix + rel, null, false, p.withDigest, buf, false);
-    const entry = findEntry(stored.files, rel);
-    if ((o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY) || o.stat === undefined || entry === undefined || entry.kind !== 'file') return null;
-    entry.bytes = o.stat[0]!;
-    entry.mode = (o.stat[5]! & 0o100) !== 0 ? '0755' : '0644';
-    if (o.sha !== undefined) entry.sha256 = o.sha.toString('hex');
+    if ((o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY) || o.stat === undefined) return null;
     t.set(rel, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
-    bytesHashed += entry.bytes;
+    bytesHashed += o.stat[0]!;
   }
-  if (changed.length > 0) {
-    let bytes = 0;
-    for (const f of stored.files) bytes += f.bytes;
-    if (bytes > p.maxBytes) return null; // the budget now cuts the list: let the walk do it
-    stored.counts.bytes = bytes;
+  const files: RepoSnapshotEntry[] = new Array<RepoSnapshotEntry>(rows.length);
+  const shaHex = Buffer.from(t.shas.buffer, t.shas.byteOffset, t.shas.byteLength);
+  let bytes = 0;
+  for (let k = 0; k < rows.length; k++) {
+    const i = rows[k]!;
+    const o = i * STAT_FIELDS;
+    const size = t.stats[o]!;
+    const mode = (t.stats[o + 5]! & 0o100) !== 0 ? '0755' : '0644';
+    const hasSha = (t.has[i]! & HAS_SHA) !== 0;
+    if (hasSha !== p.withDigest) return null;
+    const rel = t.paths[i]!;
+    files[k] = hasSha ? { path: rel, bytes: size, sha256: shaHex.toString('hex', i * 32, i * 32 + 32), mode, kind: 'file' } : { path: rel, bytes: size, mode, kind: 'file' };
+    bytes += size;
   }
+  if (bytes > p.maxBytes) return null; // the budget now cuts the list: let the walk do it
   if (options.signal?.aborted) throw abortError();
   const warnings = [...p.warnings];
   if (changed.length > 0 && p.cacheFile !== null) {
-    p.previous.result = `${p.resultKey}\n${JSON.stringify(stored)}`;
     const w = saveCache(p.cacheFile, p.previous, p.rootReal, p.optionsKey);
     if (w !== undefined) warnings.push(w);
   }
   for (const w of warnings) options.onWarning?.(w);
   for (const sk of stored.skipped) options.onSkip?.(sk);
-  const n = stored.counts.files;
+  const n = files.length;
   options.onProgress?.({ phase: 'done', filesSeen: n, filesHashed: changed.length, bytesHashed, filesCached: p.withDigest ? n - changed.length : 0, filesDone: n });
-  return { files: stored.files, truncated: stored.truncated, counts: stored.counts, skipped: stored.skipped, warnings };
+  return { files, truncated: false, counts: { files: n, bytes }, skipped: stored.skipped, warnings };
 }
 
 function tryStoredResult(p: Prepared, options: ScanOptions): ScanResult | null {

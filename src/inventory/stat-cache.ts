@@ -18,11 +18,11 @@ import type { ScanWarning } from './types.js';
  *   files: nFiles × 6 × f64 (size, mtimeMs, ctimeMs, ino, dev, mode) | nFiles × u8 hasSha | nFiles × 32 sha
  *   dirs:  nDirs × 4 × f64 (mtimeMs, ctimeMs, ino, dev) | nDirs × u32 listing length | nListing × u8 type
  *   u32 stringsLen | strings: file paths, dir paths, listing names, NUL-separated
- *   u32 resultLen | result JSON (may be empty)
+ *   u32 resultLen | result JSON (may be empty) | u32 nEntries | nEntries × u32 file row
  *   sha256 of everything above (32 bytes)
  */
 const MAGIC = Buffer.from('CAIRNSC\0', 'latin1');
-export const CACHE_FORMAT = 5;
+export const CACHE_FORMAT = 6;
 
 /**
  * A directory's entries in walk order (sorted by name, directories keyed with a trailing '/'),
@@ -115,10 +115,13 @@ export interface StatCacheData {
   files: FileTable;
   dirs: Map<string, CachedDir>;
   /**
-   * The last scan's whole result (JSON), present only when `files` and `dirs` are exactly
-   * what that scan depended on, all trusted: then "every stat unchanged" means "same result".
+   * The last scan's whole result, present only when `files` and `dirs` are exactly what that
+   * scan depended on (see scan.ts, stored-result path): `result` is its key and skipped list
+   * (JSON), `entryRows` the file-table rows of its entries in order — the entries themselves
+   * (path, size, mode, digest) are the rows.
    */
   result?: string;
+  entryRows?: Uint32Array;
 }
 
 export function emptyCache(): StatCacheData {
@@ -226,11 +229,18 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   const stringsLen = r.u32();
   const strings = r.bytes(stringsLen).toString('utf8');
   const result = r.bytes(r.u32()).toString('utf8');
+  const nEntries = r.u32();
+  const entryRows = new Uint32Array(nEntries);
+  Buffer.from(entryRows.buffer).set(r.bytes(nEntries * 4));
+  for (const row of entryRows) if (row >= nFiles) throw new Error('entry row out of range');
   if (r.off !== body.length) throw new Error('trailing bytes');
   const parts = nFiles + nDirs + nListing === 0 ? [] : strings.split('\0');
   if (parts.length !== nFiles + nDirs + nListing) throw new Error('string table mismatch');
   const data: StatCacheData = { files: table, dirs: new Map() };
-  if (result !== '') data.result = result;
+  if (result !== '') {
+    data.result = result;
+    data.entryRows = entryRows;
+  }
   let p = 0;
   for (let i = 0; i < nFiles; i++) {
     const filePath = parts[p++]!;
@@ -282,10 +292,15 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   const blob = Buffer.from(strings.join('\0'), 'utf8');
   off = fixed.writeUInt32LE(blob.length, off);
   const result = Buffer.from(data.result ?? '', 'utf8');
-  const resultLen = Buffer.allocUnsafe(4);
-  resultLen.writeUInt32LE(result.length, 0);
-  const sum = createHash('sha256').update(fixed.subarray(0, off)).update(blob).update(resultLen).update(result).digest();
-  return Buffer.concat([fixed.subarray(0, off), blob, resultLen, result, sum]);
+  const rows = data.result === undefined || data.entryRows === undefined ? new Uint32Array(0) : data.entryRows;
+  const lens = Buffer.allocUnsafe(8);
+  lens.writeUInt32LE(result.length, 0);
+  const rowBytes = Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength);
+  lens.writeUInt32LE(rows.length, 4);
+  const parts = [fixed.subarray(0, off), blob, lens.subarray(0, 4), result, lens.subarray(4), rowBytes];
+  const h = createHash('sha256');
+  for (const part of parts) h.update(part);
+  return Buffer.concat([...parts, h.digest()]);
 }
 
 /**
