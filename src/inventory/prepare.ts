@@ -1,0 +1,133 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CairnError, errnoCode } from '../core/errors.js';
+import { compileGlobs, validateGlob, type PathMatcher } from './glob.js';
+import { cacheFilePath, defaultStatCacheDir, emptyCache, loadCache, type StatCacheData } from './stat-cache.js';
+import type { ScanOptions, ScanWarning } from './types.js';
+
+/** Bumped when the scan's output for the same tree could change: old caches are then foreign. */
+export const SCAN_ENGINE_VERSION = 2;
+
+/** Directory names never descended into, whatever the ignore rules say. */
+export const ALWAYS_SKIP: readonly string[] = ['.git', '.cairn'];
+
+/**
+ * Racy-timestamp margin (git's "racy git" problem): a file or directory whose mtime/ctime is
+ * not at least this much older than the scan start may still change within the same clock
+ * tick after we looked, so it is not trusted from the cache next time. 2 s covers coarse
+ * clocks (FAT, SMB/NFS, CONFIG_HZ) and is cheap: only just-touched files are re-read.
+ */
+export const RACY_MARGIN_MS = 2000;
+
+/** Read buffer of one hashing thread: files up to this size are hashed in one shot. */
+export const READ_BUFFER_BYTES = 1 << 20;
+
+/** A scan's validated options, resolved root and loaded cache. */
+export interface Prepared {
+  rootReal: string;
+  include: PathMatcher | null;
+  exclude: PathMatcher | null;
+  excludeDirs: PathMatcher | null;
+  respectGitignore: boolean;
+  withDigest: boolean;
+  skipNames: Set<string>;
+  maxFiles: number;
+  maxBytes: number;
+  jobs: number;
+  cacheFile: string | null;
+  optionsKey: string;
+  /** The limits, which the cached whole result also depends on. */
+  resultKey: string;
+  previous: StatCacheData;
+  warnings: ScanWarning[];
+}
+
+function invalidOption(message: string, details: Record<string, unknown>): CairnError {
+  return new CairnError('ERR_INVALID_OPTION', message, { details });
+}
+
+/** Resolves and checks the root: it must exist and be a directory; returns its real path. */
+export function resolveSnapshotRoot(root: string): string {
+  if (typeof root !== 'string' || root === '') throw new CairnError('ERR_ROOT_REQUIRED', 'a root directory is required: pass the directory to snapshot');
+  const abs = path.resolve(root);
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(abs);
+  } catch (e) {
+    const code = errnoCode(e);
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') throw new CairnError('ERR_ROOT_NOT_FOUND', `root ${abs} does not exist (or is a dangling link): pass an existing directory`, { path: abs });
+    throw new CairnError('ERR_ROOT_NOT_FOUND', `root ${abs} cannot be accessed (${code ?? 'error'})`, { path: abs, cause: e });
+  }
+  if (!st.isDirectory()) throw new CairnError('ERR_ROOT_NOT_DIR', `root ${abs} is not a directory: pass the directory that holds the files`, { path: abs });
+  return fs.realpathSync.native(abs);
+}
+
+function checkLimit(name: string, value: number | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw invalidOption(`${name} must be an integer >= ${min} (got ${String(value)})`, { option: name, value: String(value) });
+  }
+  return value;
+}
+
+/** Validates options (ERR_INVALID_OPTION, ERR_CONTAINMENT), resolves the root, loads the cache. */
+export function prepare(root: string, options: ScanOptions): Prepared {
+  const include = options.include ?? [];
+  const exclude = options.exclude ?? [];
+  for (const g of [...include, ...exclude]) validateGlob(g);
+  const maxFiles = checkLimit('maxFiles', options.maxFiles, 1) ?? Number.POSITIVE_INFINITY;
+  const maxBytes = checkLimit('maxBytes', options.maxBytes, 0) ?? Number.POSITIVE_INFINITY;
+  const jobs = checkLimit('jobs', options.jobs, 0) ?? 2;
+  if (jobs > 64) throw invalidOption('jobs must be at most 64', { option: 'jobs', value: jobs });
+  const skipNames = new Set([...ALWAYS_SKIP, ...(options.alwaysSkip ?? [])]);
+  const rootReal = resolveSnapshotRoot(root);
+  const respectGitignore = options.respectGitignore !== false;
+  const withDigest = options.withContentDigest !== false;
+  const optionsKey = JSON.stringify({ engine: SCAN_ENGINE_VERSION, include, exclude, respectGitignore, withDigest, skip: [...skipNames].sort() });
+  const warnings: ScanWarning[] = [];
+  let cacheFile: string | null = null;
+  let previous = emptyCache();
+  if (options.cache !== false) {
+    const dir = path.resolve(options.cacheDir ?? defaultStatCacheDir());
+    if (isInside(rootReal, realpathOrSelf(dir))) {
+      // Read-only toward the root, always: a cache inside it would also show up in the snapshot.
+      warnings.push({ code: 'CACHE_DISABLED', message: `stat cache not used: ${dir} is inside the snapshotted root`, path: dir });
+    } else {
+      cacheFile = cacheFilePath(dir, rootReal, optionsKey);
+      const loaded = loadCache(cacheFile, rootReal, optionsKey);
+      previous = loaded.data;
+      if (loaded.warning !== undefined) warnings.push(loaded.warning);
+    }
+  }
+  const resultKey = JSON.stringify({ maxFiles, maxBytes });
+  const excludeDirs = compileGlobs(exclude.filter((g) => g.endsWith('/**') && g.length > 3).map((g) => g.slice(0, -3)));
+  return { rootReal, include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings };
+}
+
+function realpathOrSelf(p: string): string {
+  // The cache dir may not exist yet: resolve its nearest existing ancestor.
+  let cur = p;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync.native(cur), ...rest.reverse());
+    } catch {
+      const parent = path.dirname(cur);
+      if (parent === cur) return p;
+      rest.push(path.basename(cur));
+      cur = parent;
+    }
+  }
+}
+
+function isInside(root: string, p: string): boolean {
+  return p === root || p.startsWith(root.endsWith('/') ? root : `${root}/`);
+}
+
+export function prefixOf(rootReal: string): string {
+  return rootReal.endsWith('/') ? rootReal : `${rootReal}/`;
+}
+
+export function abortError(): CairnError {
+  return new CairnError('ERR_ABORTED', 'the scan was aborted; nothing was cached', { exitCode: 1 });
+}

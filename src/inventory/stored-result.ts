@@ -1,0 +1,159 @@
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { abortError, prefixOf, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
+import { processFile, STATUS, STAT_FIELDS } from './read-file.js';
+import { HAS_SHA, saveCache } from './stat-cache.js';
+import type { RepoSnapshotEntry, ScanOptions, ScanResult, SkippedEntry } from './types.js';
+
+/** What the stored result keeps besides its entry rows. */
+export interface StoredResult {
+  skipped: SkippedEntry[];
+}
+
+export function sameRows(a: Uint32Array | undefined, b: Uint32Array | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The stored-result fast path (git's "only look at what changed" case). The cache holds the
+ * last whole result only when its tables list exactly the directories and files that result
+ * depended on. Then: if no directory changed (so no entry appeared, vanished or changed type)
+ * and no .gitignore changed, the set of paths is the same, and only files whose stat moved (or
+ * that were racy) need reading — one lstat per path, no listing, no ignore rules, no walk.
+ * Anything unusual (a skip, a size over the budget, too many changes) falls back to the walk.
+ */
+function storedResultFor(p: Prepared): string | null {
+  const blob = p.previous.result;
+  if (blob === undefined || p.cacheFile === null) return null;
+  // The key is a prefix line, so a result for other limits is rejected without parsing it.
+  const nl = blob.indexOf('\n');
+  return nl > 0 && blob.slice(0, nl) === p.resultKey ? blob.slice(nl + 1) : null;
+}
+
+function dirsUnchanged(p: Prepared): boolean {
+  const prefix = prefixOf(p.rootReal);
+  for (const [rel, d] of p.previous.dirs) {
+    const st = fs.lstatSync(rel === '' ? p.rootReal : prefix + rel, { throwIfNoEntry: false });
+    if (st === undefined || !st.isDirectory() || st.mtimeMs !== d.stat[0] || st.ctimeMs !== d.stat[1] || st.ino !== d.stat[2] || st.dev !== d.stat[3]) return false;
+  }
+  return true;
+}
+
+/**
+ * Rows [from, to) of the cached file table whose file changed or is flagged racy (flag 4), or
+ * null as soon as more than `limit` did. Self-contained: also runs in a worker as text.
+ */
+export function changedFileRows(fs: typeof import('node:fs'), prefix: string, paths: readonly string[], stats: Float64Array, flags: Uint8Array, from: number, to: number, limit: number): number[] | null {
+  const out: number[] = [];
+  for (let i = from; i < to; i++) {
+    const o = i * 6;
+    const st = (flags[i]! & 4) !== 0 ? undefined : fs.lstatSync(prefix + paths[i]!, { throwIfNoEntry: false });
+    if (st === undefined || st.size !== stats[o] || st.mtimeMs !== stats[o + 1] || st.ctimeMs !== stats[o + 2] || st.ino !== stats[o + 3] || st.dev !== stats[o + 4] || st.mode !== stats[o + 5]) {
+      out.push(i);
+      if (out.length > limit) return null;
+    }
+  }
+  return out;
+}
+
+/** Most changed files the fast path re-reads on the main thread before the full walk is better. */
+function changeLimit(rows: number): number {
+  return Math.max(2000, rows >> 4);
+}
+
+/** Re-reads the changed rows, then builds the result from the cache rows; null when the walk must decide instead. */
+function resultWithChanges(p: Prepared, options: ScanOptions, json: string, changed: number[]): ScanResult | null {
+  const t = p.previous.files;
+  const rows = p.previous.entryRows;
+  if (rows === undefined) return null;
+  // A changed .gitignore can change which paths are in: only the walk can tell.
+  for (const i of changed) if (t.paths[i] === '.gitignore' || t.paths[i]!.endsWith('/.gitignore')) return null;
+  const stored = JSON.parse(json) as StoredResult;
+  const prefix = prefixOf(p.rootReal);
+  const racyFrom = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
+  const buf = changed.length > 0 ? Buffer.allocUnsafe(READ_BUFFER_BYTES) : Buffer.alloc(0);
+  let bytesHashed = 0;
+  for (const i of changed) {
+    if (options.signal?.aborted) throw abortError();
+    const rel = t.paths[i]!;
+    const o = processFile(fs, crypto, prefix + rel, null, false, p.withDigest, buf, false);
+    if ((o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY) || o.stat === undefined) return null;
+    t.set(rel, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
+    bytesHashed += o.stat[0]!;
+  }
+  const files: RepoSnapshotEntry[] = new Array<RepoSnapshotEntry>(rows.length);
+  const shaHex = Buffer.from(t.shas.buffer, t.shas.byteOffset, t.shas.byteLength);
+  let bytes = 0;
+  for (let k = 0; k < rows.length; k++) {
+    const i = rows[k]!;
+    const o = i * STAT_FIELDS;
+    const size = t.stats[o]!;
+    const mode = (t.stats[o + 5]! & 0o100) !== 0 ? '0755' : '0644';
+    const hasSha = (t.has[i]! & HAS_SHA) !== 0;
+    if (hasSha !== p.withDigest) return null;
+    const rel = t.paths[i]!;
+    files[k] = hasSha ? { path: rel, bytes: size, sha256: shaHex.toString('hex', i * 32, i * 32 + 32), mode, kind: 'file' } : { path: rel, bytes: size, mode, kind: 'file' };
+    bytes += size;
+  }
+  if (bytes > p.maxBytes) return null; // the budget now cuts the list: let the walk do it
+  if (options.signal?.aborted) throw abortError();
+  const warnings = [...p.warnings];
+  if (changed.length > 0 && p.cacheFile !== null) {
+    const w = saveCache(p.cacheFile, p.previous, p.rootReal, p.optionsKey);
+    if (w !== undefined) warnings.push(w);
+  }
+  for (const w of warnings) options.onWarning?.(w);
+  for (const sk of stored.skipped) options.onSkip?.(sk);
+  const n = files.length;
+  options.onProgress?.({ phase: 'done', filesSeen: n, filesHashed: changed.length, bytesHashed, filesCached: p.withDigest ? n - changed.length : 0, filesDone: n });
+  return { files, truncated: false, counts: { files: n, bytes }, skipped: stored.skipped, warnings };
+}
+
+export function tryStoredResult(p: Prepared, options: ScanOptions): ScanResult | null {
+  const json = storedResultFor(p);
+  if (json === null || !dirsUnchanged(p)) return null;
+  const t = p.previous.files;
+  const changed = changedFileRows(fs, prefixOf(p.rootReal), t.paths, t.stats, t.has, 0, t.size, changeLimit(t.size));
+  return changed === null ? null : resultWithChanges(p, options, json, changed);
+}
+
+/** Rows checked on this thread alone; above that one worker takes half (lstat scales ~2x). */
+const PARALLEL_VERIFY_MIN = 20_000;
+
+export async function tryStoredResultParallel(p: Prepared, options: ScanOptions): Promise<ScanResult | null> {
+  const t = p.previous.files;
+  if (t.size < PARALLEL_VERIFY_MIN) return tryStoredResult(p, options);
+  const json = storedResultFor(p);
+  if (json === null) return null;
+  const half = t.size >> 1;
+  const prefix = prefixOf(p.rootReal);
+  const limit = changeLimit(t.size);
+  const source = `'use strict';
+const fs = require('node:fs');
+const { parentPort, workerData: w } = require('node:worker_threads');
+var __name = (fn) => fn;
+const changedFileRows = (${changedFileRows.toString()});
+parentPort.postMessage(changedFileRows(fs, w.prefix, w.paths.split('\\0'), w.stats, w.flags, 0, w.count, w.limit));
+`;
+  const workerData = { prefix, paths: t.paths.slice(half).join('\0'), stats: t.stats.slice(half * STAT_FIELDS, t.size * STAT_FIELDS), flags: t.has.slice(half, t.size), count: t.size - half, limit };
+  const worker = new Worker(source, { eval: true, workerData });
+  const theirs = new Promise<number[] | null>((resolve) => {
+    worker.once('message', (rows: number[] | null) => resolve(rows));
+    worker.once('error', () => resolve(null));
+    worker.once('exit', () => resolve(null));
+  });
+  try {
+    if (!dirsUnchanged(p)) return null;
+    const mine = changedFileRows(fs, prefix, t.paths, t.stats, t.has, 0, half, limit);
+    if (mine === null) return null;
+    const other = await theirs;
+    if (other === null || mine.length + other.length > limit) return null;
+    return resultWithChanges(p, options, json, [...mine, ...other.map((i) => i + half)]);
+  } finally {
+    void worker.terminate();
+  }
+}
