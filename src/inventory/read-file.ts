@@ -138,12 +138,12 @@ export function processFile(
       let sha: Buffer;
       let text: string | undefined;
       if (size < buf.length) {
-        // One-shot hash; reading to EOF catches a file that grew (then the fstat check retries).
-        for (;;) {
-          const n = fs.readSync(fd, buf, total, buf.length - total, null);
+        // One-shot hash. Read the size fstat gave, no extra read to see EOF: a file that grew
+        // or shrank meanwhile changes size/mtime, which the second fstat catches (then retry).
+        while (total < size) {
+          const n = fs.readSync(fd, buf, total, size - total, null);
           if (n === 0) break;
           total += n;
-          if (total === buf.length) break;
         }
         const view = buf.subarray(0, total);
         sha = crypto.hash('sha256', view, 'buffer');
