@@ -136,6 +136,21 @@ describe('diff across digest and no-digest snapshots (upstream defect)', () => {
   });
 });
 
+describe('hashing', () => {
+  it('hashes files of every size right, around the 1 MiB one-shot/streamed boundary', async () => {
+    const root = tempDir();
+    const MiB = 1024 * 1024;
+    const sizes = [0, 1, MiB - 1, MiB, MiB + 1, 3 * MiB + 5];
+    const contents = sizes.map((n, i) => Buffer.alloc(n, i + 1).map((b, j) => (b + j * 7) % 256));
+    contents.forEach((c, i) => fs.writeFileSync(path.join(root, `f${i}`), c));
+    const { createHash } = await import('node:crypto');
+    for (const jobs of [0, 2]) {
+      const s = await snapshotRoot(root, { cache: false, jobs });
+      expect(s.body.files.map((f) => [f.bytes, f.sha256])).toEqual(contents.map((c) => [c.length, createHash('sha256').update(c).digest('hex')]));
+    }
+  });
+});
+
 describe('scanTreeSync, the uncapped engine', () => {
   it('has no file cap and honours extra always-skipped names', () => {
     const root = tempDir();
