@@ -148,8 +148,16 @@ saveResult('inventory', out, { print: false });
 
 // ---------- (c) full hash, no cache; (d) context peers ----------
 const peersDir = join(WORK_DIR, 'peers');
+// The peers live in bench/.work/peers (git-ignored), never in the repository's node_modules.
+// Pinned to the versions perf.md measured; no network or a failed install just drops their rows.
+if (!existsSync(join(peersDir, 'node_modules', 'glob-hasher')) || !existsSync(join(peersDir, 'node_modules', 'folder-hash'))) {
+  ensureDir(peersDir);
+  if (!existsSync(join(peersDir, 'package.json'))) writeFileSync(join(peersDir, 'package.json'), '{"name":"cairn-bench-peers","private":true}\n');
+  log('installing peers glob-hasher@1.4.2 and folder-hash@4.1.4 into bench/.work/peers …');
+  const r = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', 'glob-hasher@1.4.2', 'folder-hash@4.1.4'], { cwd: peersDir, stdio: ['ignore', 'ignore', 'pipe'], timeout: 120_000 });
+  if (r.status !== 0) log(`peer install failed (${r.status ?? r.signal}); their rows are left out: ${String(r.stderr).trim().split('\n').pop()}`);
+}
 const haveGlobHasher = existsSync(join(peersDir, 'node_modules', 'glob-hasher'));
-if (!haveGlobHasher) log('glob-hasher not installed: `npm install --prefix bench/.work/peers glob-hasher folder-hash` (outside the repo tree) to include it');
 const freshIndex = join(scratch, 'fresh-index');
 const shaPipe = 'git ls-files -z | xargs -0 -P2 sha256sum > /dev/null 2>&1';
 const sslPipe = 'git ls-files -z | xargs -0 -P2 openssl dgst -sha256 > /dev/null 2>&1';
