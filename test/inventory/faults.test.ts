@@ -93,3 +93,31 @@ describe('unreadable files and directories', () => {
     expect(r.stdout).not.toContain('SECRET');
   });
 });
+
+describe('kill -9 while scanning', () => {
+  it.runIf(fs.existsSync(CLI))('never leaves a cache that is partial or wrong: the next run is right and raises no notice', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    const outDir = tempDir('cairn-out-');
+    const files: Record<string, string> = {};
+    for (let d = 0; d < 30; d++) for (let i = 0; i < 60; i++) files[`d${d}/f${i}.txt`] = `content ${d} ${i}\n`.repeat(40);
+    writeTree(root, files);
+    await new Promise((r) => setTimeout(r, 2100)); // past the racy margin: runs do write the cache
+    const truth = spawnSync(process.execPath, [CLI, 'snapshot', '--root', root, '--no-cache'], { encoding: 'utf8', env: { ...process.env, CI: '1' } });
+    expect(truth.status).toBe(0);
+    for (const delayMs of [30, 80, 150, 250, 400]) {
+      const { spawn } = await import('node:child_process');
+      const child = spawn(process.execPath, [CLI, 'snapshot', '--root', root, '--cache-dir', cacheDir, '-o', path.join(outDir, `out-${delayMs}.json`)], { stdio: 'ignore' });
+      const exited = new Promise((r) => child.once('exit', r));
+      await new Promise((r) => setTimeout(r, delayMs));
+      child.kill('SIGKILL'); // may land before, during or after the cache write
+      await exited;
+      fs.appendFileSync(path.join(root, `d${delayMs % 30}`, 'f0.txt'), 'more\n'); // keep the cache busy
+      const after = spawnSync(process.execPath, [CLI, 'snapshot', '--root', root, '--cache-dir', cacheDir], { encoding: 'utf8', env: { ...process.env, CI: '1' } });
+      const fresh = spawnSync(process.execPath, [CLI, 'snapshot', '--root', root, '--no-cache'], { encoding: 'utf8', env: { ...process.env, CI: '1' } });
+      expect(after.status).toBe(0);
+      expect(after.stderr).not.toContain('notice');
+      expect(after.stdout).toBe(fresh.stdout);
+    }
+  });
+});
