@@ -60,7 +60,7 @@ export function registerSnapshotCommands(program: Command, io: CliIO): void {
     .command('snapshot')
     .summary('inventory a directory tree (paths, sizes, sha256) as a RepoSnapshot')
     .description('Inventory a directory tree as a RepoSnapshot document (axiom.dev/v2).')
-    .requiredOption('--root <dir>', 'directory to snapshot (relative paths are resolved)')
+    .requiredOption('--root <dir>', 'directory to snapshot (required; a relative path is resolved from the current directory)')
     .option('-o, --out <file>', 'write the snapshot to <file> and print a one-line summary instead')
     .option('--include <glob>', 'keep only files matching (repeatable; ** any depth, * one segment, ?)', collect, [])
     .option('--exclude <glob>', 'drop files and prune directories matching (repeatable)', collect, [])
