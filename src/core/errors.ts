@@ -78,7 +78,7 @@ export function isCairnError(e: unknown): e is CairnError {
 /** Node's errno code of an unknown thrown value, if any. */
 export function errnoCode(e: unknown): string | undefined {
   if (typeof e === 'object' && e !== null && 'code' in e) {
-    const code = (e as { code: unknown }).code;
+    const code = (e).code;
     return typeof code === 'string' ? code : undefined;
   }
   return undefined;

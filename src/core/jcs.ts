@@ -48,7 +48,7 @@ function emit(value: unknown, out: string[], seen: Set<object>): void {
     default:
       break;
   }
-  const obj = value as object;
+  const obj = value;
   if (seen.has(obj)) fail('cannot canonicalize a cyclic structure');
   seen.add(obj);
   if (typeof (obj as { toJSON?: unknown }).toJSON === 'function' && !Array.isArray(obj)) {
