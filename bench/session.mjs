@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, unlinkSync, w
 import { join } from 'node:path';
 import { ensureTree } from './gen-tree.mjs';
 import {
-  BENCH_DIR, CLI, WORK_DIR, cliHelp, ensureDir, fmtMs, interleave, log, machineMarkdown, parseBenchArgs,
+  BENCH_DIR, CLI, WORK_DIR, cliHelp, ensureDir, fmtMs, log, machineMarkdown, parseBenchArgs,
   peakRssMb, ratioTable, requireBuilt, saveResult, table, timeSpawn,
 } from './lib.mjs';
 
@@ -117,7 +117,7 @@ for (let r = -1; r < runs; r++) {
 }
 
 // Did cairn see the uncommitted edits (the point of paying for an inventory)?
-let seen = 'unknown';
+let seen;
 try {
   const out = timeSpawn(process.execPath, [CLI, 'session', 'report', iterDir(runs - 1, 'cairn'), '--json'], { cwd: root, okCodes: [0, 1, 2] });
   const diff = JSON.parse(String(out.stdout));

@@ -55,7 +55,7 @@ function stateDir() {
     }
   };
   if (existsSync(dir)) walk(dir);
-  let ralphState = null;
+  let ralphState;
   try {
     ralphState = JSON.parse(readFileSync(join(dir, 'ralph', 'current-loop.json'), 'utf8'));
   } catch {
