@@ -5,7 +5,7 @@ import { HashPool } from './hash-pool.js';
 import { abortError, prepare, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome } from './read-file.js';
 import { emptyCache, HAS_SHA, RACY, saveCache, type StatCacheData } from './stat-cache.js';
-import { sameRows, tryStoredResult, tryStoredResultParallel, type StoredResult } from './stored-result.js';
+import { LINK_ROW, sameRows, tryStoredResult, tryStoredResultParallel, type StoredResult } from './stored-result.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, SkipReason, SkippedEntry } from './types.js';
 import { Walker, type WalkItem } from './walk.js';
 
@@ -177,7 +177,7 @@ class ScanRun {
     const pr = this.progress;
     pr.filesDone++;
     const skip = SKIP_OF_STATUS[o.status];
-    if (skip !== undefined || slot.kind === 'symlink') this.trusted = false;
+    if (skip !== undefined) this.trusted = false;
     if (skip !== undefined) {
       slot.skip = skip;
       if (o.detail !== undefined) slot.detail = o.detail;
@@ -210,16 +210,31 @@ class ScanRun {
     }
   }
 
-  /** Records the result for the stored-result path: its entries are the cache rows, in order. */
+  /**
+   * Records the result for the stored-result path: its entries are the cache rows, in order; a
+   * symlink entry is LINK_ROW | its index in `links` (where it led: the target's row key, or null).
+   */
   private storeResult(files: RepoSnapshotEntry[], skipped: SkippedEntry[]): void {
     const index = this.next.files.index;
     const rows = new Uint32Array(files.length);
+    const links: [string, string | null][] = [];
+    let li = 0;
     for (let k = 0; k < files.length; k++) {
-      const row = index.get(files[k]!.path);
+      const f = files[k]!;
+      if (f.kind === 'symlink') {
+        while (this.slots[li]!.rel !== f.path) li++;
+        const slot = this.slots[li]!;
+        const target = slot.unresolved ? null : (slot.targetRel ?? null);
+        if (target !== null && !index.has(target)) return;
+        rows[k] = LINK_ROW | links.length;
+        links.push([f.path, target]);
+        continue;
+      }
+      const row = index.get(f.path);
       if (row === undefined) return;
       rows[k] = row;
     }
-    this.next.result = `${this.p.resultKey}\n${JSON.stringify({ skipped } satisfies StoredResult)}`;
+    this.next.result = `${this.p.resultKey}\n${JSON.stringify({ skipped, links } satisfies StoredResult)}`;
     this.next.entryRows = rows;
   }
 

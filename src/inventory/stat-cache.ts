@@ -22,7 +22,7 @@ import type { ScanWarning } from './types.js';
  *   sha256 of everything above (32 bytes)
  */
 const MAGIC = Buffer.from('CAIRNSC\0', 'latin1');
-export const CACHE_FORMAT = 6;
+export const CACHE_FORMAT = 7;
 
 /**
  * A directory's entries in walk order (sorted by name, directories keyed with a trailing '/'),
@@ -232,7 +232,8 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   const nEntries = r.u32();
   const entryRows = new Uint32Array(nEntries);
   Buffer.from(entryRows.buffer).set(r.bytes(nEntries * 4));
-  for (const row of entryRows) if (row >= nFiles) throw new Error('entry row out of range');
+  // The top bit marks a symlink entry (stored-result.ts LINK_ROW), checked where it is used.
+  for (const row of entryRows) if (row < 0x80000000 && row >= nFiles) throw new Error('entry row out of range');
   if (r.off !== body.length) throw new Error('trailing bytes');
   const parts = nFiles + nDirs + nListing === 0 ? [] : strings.split('\0');
   if (parts.length !== nFiles + nDirs + nListing) throw new Error('string table mismatch');

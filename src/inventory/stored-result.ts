@@ -3,13 +3,19 @@ import * as fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { abortError, prefixOf, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
 import { processFile, STATUS, STAT_FIELDS } from './read-file.js';
+import { resolveLink } from './walk.js';
 import { HAS_SHA, saveCache } from './stat-cache.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanResult, SkippedEntry } from './types.js';
 
 /** What the stored result keeps besides its entry rows. */
 export interface StoredResult {
   skipped: SkippedEntry[];
+  /** Per symlink entry (entry row LINK_ROW | i): its path and the file-table key of its target, or null (bytes 0, no digest). */
+  links: [path: string, target: string | null][];
 }
+
+/** Entry-row bit marking a symlink entry; the low bits index `StoredResult.links`. */
+export const LINK_ROW = 0x80000000;
 
 export function sameRows(a: Uint32Array | undefined, b: Uint32Array | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
@@ -89,14 +95,32 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
   const shaHex = Buffer.from(t.shas.buffer, t.shas.byteOffset, t.shas.byteLength);
   let bytes = 0;
   for (let k = 0; k < rows.length; k++) {
-    const i = rows[k]!;
+    let i = rows[k]!;
+    let kind: 'file' | 'symlink' = 'file';
+    let path: string | undefined;
+    if (i >= LINK_ROW) {
+      // A link is resolved again (cheap: links are few); it must lead where it led last time.
+      const link = stored.links[i - LINK_ROW];
+      if (link === undefined) return null;
+      const [linkPath, target] = link;
+      if ((resolveLink(p.rootReal, prefix + linkPath)?.targetRel ?? null) !== target) return null;
+      if (target === null) {
+        files[k] = { path: linkPath, bytes: 0, mode: '0644', kind: 'symlink' };
+        continue;
+      }
+      const row = t.index.get(target);
+      if (row === undefined) return null;
+      i = row;
+      path = linkPath;
+      kind = 'symlink';
+    }
     const o = i * STAT_FIELDS;
     const size = t.stats[o]!;
     const mode = (t.stats[o + 5]! & 0o100) !== 0 ? '0755' : '0644';
     const hasSha = (t.has[i]! & HAS_SHA) !== 0;
     if (hasSha !== p.withDigest) return null;
-    const rel = t.paths[i]!;
-    files[k] = hasSha ? { path: rel, bytes: size, sha256: shaHex.toString('hex', i * 32, i * 32 + 32), mode, kind: 'file' } : { path: rel, bytes: size, mode, kind: 'file' };
+    const rel = path ?? t.paths[i]!;
+    files[k] = hasSha ? { path: rel, bytes: size, sha256: shaHex.toString('hex', i * 32, i * 32 + 32), mode, kind } : { path: rel, bytes: size, mode, kind };
     bytes += size;
   }
   if (bytes > p.maxBytes) return null; // the budget now cuts the list: let the walk do it

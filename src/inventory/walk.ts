@@ -213,25 +213,33 @@ export class Walker {
   }
 
   private symlinkItem(rel: string, abs: string): WalkItem {
-    const root = this.o.rootReal;
-    let target: string;
-    try {
-      target = fs.realpathSync.native(abs);
-    } catch {
-      return item(rel, 'symlink', { unresolved: true }); // dangling or a loop
-    }
-    const inside = root === '/' ? target !== '/' : target.startsWith(`${root}/`);
-    if (!inside) return item(rel, 'symlink', { unresolved: true });
-    let st: fs.Stats | undefined;
-    try {
-      st = fs.statSync(target, { throwIfNoEntry: false });
-    } catch {
-      st = undefined;
-    }
-    if (st === undefined || !st.isFile()) return item(rel, 'symlink', { unresolved: true });
-    const targetRel = root === '/' ? target.slice(1) : target.slice(root.length + 1);
-    return item(rel, 'symlink', { target, targetRel });
+    const r = resolveLink(this.o.rootReal, abs);
+    return r === null ? item(rel, 'symlink', { unresolved: true }) : item(rel, 'symlink', r);
   }
+}
+
+/**
+ * Where a symlink leads when that is an in-root regular file (its real path and root-relative
+ * path), else null: dangling, a loop, outside the root or not a regular file (recorded with
+ * bytes 0 and no digest). Shared with the stored-result path, which re-resolves every link.
+ */
+export function resolveLink(rootReal: string, abs: string): { target: string; targetRel: string } | null {
+  let target: string;
+  try {
+    target = fs.realpathSync.native(abs);
+  } catch {
+    return null; // dangling or a loop
+  }
+  const inside = rootReal === '/' ? target !== '/' : target.startsWith(`${rootReal}/`);
+  if (!inside) return null;
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(target, { throwIfNoEntry: false });
+  } catch {
+    st = undefined;
+  }
+  if (st === undefined || !st.isFile()) return null;
+  return { target, targetRel: rootReal === '/' ? target.slice(1) : target.slice(rootReal.length + 1) };
 }
 
 function sameDirStat(a: DirStatRow, b: DirStatRow): boolean {

@@ -271,17 +271,48 @@ describe('unchanged-tree fast path', () => {
     expect(r.files.map((f) => f.path)).toEqual(['a.log', 'b']);
   });
 
-  it('still applies when only ignored content changed, and never with symlinks or other limits', async () => {
+  it('still applies when only ignored content changed, and never with other limits', async () => {
     const t = await primed({ '.gitignore': 'build/\n', 'build/out': 'o', src: 's' });
     fs.writeFileSync(path.join(t.root, 'build', 'out'), 'changed');
     fs.writeFileSync(path.join(t.root, 'build', 'new'), 'new');
     expect(t.events().seen).toHaveLength(1);
     expect(t.events({ maxFiles: 1 }).r.truncated).toBe(true);
-    const l = await primed({ a: 'a' });
+  });
+
+  it('applies with symlinks, whose targets are re-read when edited in place', async () => {
+    const l = await primed({ a: 'a', b: 'b' });
     fs.symlinkSync('a', path.join(l.root, 'link'));
+    fs.symlinkSync('missing', path.join(l.root, 'dangling'));
     await sleep(MARGIN + 20);
     l.events();
-    expect(l.events().seen.length).toBeGreaterThan(1);
+    l.events();
+    const { r, seen } = l.events();
+    expect(seen).toHaveLength(1);
+    expect(strip(r)).toEqual(strip(scanTreeSync(l.root, { cache: false })));
+    fs.writeFileSync(path.join(l.root, 'a'), 'edited in place');
+    const edited = l.events();
+    expect(edited.seen).toHaveLength(1);
+    expect(edited.r.files.find((f) => f.path === 'link')).toMatchObject({ bytes: 15, kind: 'symlink' });
+    expect(strip(edited.r)).toEqual(strip(scanTreeSync(l.root, { cache: false })));
+  });
+
+  it('falls back to the walk when a link leads elsewhere through a directory it does not record', async () => {
+    // build/ is ignored, so its changes do not show in any recorded directory: only re-resolving the links can tell.
+    const l = await primed({ '.gitignore': 'build/\n', 'build/x': 'x', src: 'source' });
+    fs.symlinkSync('build/x', path.join(l.root, 'via'));
+    fs.symlinkSync('build/later', path.join(l.root, 'dangling'));
+    await sleep(MARGIN + 20);
+    l.events();
+    l.events();
+    expect(l.events().seen).toHaveLength(1);
+    fs.rmSync(path.join(l.root, 'build', 'x'));
+    fs.symlinkSync('../src', path.join(l.root, 'build', 'x'));
+    fs.writeFileSync(path.join(l.root, 'build', 'later'), 'appeared');
+    const { r, seen } = l.events();
+    expect(seen.length).toBeGreaterThan(1);
+    expect(r.files.find((f) => f.path === 'via')).toMatchObject({ bytes: 6, kind: 'symlink' });
+    expect(r.files.find((f) => f.path === 'dangling')).toMatchObject({ bytes: 8, kind: 'symlink' });
+    expect(strip(r)).toEqual(strip(scanTreeSync(l.root, { cache: false })));
   });
 });
 
