@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scanTreeSync, type ScanOptions } from '../../src/inventory/index.js';
 import { CLI } from '../support/cli.js';
+import { withoutPermissionOverride } from '../support/unprivileged.js';
 import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
@@ -73,17 +74,15 @@ describe('mid-scan changes', () => {
 });
 
 describe('unreadable files and directories', () => {
-  // Tests run as root, where chmod 000 does not stop reads. The scan therefore runs in a child
-  // process (the built CLI) with its uid dropped to `nobody`, where permissions do apply.
-  const canDrop = process.getuid?.() === 0 && fs.existsSync(CLI);
-
-  it.runIf(canDrop)('skips a chmod-000 file and directory with their reasons when run as an unprivileged user', () => {
+  // Root reads mode-000 files anyway, so the scan runs in a child process (the built CLI) without
+  // the permission-override capabilities, where permissions do apply.
+  it('skips a chmod-000 file and directory with their reasons when permissions apply', () => {
     const root = tempDir();
-    fs.chmodSync(root, 0o755);
     writeTree(root, { ok: 'fine', secret: 'SECRET', 'locked/inner': 'x' });
     fs.chmodSync(path.join(root, 'secret'), 0o000);
     fs.chmodSync(path.join(root, 'locked'), 0o000);
-    const r = spawnSync(process.execPath, [CLI, 'snapshot', '--root', root, '--no-cache', '--verbose'], { encoding: 'utf8', uid: 65534, gid: 65534, env: { ...process.env, HOME: '/nonexistent', CI: '1' } });
+    const [cmd, args] = withoutPermissionOverride(process.execPath, [CLI, 'snapshot', '--root', root, '--no-cache', '--verbose']);
+    const r = spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, CI: '1' } });
     expect(r.status, r.stderr).toBe(0);
     const snap = JSON.parse(r.stdout) as { body: { files: { path: string }[] } };
     expect(snap.body.files.map((f) => f.path)).toEqual(['ok']);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findTestResults } from '../../src/session/test-results.js';
+import { withoutPermissionOverride } from '../support/unprivileged.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/test-output/', import.meta.url));
 
@@ -34,22 +35,15 @@ const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const MODULE = fileURLToPath(new URL('../../src/session/test-results.ts', import.meta.url));
 
 /**
- * Runs findTestResults where file permissions apply: in this process for a normal user, and as
- * `nobody` in a child process when the suite runs as root (root reads mode-000 files anyway).
+ * Runs findTestResults where file permissions apply: in this process for a normal user, and in a
+ * child process without the permission-override capabilities when the suite runs as root.
  */
 function findAsUnprivilegedUser(projectRoot: string, iteration: string): unknown {
   if (process.getuid?.() !== 0) return findTestResults(projectRoot, iteration);
-  for (const dir of [projectRoot, path.join(projectRoot, '.aiwg'), path.join(projectRoot, '.aiwg', 'ralph-external'), path.dirname(iteration), iteration]) {
-    chmodSync(dir, 0o755);
-  }
-  chmodSync(path.join(projectRoot, 'test-results.json'), 0o644);
   const script = `import { findTestResults } from ${JSON.stringify(MODULE)};\n` +
     `process.stdout.write(JSON.stringify(findTestResults(${JSON.stringify(projectRoot)}, ${JSON.stringify(iteration)})));\n`;
-  const out = execFileSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: REPO,
-    encoding: 'utf8',
-    env: { ...process.env, HOME: tmpdir() },
-  });
+  const [cmd, args] = withoutPermissionOverride(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]);
+  const out = execFileSync(cmd, args, { cwd: REPO, encoding: 'utf8' });
   return JSON.parse(out) as unknown;
 }
 
