@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { RepoSnapshotBody } from './types.js';
+import type { RepoSnapshotBody, RepoSnapshotEntry } from './types.js';
 
 /**
  * Every key that can occur in a body, in UTF-16 order. With this replacer list JSON.stringify
@@ -9,12 +9,39 @@ import type { RepoSnapshotBody } from './types.js';
  */
 const BODY_KEYS_SORTED = ['bytes', 'counts', 'files', 'kind', 'mode', 'path', 'sha256', 'truncated'];
 
+/**
+ * Digests the scanner already knows (stored with its cached result) for a frozen, untruncated
+ * file list it returned: a warm scan then costs no re-serialisation. Frozen, so the list
+ * cannot have changed since.
+ */
+const knownDigests = new WeakMap<readonly RepoSnapshotEntry[], { digest: string; bytes: number }>();
+
+/** Notes the digest of the body `{ files, truncated: false, counts: { files: files.length, bytes } }`; `files` must be frozen, entries included. */
+export function rememberBodyDigest(files: readonly RepoSnapshotEntry[], bytes: number, digest: string): void {
+  if (Object.isFrozen(files)) knownDigests.set(files, { digest, bytes });
+}
+
+/** Freezes a result's file list (and its entries), so a digest noted for it stays true. */
+export function freezeFiles(files: RepoSnapshotEntry[]): readonly RepoSnapshotEntry[] {
+  for (const f of files) Object.freeze(f);
+  return Object.freeze(files);
+}
+
 /** RFC 8785 canonical JSON of a RepoSnapshot body. */
 export function canonicalBody(body: RepoSnapshotBody): string {
   return JSON.stringify(body, BODY_KEYS_SORTED);
 }
 
+/** The digest of an untruncated body of these files, computed here (no memo lookup). */
+export function computeDigestOf(files: readonly RepoSnapshotEntry[], bytes: number): string {
+  return `sha256:${hash('sha256', canonicalBody({ files: files as RepoSnapshotEntry[], truncated: false, counts: { files: files.length, bytes } }), 'hex')}`;
+}
+
 /** `sha256:` + hex sha256 of the canonical body — the seed's `snapshotDigest`. */
 export function snapshotDigestOf(body: RepoSnapshotBody): string {
+  const known = knownDigests.get(body.files);
+  if (known !== undefined && body.truncated === false && body.counts.files === body.files.length && body.counts.bytes === known.bytes && Object.keys(body).length === 3 && Object.keys(body.counts).length === 2) {
+    return known.digest;
+  }
   return `sha256:${hash('sha256', canonicalBody(body), 'hex')}`;
 }

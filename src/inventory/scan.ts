@@ -6,6 +6,7 @@ import { abortError, prepare, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared }
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome } from './read-file.js';
 import { emptyCache, HAS_SHA, RACY, saveCache, type StatCacheData } from './stat-cache.js';
 import { LINK_ROW, sameRows, tryStoredResult, tryStoredResultParallel, type StoredResult } from './stored-result.js';
+import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, SkipReason, SkippedEntry } from './types.js';
 import { Walker, type WalkItem } from './walk.js';
 
@@ -64,6 +65,8 @@ class ScanRun {
   constructor(
     readonly p: Prepared,
     readonly options: ScanOptions,
+    /** The caller makes a RepoSnapshot of the result: compute its digest once, store it with the result. */
+    private readonly digestBody = false,
   ) {
     this.racyFromMs = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
     this.rootPrefix = p.rootReal.endsWith('/') ? p.rootReal : `${p.rootReal}/`;
@@ -214,7 +217,7 @@ class ScanRun {
    * Records the result for the stored-result path: its entries are the cache rows, in order; a
    * symlink entry is LINK_ROW | its index in `links` (where it led: the target's row key, or null).
    */
-  private storeResult(files: RepoSnapshotEntry[], skipped: SkippedEntry[]): void {
+  private storeResult(files: RepoSnapshotEntry[], bytes: number, skipped: SkippedEntry[]): void {
     const index = this.next.files.index;
     const rows = new Uint32Array(files.length);
     const links: [string, string | null][] = [];
@@ -234,7 +237,13 @@ class ScanRun {
       if (row === undefined) return;
       rows[k] = row;
     }
-    this.next.result = `${this.p.resultKey}\n${JSON.stringify({ skipped, links } satisfies StoredResult)}`;
+    const stored: StoredResult = { skipped, links };
+    if (this.digestBody) {
+      freezeFiles(files);
+      stored.digest = computeDigestOf(files, bytes);
+      rememberBodyDigest(files, bytes, stored.digest);
+    }
+    this.next.result = `${this.p.resultKey}\n${JSON.stringify(stored)}`;
     this.next.entryRows = rows;
   }
 
@@ -288,7 +297,7 @@ class ScanRun {
         }
         for (const [k, v] of prev.dirs) if (!this.next.dirs.has(k)) this.next.dirs.set(k, v);
       }
-      if (this.trusted && !truncated) this.storeResult(files, skipped);
+      if (this.trusted && !truncated) this.storeResult(files, bytes, skipped);
       let dirty = this.cacheDirty || this.next.files.size !== prev.files.size || this.next.dirs.size !== prev.dirs.size || this.next.result !== prev.result || !sameRows(this.next.entryRows, prev.entryRows);
       if (!dirty) for (const [k, v] of this.next.dirs) if (prev.dirs.get(k) !== v) dirty = true;
       if (dirty) {
@@ -352,13 +361,20 @@ function runSync(prepared: Prepared, options: ScanOptions): ScanResult {
  * respectGitignore?, withContentDigest?, alwaysSkip?, maxFiles?, maxBytes?, cache?, cacheDir?,
  * jobs?, signal?, onProgress?, onSkip?, onWarning? })` →
  * `{ files, truncated, counts, skipped, warnings }`. Rejects with `ERR_ABORTED` when the signal
- * fires (workers are stopped at once and no cache is written).
+ * fires (workers are stopped at once and no cache is written). `files` and its entries are
+ * frozen (so a digest computed with the result stays valid: makeRepoSnapshot reuses it).
  */
 export async function scanTree(root: string, options: ScanOptions = {}): Promise<ScanResult> {
+  const r = await scanWithWorkers(root, options);
+  freezeFiles(r.files); // also where no digest was noted: the list behaves the same every time
+  return r;
+}
+
+async function scanWithWorkers(root: string, options: ScanOptions): Promise<ScanResult> {
   const prepared = prepare(root, options);
   if (prepared.jobs === 0) return runSync(prepared, options);
   if (options.signal?.aborted) throw abortError();
-  const unchanged = await tryStoredResultParallel(prepared, options);
+  const unchanged = await tryStoredResultParallel(prepared, options, true);
   if (unchanged !== null) return unchanged;
   // Workers cost ~30 ms each to start: the first files are hashed here, and the pool is only
   // spawned once the tree proves bigger than that (small trees finish before it would be up).
@@ -370,7 +386,7 @@ export async function scanTree(root: string, options: ScanOptions = {}): Promise
   });
   aborted.catch(() => undefined);
   try {
-    const run = new ScanRun(prepared, options);
+    const run = new ScanRun(prepared, options, true);
     const inlineViews = batchViews(new ArrayBuffer(BATCH_SLOT_BYTES), BATCH_CAPACITY);
     let failure: Error | undefined;
     const inFlight = new Set<Promise<void>>();

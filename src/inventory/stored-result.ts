@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { abortError, prefixOf, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
 import { processFile, STATUS, STAT_FIELDS } from './read-file.js';
 import { resolveLink } from './walk.js';
+import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
 import { HAS_SHA, saveCache } from './stat-cache.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanResult, SkippedEntry } from './types.js';
 
@@ -12,6 +13,8 @@ export interface StoredResult {
   skipped: SkippedEntry[];
   /** Per symlink entry (entry row LINK_ROW | i): its path and the file-table key of its target, or null (bytes 0, no digest). */
   links: [path: string, target: string | null][];
+  /** The snapshotDigest of these entries as an untruncated body, when the scan that stored them knew it. */
+  digest?: string;
 }
 
 /** Entry-row bit marking a symlink entry; the low bits index `StoredResult.links`. */
@@ -72,7 +75,7 @@ function changeLimit(rows: number): number {
 }
 
 /** Re-reads the changed rows, then builds the result from the cache rows; null when the walk must decide instead. */
-function resultWithChanges(p: Prepared, options: ScanOptions, json: string, changed: number[]): ScanResult | null {
+function resultWithChanges(p: Prepared, options: ScanOptions, json: string, changed: number[], digestBody: boolean): ScanResult | null {
   const t = p.previous.files;
   const rows = p.previous.entryRows;
   if (rows === undefined) return null;
@@ -126,7 +129,16 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
   if (bytes > p.maxBytes) return null; // the budget now cuts the list: let the walk do it
   if (options.signal?.aborted) throw abortError();
   const warnings = [...p.warnings];
+  let digest: string | undefined;
+  if (digestBody) {
+    // Unchanged rows and links give the same entries, hence the digest stored with them.
+    freezeFiles(files);
+    digest = changed.length === 0 && stored.digest !== undefined ? stored.digest : computeDigestOf(files, bytes);
+    rememberBodyDigest(files, bytes, digest);
+  }
   if (changed.length > 0 && p.cacheFile !== null) {
+    stored.digest = digest; // a stale digest must not survive the rewrite
+    p.previous.result = `${p.resultKey}\n${JSON.stringify(stored)}`;
     const w = saveCache(p.cacheFile, p.previous, p.rootReal, p.optionsKey);
     if (w !== undefined) warnings.push(w);
   }
@@ -137,20 +149,20 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
   return { files, truncated: false, counts: { files: n, bytes }, skipped: stored.skipped, warnings };
 }
 
-export function tryStoredResult(p: Prepared, options: ScanOptions): ScanResult | null {
+export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = false): ScanResult | null {
   const json = storedResultFor(p);
   if (json === null || !dirsUnchanged(p)) return null;
   const t = p.previous.files;
   const changed = changedFileRows(fs, prefixOf(p.rootReal), t.paths, t.stats, t.has, 0, t.size, changeLimit(t.size));
-  return changed === null ? null : resultWithChanges(p, options, json, changed);
+  return changed === null ? null : resultWithChanges(p, options, json, changed, digestBody);
 }
 
 /** Rows checked on this thread alone; above that one worker takes half (lstat scales ~2x). */
 const PARALLEL_VERIFY_MIN = 20_000;
 
-export async function tryStoredResultParallel(p: Prepared, options: ScanOptions): Promise<ScanResult | null> {
+export async function tryStoredResultParallel(p: Prepared, options: ScanOptions, digestBody: boolean): Promise<ScanResult | null> {
   const t = p.previous.files;
-  if (t.size < PARALLEL_VERIFY_MIN) return tryStoredResult(p, options);
+  if (t.size < PARALLEL_VERIFY_MIN) return tryStoredResult(p, options, digestBody);
   const json = storedResultFor(p);
   if (json === null) return null;
   const half = t.size >> 1;
@@ -176,7 +188,7 @@ parentPort.postMessage(changedFileRows(fs, w.prefix, w.paths.split('\\0'), w.sta
     if (mine === null) return null;
     const other = await theirs;
     if (other === null || mine.length + other.length > limit) return null;
-    return resultWithChanges(p, options, json, [...mine, ...other.map((i) => i + half)]);
+    return resultWithChanges(p, options, json, [...mine, ...other.map((i) => i + half)], digestBody);
   } finally {
     void worker.terminate();
   }

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { scanTree, scanTreeSync, snapshotRootDetailed, type ScanOptions, type ScanProgress, type ScanResult } from '../../src/inventory/index.js';
+import { makeRepoSnapshot, scanTree, scanTreeSync, snapshotDigestOf, snapshotRootDetailed, type ScanOptions, type ScanProgress, type ScanResult } from '../../src/inventory/index.js';
 import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
@@ -313,6 +313,36 @@ describe('unchanged-tree fast path', () => {
     expect(r.files.find((f) => f.path === 'via')).toMatchObject({ bytes: 6, kind: 'symlink' });
     expect(r.files.find((f) => f.path === 'dangling')).toMatchObject({ bytes: 8, kind: 'symlink' });
     expect(strip(r)).toEqual(strip(scanTreeSync(l.root, { cache: false })));
+  });
+});
+
+describe('digest stored with the result', () => {
+  const fresh = (r: ScanResult) => snapshotDigestOf({ files: r.files.map((f) => ({ ...f })), truncated: r.truncated, counts: { ...r.counts } });
+  const digestOf = (r: ScanResult) => makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts }).snapshotDigest;
+
+  it('a warm scan reuses the stored digest only while it is true, and its file list cannot be changed', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, { a: 'a', 'b/c': 'c', 'b/d': 'd' });
+    fs.symlinkSync('a', path.join(root, 'link'));
+    await sleep(MARGIN + 20);
+    const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN };
+    await scanTree(root, opts);
+    const warm = await scanTree(root, opts);
+    expect(digestOf(warm)).toBe(fresh(warm));
+    expect(() => {
+      (warm.files[0] as { bytes: number }).bytes = 99;
+    }).toThrow(TypeError);
+    expect(() => warm.files.push({ path: 'z', bytes: 0, mode: '0644', kind: 'file' })).toThrow(TypeError);
+    // Edited and re-scanned by the synchronous engine (which computes no digest): the stored one must go.
+    fs.writeFileSync(path.join(root, 'a'), 'edited');
+    scanTreeSync(root, opts);
+    await sleep(MARGIN + 20);
+    scanTreeSync(root, opts);
+    const after = await scanTree(root, opts);
+    expect(after.files.find((f) => f.path === 'link')).toMatchObject({ bytes: 6 });
+    expect(digestOf(after)).toBe(fresh(after));
+    expect(digestOf(after)).not.toBe(digestOf(warm));
   });
 });
 
