@@ -5,7 +5,7 @@ import { abortError, prefixOf, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared 
 import { processFile, STATUS, STAT_FIELDS } from './read-file.js';
 import { resolveLink } from './walk.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
-import { HAS_SHA, saveCache } from './stat-cache.js';
+import { HAS_SHA, saveCache, type FileTable } from './stat-cache.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanResult, SkippedEntry } from './types.js';
 
 /** What the stored result keeps besides its entry rows. */
@@ -69,6 +69,12 @@ export function changedFileRows(fs: typeof import('node:fs'), prefix: string, pa
   return out;
 }
 
+function sameSha(t: FileTable, row: number, sha: Uint8Array | undefined): boolean {
+  if (sha === undefined || (t.has[row]! & HAS_SHA) === 0) return false;
+  for (let k = 0; k < 32; k++) if (t.shas[row * 32 + k] !== sha[k]) return false;
+  return true;
+}
+
 /** Most changed files the fast path re-reads on the main thread before the full walk is better. */
 function changeLimit(rows: number): number {
   return Math.max(2000, rows >> 4);
@@ -79,8 +85,6 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
   const t = p.previous.files;
   const rows = p.previous.entryRows;
   if (rows === undefined) return null;
-  // A changed .gitignore can change which paths are in: only the walk can tell.
-  for (const i of changed) if (t.paths[i] === '.gitignore' || t.paths[i]!.endsWith('/.gitignore')) return null;
   const stored = JSON.parse(json) as StoredResult;
   const prefix = prefixOf(p.rootReal);
   const racyFrom = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
@@ -91,6 +95,9 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
     const rel = t.paths[i]!;
     const o = processFile(fs, crypto, prefix + rel, null, false, p.withDigest, buf, false);
     if ((o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY) || o.stat === undefined) return null;
+    // A .gitignore with new rules can change which paths are in: only the walk can tell. Same
+    // bytes as recorded (typically a racy row read again) change nothing.
+    if ((rel === '.gitignore' || rel.endsWith('/.gitignore')) && !sameSha(t, i, o.sha)) return null;
     t.set(rel, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
     bytesHashed += o.stat[0]!;
   }

@@ -271,6 +271,15 @@ describe('unchanged-tree fast path', () => {
     expect(r.files.map((f) => f.path)).toEqual(['a.log', 'b']);
   });
 
+  it('stays on the fast path when a .gitignore is rewritten with the same bytes', async () => {
+    const t = await primed({ '.gitignore': '*.log\n', 'sub/.gitignore': '!keep.log\n', 'sub/keep.log': 'k', 'x.log': 'x', a: 'a' });
+    fs.writeFileSync(path.join(t.root, 'sub', '.gitignore'), '!keep.log\n');
+    const { r, seen } = t.events();
+    expect(seen).toHaveLength(1);
+    expect(r.files.map((f) => f.path)).toEqual(['.gitignore', 'a', 'sub/.gitignore', 'sub/keep.log']);
+    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+  });
+
   it('still applies when only ignored content changed, and never with other limits', async () => {
     const t = await primed({ '.gitignore': 'build/\n', 'build/out': 'o', src: 's' });
     fs.writeFileSync(path.join(t.root, 'build', 'out'), 'changed');
