@@ -53,7 +53,7 @@ export class HashPool {
   private failure: Error | undefined;
   private closed = false;
 
-  constructor(size: number, maxInFlight = 2) {
+  constructor(size: number, maxInFlight = 3) {
     for (let i = 0; i < size * maxInFlight; i++) {
       const b = new SharedArrayBuffer(BATCH_SLOT_BYTES);
       this.buffers.push(b);

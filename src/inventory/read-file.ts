@@ -24,7 +24,7 @@ export const STATUS = {
 export const STAT_FIELDS = 6;
 
 /** Files per batch: the size of every shared batch slot. */
-export const BATCH_CAPACITY = 32;
+export const BATCH_CAPACITY = 256;
 /** Bytes of one batch slot (see batchViews for the layout). */
 export const BATCH_SLOT_BYTES = BATCH_CAPACITY * 162;
 

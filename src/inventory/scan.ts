@@ -376,9 +376,10 @@ async function scanWithWorkers(root: string, options: ScanOptions): Promise<Scan
   if (options.signal?.aborted) throw abortError();
   const unchanged = await tryStoredResultParallel(prepared, options, true);
   if (unchanged !== null) return unchanged;
-  // Workers cost ~30 ms each to start: the first files are hashed here, and the pool is only
-  // spawned once the tree proves bigger than that (small trees finish before it would be up).
-  let pool: HashPool | null = null;
+  // Workers cost ~30 ms each to start. A tree known to be small (from its cache) is hashed here; otherwise the pool starts now, so
+  // its ~30 ms boot overlaps the walk instead of stalling it.
+  const knownSmall = prepared.previous.files.size > 0 && prepared.previous.files.size < INLINE_FIRST_FILES;
+  let pool: HashPool | null = knownSmall ? null : new HashPool(prepared.jobs);
   let abortListener: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
     abortListener = () => reject(abortError());
