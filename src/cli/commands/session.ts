@@ -6,21 +6,17 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { CairnError } from '../../core/errors.js';
-import {
-  DEFAULT_SESSION_ID,
-  POST_SNAPSHOT_FILE,
-  PRE_SNAPSHOT_FILE,
-  SnapshotManager,
-  createNextIterationDir,
-  latestIterationDir,
-  pruneIterationDirs,
-  readPostSnapshot,
-  readPreSnapshot,
-  renderIterationReport,
-  saveIterationRecord,
-} from '../../session/index.js';
-import { openStore } from '../../store/index.js';
+import type { SnapshotManager } from '../../session/index.js';
+import { DEFAULT_SESSION_ID } from '../../session/record.js';
 import { UsageError, progressAllowed, writeJson, writeLine, type CliIO } from '../io.js';
+
+type SessionLib = typeof import('../../session/index.js');
+
+/** The session library (git, inventory, test-result parsers) loads only when a session command runs. */
+async function load(): Promise<SessionLib & { openStore: typeof import('../../store/open.js').openStore }> {
+  const [lib, store] = await Promise.all([import('../../session/index.js'), import('../../store/open.js')]);
+  return { ...lib, openStore: store.openStore };
+}
 
 const SESSION_HELP = `
 The iteration flow:
@@ -53,7 +49,7 @@ function resolveRoot(io: CliIO, root: string | undefined): string {
   return resolved;
 }
 
-function managerFor(io: CliIO, root: string, opts: RootOptions): SnapshotManager {
+function managerFor(lib: SessionLib, io: CliIO, root: string, opts: RootOptions): SnapshotManager {
   const options: ConstructorParameters<typeof SnapshotManager>[1] = {};
   if (opts.stateDir !== undefined) options.stateDir = opts.stateDir;
   if (opts.inventory === false) options.inventory = false;
@@ -68,7 +64,7 @@ function managerFor(io: CliIO, root: string, opts: RootOptions): SnapshotManager
       }
     };
   }
-  return new SnapshotManager(root, options);
+  return new lib.SnapshotManager(root, options);
 }
 
 function relativeForHumans(io: CliIO, p: string): string {
@@ -102,17 +98,18 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .option('--state-dir <dir>', 'agent state directory, relative to the root (default: .aiwg)')
     .option('--no-inventory', 'skip the whole-tree inventory (only committed changes will be seen)')
     .option('--json', 'print {iterationDir, pre} as one JSON document')
-    .action((opts: RootOptions & { iterationDir?: string }) => {
+    .action(async (opts: RootOptions & { iterationDir?: string }) => {
+      const lib = await load();
       const root = resolveRoot(io, opts.root);
-      const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : createNextIterationDir(root);
-      const pre = managerFor(io, root, opts).capturePreSnapshot(root, iterationDir);
+      const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : lib.createNextIterationDir(root);
+      const pre = managerFor(lib, io, root, opts).capturePreSnapshot(root, iterationDir);
       if (opts.json) {
         writeJson(io, { iterationDir, pre });
         return;
       }
       writeLine(io.stdout, iterationDir);
       const tree = pre.inventory ? `, ${pre.inventory.files} files inventoried` : '';
-      writeLine(io.stderr, `cairn: pre-snapshot written to ${relativeForHumans(io, path.join(iterationDir, PRE_SNAPSHOT_FILE))} (branch ${pre.git.branch}, HEAD ${pre.git.commit.slice(0, 12)}${tree})`);
+      writeLine(io.stderr, `cairn: pre-snapshot written to ${relativeForHumans(io, path.join(iterationDir, lib.PRE_SNAPSHOT_FILE))} (branch ${pre.git.branch}, HEAD ${pre.git.commit.slice(0, 12)}${tree})`);
     });
 
   session
@@ -127,22 +124,23 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .option('--no-inventory', 'skip the whole-tree inventory')
     .option('--json', 'print the SnapshotDiff as one JSON document')
     .action(async (opts: RootOptions & { iterationDir?: string; store?: string | false; session?: string }) => {
+      const lib = await load();
       const root = resolveRoot(io, opts.root);
-      const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : latestIterationDir(root);
+      const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : lib.latestIterationDir(root);
       if (iterationDir === null) {
         throw new CairnError('ERR_NOT_FOUND', `no iteration with a pre-snapshot under ${path.join(root, '.cairn', 'iterations')}; run \`cairn session pre\` first or pass --iteration-dir`);
       }
-      const manager = managerFor(io, root, opts);
+      const manager = managerFor(lib, io, root, opts);
       const post = manager.capturePostSnapshot(root, iterationDir);
-      const pre = readPreSnapshot(path.join(iterationDir, PRE_SNAPSHOT_FILE));
+      const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
       const diff = manager.calculateDiff(pre, post);
       if (opts.json) writeJson(io, diff);
-      else io.stdout.write(renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff }));
+      else io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff }));
       if (opts.store === false) return;
       const sessionId = opts.session ?? DEFAULT_SESSION_ID;
-      const storage = await openStore(typeof opts.store === 'string' ? opts.store : undefined, { cwd: root, env: io.env });
+      const storage = await lib.openStore(typeof opts.store === 'string' ? opts.store : undefined, { cwd: root, env: io.env });
       try {
-        const saved = await saveIterationRecord(storage, { iterationDir, pre, post, diff }, sessionId);
+        const saved = await lib.saveIterationRecord(storage, { iterationDir, pre, post, diff }, sessionId);
         writeLine(io.stderr, `cairn: iteration record saved to the store (session ${sessionId}, scope agent/iterations, id ${saved.snapshotId})`);
       } finally {
         await storage.close();
@@ -155,18 +153,19 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .argument('[iteration-dir]', 'the iteration directory (default: the latest finished one under <root>/.cairn/iterations/)')
     .option('--root <dir>', 'project root (default: the current directory)')
     .option('--json', 'print the SnapshotDiff as one JSON document')
-    .action((dirArg: string | undefined, opts: RootOptions) => {
+    .action(async (dirArg: string | undefined, opts: RootOptions) => {
+      const lib = await load();
       let iterationDir: string | null;
       if (dirArg !== undefined) iterationDir = path.resolve(io.cwd, dirArg);
-      else iterationDir = latestIterationDir(resolveRoot(io, opts.root), { needPost: true });
+      else iterationDir = lib.latestIterationDir(resolveRoot(io, opts.root), { needPost: true });
       if (iterationDir === null) {
         throw new CairnError('ERR_NOT_FOUND', 'no finished iteration found; pass the iteration directory, or run `cairn session pre` and `cairn session post` first');
       }
-      const pre = readPreSnapshot(path.join(iterationDir, PRE_SNAPSHOT_FILE));
-      const post = readPostSnapshot(path.join(iterationDir, POST_SNAPSHOT_FILE));
-      const diff = new SnapshotManager(opts.root ?? io.cwd).calculateDiff(pre, post);
+      const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
+      const post = lib.readPostSnapshot(path.join(iterationDir, lib.POST_SNAPSHOT_FILE));
+      const diff = new lib.SnapshotManager(opts.root ?? io.cwd).calculateDiff(pre, post);
       if (opts.json) writeJson(io, diff);
-      else io.stdout.write(renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff }));
+      else io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff }));
     });
 
   session
@@ -177,13 +176,14 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .option('--grace-minutes <n>', 'keep unreferenced inventory objects younger than this (default 15), so a snapshot being taken right now is safe', parseNonNegativeInt('--grace-minutes'))
     .option('--dry-run', 'report what would be deleted, delete nothing')
     .option('--json', 'print the result as one JSON document')
-    .action((opts: RootOptions & { keepLast?: number; graceMinutes?: number; dryRun?: boolean }) => {
+    .action(async (opts: RootOptions & { keepLast?: number; graceMinutes?: number; dryRun?: boolean }) => {
+      const lib = await load();
       const root = resolveRoot(io, opts.root);
       const dryRun = opts.dryRun ?? false;
-      const iterationsDeleted = opts.keepLast === undefined ? [] : pruneIterationDirs(root, opts.keepLast, dryRun);
+      const iterationsDeleted = opts.keepLast === undefined ? [] : lib.pruneIterationDirs(root, opts.keepLast, dryRun);
       const pruneOptions: { graceMs?: number; dryRun: boolean } = { dryRun };
       if (opts.graceMinutes !== undefined) pruneOptions.graceMs = opts.graceMinutes * 60_000;
-      const inventories = new SnapshotManager(root).pruneInventories(pruneOptions);
+      const inventories = new lib.SnapshotManager(root).pruneInventories(pruneOptions);
       if (opts.json) {
         writeJson(io, { iterationsDeleted, inventories });
         return;
