@@ -220,7 +220,7 @@ class ScanRun {
   private storeResult(files: RepoSnapshotEntry[], bytes: number, skipped: SkippedEntry[]): void {
     const index = this.next.files.index;
     const rows = new Uint32Array(files.length);
-    const links: [string, string | null][] = [];
+    const links: [string, string | null, number][] = [];
     let li = 0;
     for (let k = 0; k < files.length; k++) {
       const f = files[k]!;
@@ -228,9 +228,10 @@ class ScanRun {
         while (this.slots[li]!.rel !== f.path) li++;
         const slot = this.slots[li]!;
         const target = slot.unresolved ? null : (slot.targetRel ?? null);
-        if (target !== null && !index.has(target)) return;
+        const targetRow = target === null ? -1 : index.get(target);
+        if (targetRow === undefined) return;
         rows[k] = LINK_ROW | links.length;
-        links.push([f.path, target]);
+        links.push([f.path, target, targetRow]);
         continue;
       }
       const row = index.get(f.path);

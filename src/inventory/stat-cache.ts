@@ -17,12 +17,13 @@ import type { ScanWarning } from './types.js';
  *   u32 nFiles | u32 nDirs | u32 nListing
  *   files: nFiles × 6 × f64 (size, mtimeMs, ctimeMs, ino, dev, mode) | nFiles × u8 hasSha | nFiles × 32 sha
  *   dirs:  nDirs × 4 × f64 (mtimeMs, ctimeMs, ino, dev) | nDirs × u32 listing length | nListing × u8 type
- *   u32 stringsLen | strings: file paths, dir paths, listing names, NUL-separated
+ *   u32 pathsLen | file paths, dir paths, NUL-separated
+ *   u32 namesLen | listing names, NUL-separated (decoded only when a listing is used)
  *   u32 resultLen | result JSON (may be empty) | u32 nEntries | nEntries × u32 file row
  *   sha256 of everything above (32 bytes)
  */
 const MAGIC = Buffer.from('CAIRNSC\0', 'latin1');
-export const CACHE_FORMAT = 7;
+export const CACHE_FORMAT = 8;
 
 /**
  * A directory's entries in walk order (sorted by name, directories keyed with a trailing '/'),
@@ -52,7 +53,7 @@ export const RACY = 4;
  */
 export class FileTable {
   paths: string[] = [];
-  readonly index = new Map<string, number>();
+  private indexMap: Map<string, number> | undefined;
   stats: Float64Array;
   shas: Uint8Array;
   /**
@@ -65,6 +66,16 @@ export class FileTable {
     this.stats = new Float64Array(capacity * STAT_FIELDS);
     this.shas = new Uint8Array(capacity * 32);
     this.has = new Uint8Array(capacity);
+  }
+
+  /** Row of each path; built on first use (the unchanged-tree path never needs it). */
+  get index(): Map<string, number> {
+    if (this.indexMap === undefined) {
+      const m = new Map<string, number>();
+      for (let i = 0; i < this.paths.length; i++) m.set(this.paths[i]!, i);
+      this.indexMap = m;
+    }
+    return this.indexMap;
   }
 
   get size(): number {
@@ -193,6 +204,49 @@ class Reader {
   }
 }
 
+/**
+ * Every directory listing of a loaded cache, decoded on first use: the unchanged-tree path never
+ * reads a listing, and ~100k name strings are its largest allocation.
+ */
+class LazyListings {
+  private decoded: Listing[] | undefined;
+  constructor(
+    private readonly names: Buffer,
+    private readonly types: string,
+    private readonly lens: number[],
+    private readonly total: number,
+  ) {}
+
+  get(i: number): Listing {
+    if (this.decoded === undefined) {
+      const all = this.total === 0 ? [] : this.names.toString('utf8').split('\0');
+      // Checksummed, so only a bug could trip this; fail loudly rather than misread a tree.
+      if (all.length !== this.total) throw new Error('stat cache: listing table mismatch');
+      const out: Listing[] = new Array<Listing>(this.lens.length);
+      let p = 0;
+      for (let k = 0; k < this.lens.length; k++) {
+        const n = this.lens[k]!;
+        out[k] = { names: all.slice(p, p + n), types: this.types.slice(p, p + n) };
+        p += n;
+      }
+      this.decoded = out;
+    }
+    return this.decoded[i]!;
+  }
+}
+
+class LazyCachedDir implements CachedDir {
+  constructor(
+    readonly stat: DirStatRow,
+    private readonly listings: LazyListings,
+    private readonly i: number,
+  ) {}
+
+  get listing(): Listing {
+    return this.listings.get(this.i);
+  }
+}
+
 function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheData {
   if (buf.length < MAGIC.length + 8 + 32 || !buf.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error('not a cairn stat cache');
   const body = buf.subarray(0, buf.length - 32);
@@ -226,8 +280,8 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   if (listingTotal !== nListing) throw new Error('listing count mismatch');
   const types = r.bytes(nListing).toString('latin1');
   if (!/^[dflo]*$/.test(types)) throw new Error('bad listing type');
-  const stringsLen = r.u32();
-  const strings = r.bytes(stringsLen).toString('utf8');
+  const pathsText = r.bytes(r.u32()).toString('utf8');
+  const namesBytes = r.bytes(r.u32());
   const result = r.bytes(r.u32()).toString('utf8');
   const nEntries = r.u32();
   const entryRows = new Uint32Array(nEntries);
@@ -235,30 +289,16 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   // The top bit marks a symlink entry (stored-result.ts LINK_ROW), checked where it is used.
   for (const row of entryRows) if (row < 0x80000000 && row >= nFiles) throw new Error('entry row out of range');
   if (r.off !== body.length) throw new Error('trailing bytes');
-  const parts = nFiles + nDirs + nListing === 0 ? [] : strings.split('\0');
-  if (parts.length !== nFiles + nDirs + nListing) throw new Error('string table mismatch');
+  const parts = nFiles + nDirs === 0 ? [] : pathsText.split('\0');
+  if (parts.length !== nFiles + nDirs) throw new Error('string table mismatch');
   const data: StatCacheData = { files: table, dirs: new Map() };
   if (result !== '') {
     data.result = result;
     data.entryRows = entryRows;
   }
-  let p = 0;
-  for (let i = 0; i < nFiles; i++) {
-    const filePath = parts[p++]!;
-    if (table.index.has(filePath)) throw new Error('duplicate path');
-    table.paths.push(filePath);
-    table.index.set(filePath, i);
-  }
-  const dirPaths = parts.slice(p, p + nDirs);
-  p += nDirs;
-  let tp = 0;
-  for (let i = 0; i < nDirs; i++) {
-    const n = listingLens[i]!;
-    const listing: Listing = { names: parts.slice(p, p + n), types: types.slice(tp, tp + n) };
-    p += n;
-    tp += n;
-    data.dirs.set(dirPaths[i]!, { stat: dirStats[i]!, listing });
-  }
+  table.paths = parts.slice(0, nFiles);
+  const listings = new LazyListings(Buffer.from(namesBytes), types, listingLens, nListing);
+  for (let i = 0; i < nDirs; i++) data.dirs.set(parts[nFiles + i]!, new LazyCachedDir(dirStats[i]!, listings, i));
   return data;
 }
 
@@ -270,6 +310,7 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   let nListing = 0;
   for (const d of data.dirs.values()) nListing += d.listing.names.length;
   const strings: string[] = [...t.paths];
+  const names: string[] = [];
   const fixed = Buffer.allocUnsafe(MAGIC.length + 8 + header.length + 12 + nFiles * (48 + 1 + 32) + nDirs * (32 + 4) + nListing + 4);
   let off = MAGIC.copy(fixed, 0);
   off = fixed.writeUInt32LE(CACHE_FORMAT, off);
@@ -287,18 +328,21 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   }
   for (const d of data.dirs.values()) {
     off = fixed.writeUInt32LE(d.listing.names.length, off);
-    for (const name of d.listing.names) strings.push(name);
+    for (const name of d.listing.names) names.push(name);
   }
   for (const d of data.dirs.values()) off += fixed.write(d.listing.types, off, 'latin1');
-  const blob = Buffer.from(strings.join('\0'), 'utf8');
-  off = fixed.writeUInt32LE(blob.length, off);
+  const pathsBlob = Buffer.from(strings.join('\0'), 'utf8');
+  const namesBlob = Buffer.from(names.join('\0'), 'utf8');
+  off = fixed.writeUInt32LE(pathsBlob.length, off);
   const result = Buffer.from(data.result ?? '', 'utf8');
   const rows = data.result === undefined || data.entryRows === undefined ? new Uint32Array(0) : data.entryRows;
   const lens = Buffer.allocUnsafe(8);
   lens.writeUInt32LE(result.length, 0);
   const rowBytes = Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength);
   lens.writeUInt32LE(rows.length, 4);
-  const parts = [fixed.subarray(0, off), blob, lens.subarray(0, 4), result, lens.subarray(4), rowBytes];
+  const namesLen = Buffer.allocUnsafe(4);
+  namesLen.writeUInt32LE(namesBlob.length, 0);
+  const parts = [fixed.subarray(0, off), pathsBlob, namesLen, namesBlob, lens.subarray(0, 4), result, lens.subarray(4), rowBytes];
   const h = createHash('sha256');
   for (const part of parts) h.update(part);
   return Buffer.concat([...parts, h.digest()]);

@@ -11,8 +11,8 @@ import type { RepoSnapshotEntry, ScanOptions, ScanResult, SkippedEntry } from '.
 /** What the stored result keeps besides its entry rows. */
 export interface StoredResult {
   skipped: SkippedEntry[];
-  /** Per symlink entry (entry row LINK_ROW | i): its path and the file-table key of its target, or null (bytes 0, no digest). */
-  links: [path: string, target: string | null][];
+  /** Per symlink entry (entry row LINK_ROW | i): its path and the file-table key and row of its target (null, -1: bytes 0, no digest). */
+  links: [path: string, target: string | null, targetRow: number][];
   /** The snapshotDigest of these entries as an untruncated body, when the scan that stored them knew it. */
   digest?: string;
 }
@@ -112,15 +112,15 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
       // A link is resolved again (cheap: links are few); it must lead where it led last time.
       const link = stored.links[i - LINK_ROW];
       if (link === undefined) return null;
-      const [linkPath, target] = link;
+      const [linkPath, target, targetRow] = link;
       if ((resolveLink(p.rootReal, prefix + linkPath)?.targetRel ?? null) !== target) return null;
       if (target === null) {
         files[k] = { path: linkPath, bytes: 0, mode: '0644', kind: 'symlink' };
         continue;
       }
-      const row = t.index.get(target);
-      if (row === undefined) return null;
-      i = row;
+      // Rows keep their place when re-read, so the stored row still holds the target.
+      if (t.paths[targetRow] !== target) return null;
+      i = targetRow;
       path = linkPath;
       kind = 'symlink';
     }
@@ -164,25 +164,44 @@ export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = 
   return changed === null ? null : resultWithChanges(p, options, json, changed, digestBody);
 }
 
-/** Rows checked on this thread alone; above that one worker takes half (lstat scales ~2x). */
+/** Rows checked on this thread alone; above that a worker shares the lstats (they scale ~2x). */
 const PARALLEL_VERIFY_MIN = 20_000;
+/** Rows claimed at a time by each verifying thread. */
+const VERIFY_CHUNK = 1024;
+
+/**
+ * Claims chunks of rows from a shared counter until none are left, returning the changed rows
+ * (or null past `limit`). Both threads run it, so neither waits on the other whatever the
+ * worker's start-up delay. Self-contained: also runs in a worker as text.
+ */
+export function claimChangedRows(fs: typeof import('node:fs'), changed: typeof changedFileRows, counter: Int32Array, chunk: number, prefix: string, paths: readonly string[], stats: Float64Array, flags: Uint8Array, size: number, limit: number): number[] | null {
+  const out: number[] = [];
+  for (;;) {
+    const from = Atomics.add(counter, 0, chunk);
+    if (from >= size) return out;
+    const rows = changed(fs, prefix, paths, stats, flags, from, Math.min(size, from + chunk), limit - out.length);
+    if (rows === null) return null;
+    for (const r of rows) out.push(r);
+  }
+}
 
 export async function tryStoredResultParallel(p: Prepared, options: ScanOptions, digestBody: boolean): Promise<ScanResult | null> {
   const t = p.previous.files;
   if (t.size < PARALLEL_VERIFY_MIN) return tryStoredResult(p, options, digestBody);
   const json = storedResultFor(p);
   if (json === null) return null;
-  const half = t.size >> 1;
   const prefix = prefixOf(p.rootReal);
   const limit = changeLimit(t.size);
+  const counter = new Int32Array(new SharedArrayBuffer(4));
   const source = `'use strict';
 const fs = require('node:fs');
 const { parentPort, workerData: w } = require('node:worker_threads');
 var __name = (fn) => fn;
 const changedFileRows = (${changedFileRows.toString()});
-parentPort.postMessage(changedFileRows(fs, w.prefix, w.paths.split('\\0'), w.stats, w.flags, 0, w.count, w.limit));
+const claimChangedRows = (${claimChangedRows.toString()});
+parentPort.postMessage(claimChangedRows(fs, changedFileRows, w.counter, w.chunk, w.prefix, w.paths.split('\\0'), w.stats, w.flags, w.size, w.limit));
 `;
-  const workerData = { prefix, paths: t.paths.slice(half).join('\0'), stats: t.stats.slice(half * STAT_FIELDS, t.size * STAT_FIELDS), flags: t.has.slice(half, t.size), count: t.size - half, limit };
+  const workerData = { prefix, paths: t.paths.join('\0'), stats: t.stats.subarray(0, t.size * STAT_FIELDS), flags: t.has.subarray(0, t.size), size: t.size, limit, counter, chunk: VERIFY_CHUNK };
   const worker = new Worker(source, { eval: true, workerData });
   const theirs = new Promise<number[] | null>((resolve) => {
     worker.once('message', (rows: number[] | null) => resolve(rows));
@@ -191,11 +210,11 @@ parentPort.postMessage(changedFileRows(fs, w.prefix, w.paths.split('\\0'), w.sta
   });
   try {
     if (!dirsUnchanged(p)) return null;
-    const mine = changedFileRows(fs, prefix, t.paths, t.stats, t.has, 0, half, limit);
+    const mine = claimChangedRows(fs, changedFileRows, counter, VERIFY_CHUNK, prefix, t.paths, t.stats, t.has, t.size, limit);
     if (mine === null) return null;
     const other = await theirs;
     if (other === null || mine.length + other.length > limit) return null;
-    return resultWithChanges(p, options, json, [...mine, ...other.map((i) => i + half)], digestBody);
+    return resultWithChanges(p, options, json, [...mine, ...other], digestBody);
   } finally {
     void worker.terminate();
   }
