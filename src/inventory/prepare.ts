@@ -39,6 +39,12 @@ export interface Prepared {
   /** The limits, which the cached whole result also depends on. */
   resultKey: string;
   previous: StatCacheData;
+  /**
+   * Set when the stored-result path checked every file row and still fell back to the walk
+   * (a .gitignore changed): 1 for rows whose lstat matched and that need no re-read, so the walk
+   * takes them from the cache without touching the file again.
+   */
+  verified?: Uint8Array;
   warnings: ScanWarning[];
 }
 

@@ -128,6 +128,20 @@ class ScanRun {
     return o;
   }
 
+  /**
+   * Finishes a slot from its cache row when the stored-result check already lstat-confirmed that
+   * row this run (see Prepared.verified); false when the file must be looked at.
+   */
+  takeVerified(slot: ScanSlot): boolean {
+    const v = this.p.verified;
+    if (v === undefined || !this.p.withDigest) return false;
+    const prev = this.p.previous.files;
+    const i = prev.index.get(slot.targetRel ?? slot.rel);
+    if (i === undefined || v[i] !== 1 || (prev.has[i]! & (HAS_SHA | RACY)) !== HAS_SHA) return false;
+    this.finishSlot(slot, { status: STATUS.OK_CACHED }, prev.stats, i * STAT_FIELDS, prev.shas, i * 32);
+    return true;
+  }
+
   /** Adds a slot to a batch, noting its cache row if there is one. */
   addToBatch(batch: PendingBatch, slot: ScanSlot): void {
     batch.slots.push(slot);
@@ -345,7 +359,7 @@ function runSync(prepared: Prepared, options: ScanOptions): ScanResult {
     run.checkAbort();
     const slot = run.pull();
     if (slot === null) break;
-    if (slot.done) continue;
+    if (slot.done || run.takeVerified(slot)) continue;
     run.addToBatch(batch, slot);
     if (batch.slots.length >= batchFiles || batch.full) flush();
   }
@@ -421,7 +435,7 @@ async function scanWithWorkers(root: string, options: ScanOptions): Promise<Scan
         run.checkAbort();
         const slot = run.pull();
         if (slot === null) break;
-        if (slot.done) continue;
+        if (slot.done || run.takeVerified(slot)) continue;
         if (pool === null) {
           if (inline < INLINE_FIRST_FILES) {
             inline++;

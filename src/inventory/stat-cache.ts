@@ -104,6 +104,11 @@ export class FileTable {
       this.paths.push(path);
       this.index.set(path, i);
     }
+    this.setRow(i, stat, statOffset, sha, shaOffset, racy);
+  }
+
+  /** Replaces existing row `i` (no path lookup). */
+  setRow(i: number, stat: ArrayLike<number>, statOffset: number, sha: Uint8Array | null, shaOffset: number, racy = false): void {
     for (let k = 0; k < STAT_FIELDS; k++) this.stats[i * STAT_FIELDS + k] = stat[statOffset + k]!;
     if (sha === null) {
       this.has[i] = racy ? RACY : 0;
@@ -211,9 +216,9 @@ class Reader {
 class LazyListings {
   private decoded: Listing[] | undefined;
   constructor(
-    private readonly names: Buffer,
-    private readonly types: string,
-    private readonly lens: number[],
+    readonly names: Buffer,
+    readonly types: string,
+    readonly lens: number[],
     private readonly total: number,
   ) {}
 
@@ -238,8 +243,8 @@ class LazyListings {
 class LazyCachedDir implements CachedDir {
   constructor(
     readonly stat: DirStatRow,
-    private readonly listings: LazyListings,
-    private readonly i: number,
+    readonly listings: LazyListings,
+    readonly i: number,
   ) {}
 
   get listing(): Listing {
@@ -302,13 +307,29 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   return data;
 }
 
+/** The loaded listings when `dirs` holds exactly the directories of one loaded cache, in order. */
+function loadedListings(dirs: Map<string, CachedDir>): LazyListings | null {
+  let shared: LazyListings | null = null;
+  let k = 0;
+  for (const d of dirs.values()) {
+    if (!(d instanceof LazyCachedDir) || d.i !== k || (shared !== null && d.listings !== shared)) return null;
+    shared = d.listings;
+    k++;
+  }
+  return shared !== null && shared.lens.length === k ? shared : null;
+}
+
 export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: string): Buffer {
   const header = Buffer.from(JSON.stringify({ tool: 'cairn', root: rootReal, optionsKey, endianness: os.endianness() } satisfies CacheHeader), 'utf8');
   const t = data.files;
   const nFiles = t.size;
   const nDirs = data.dirs.size;
+  // Directories exactly as loaded (the unchanged-tree path) are written back from their raw
+  // bytes, without decoding a single listing.
+  const raw = loadedListings(data.dirs);
   let nListing = 0;
-  for (const d of data.dirs.values()) nListing += d.listing.names.length;
+  if (raw !== null) nListing = raw.types.length;
+  else for (const d of data.dirs.values()) nListing += d.listing.names.length;
   const strings: string[] = [...t.paths];
   const names: string[] = [];
   const fixed = Buffer.allocUnsafe(MAGIC.length + 8 + header.length + 12 + nFiles * (48 + 1 + 32) + nDirs * (32 + 4) + nListing + 4);
@@ -326,13 +347,18 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
     strings.push(p);
     for (const v of d.stat) off = fixed.writeDoubleLE(v, off);
   }
-  for (const d of data.dirs.values()) {
-    off = fixed.writeUInt32LE(d.listing.names.length, off);
-    for (const name of d.listing.names) names.push(name);
+  if (raw !== null) {
+    for (const n of raw.lens) off = fixed.writeUInt32LE(n, off);
+    off += fixed.write(raw.types, off, 'latin1');
+  } else {
+    for (const d of data.dirs.values()) {
+      off = fixed.writeUInt32LE(d.listing.names.length, off);
+      for (const name of d.listing.names) names.push(name);
+    }
+    for (const d of data.dirs.values()) off += fixed.write(d.listing.types, off, 'latin1');
   }
-  for (const d of data.dirs.values()) off += fixed.write(d.listing.types, off, 'latin1');
   const pathsBlob = Buffer.from(strings.join('\0'), 'utf8');
-  const namesBlob = Buffer.from(names.join('\0'), 'utf8');
+  const namesBlob = raw !== null ? raw.names : Buffer.from(names.join('\0'), 'utf8');
   off = fixed.writeUInt32LE(pathsBlob.length, off);
   const result = Buffer.from(data.result ?? '', 'utf8');
   const rows = data.result === undefined || data.entryRows === undefined ? new Uint32Array(0) : data.entryRows;

@@ -75,6 +75,13 @@ function sameSha(t: FileTable, row: number, sha: Uint8Array | undefined): boolea
   return true;
 }
 
+/** Every file row was lstat-checked: all but `changed` are known good, should the walk be needed. */
+function noteVerified(p: Prepared, changed: readonly number[]): void {
+  const v = new Uint8Array(p.previous.files.size).fill(1);
+  for (const i of changed) v[i] = 0;
+  p.verified = v;
+}
+
 /** Most changed files the fast path re-reads on the main thread before the full walk is better. */
 function changeLimit(rows: number): number {
   return Math.max(2000, rows >> 4);
@@ -98,7 +105,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
     // A .gitignore with new rules can change which paths are in: only the walk can tell. Same
     // bytes as recorded (typically a racy row read again) change nothing.
     if ((rel === '.gitignore' || rel.endsWith('/.gitignore')) && !sameSha(t, i, o.sha)) return null;
-    t.set(rel, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
+    t.setRow(i, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
     bytesHashed += o.stat[0]!;
   }
   const files: RepoSnapshotEntry[] = new Array<RepoSnapshotEntry>(rows.length);
@@ -161,7 +168,9 @@ export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = 
   if (json === null || !dirsUnchanged(p)) return null;
   const t = p.previous.files;
   const changed = changedFileRows(fs, prefixOf(p.rootReal), t.paths, t.stats, t.has, 0, t.size, changeLimit(t.size));
-  return changed === null ? null : resultWithChanges(p, options, json, changed, digestBody);
+  if (changed === null) return null;
+  noteVerified(p, changed);
+  return resultWithChanges(p, options, json, changed, digestBody);
 }
 
 /** Rows checked on this thread alone; above that a worker shares the lstats (they scale ~2x). */
@@ -214,7 +223,9 @@ parentPort.postMessage(claimChangedRows(fs, changedFileRows, w.counter, w.chunk,
     if (mine === null) return null;
     const other = await theirs;
     if (other === null || mine.length + other.length > limit) return null;
-    return resultWithChanges(p, options, json, [...mine, ...other], digestBody);
+    const changed = [...mine, ...other];
+    noteVerified(p, changed);
+    return resultWithChanges(p, options, json, changed, digestBody);
   } finally {
     void worker.terminate();
   }

@@ -248,6 +248,17 @@ describe('unchanged-tree fast path', () => {
     expect(strip(again.r)).toEqual(strip(r));
   });
 
+  it('a cache rewritten by the fast path still lists every directory right for the next walk', async () => {
+    const t = await primed({ a: 'a', 'b/c': 'c', 'b/d/e': 'e', 'f/g': 'g' });
+    fs.writeFileSync(path.join(t.root, 'a'), 'edited in place');
+    expect(t.events().seen).toHaveLength(1); // rewrites the cache without decoding its listings
+    fs.writeFileSync(path.join(t.root, 'f', 'new'), 'new'); // f changed: the walk reuses b's and b/d's listings
+    const { r, seen } = t.events();
+    expect(seen.length).toBeGreaterThan(1);
+    expect(r.files.map((f) => f.path)).toEqual(['a', 'b/c', 'b/d/e', 'f/g', 'f/new']);
+    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+  });
+
   it('falls back to the walk when an in-place edit pushes the total over maxBytes', async () => {
     const root = tempDir();
     const cacheDir = tempDir('cairn-cache-');
@@ -269,6 +280,17 @@ describe('unchanged-tree fast path', () => {
     const { r, seen } = t.events();
     expect(seen.length).toBeGreaterThan(1);
     expect(r.files.map((f) => f.path)).toEqual(['a.log', 'b']);
+  });
+
+  it('after a .gitignore edit, walks with the rows it just checked: edited, unignored and untouched files all right', async () => {
+    const t = await primed({ '.gitignore': '*.log\n', 'sub/x.log': 'was ignored', 'sub/y': 'y', a: 'a', b: 'b' });
+    fs.writeFileSync(path.join(t.root, '.gitignore'), '*.tmp\n');
+    fs.writeFileSync(path.join(t.root, 'b'), 'edited in place');
+    const { r, seen } = t.events();
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen.at(-1)).toMatchObject({ filesHashed: 3, filesCached: 2 }); // .gitignore, b, sub/x.log read; a, sub/y from the check
+    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    expect(strip(await scanTree(t.root, t.opts))).toEqual(strip(r));
   });
 
   it('stays on the fast path when a .gitignore is rewritten with the same bytes', async () => {
