@@ -80,6 +80,7 @@ class ScanRun {
       previous: p.previous,
       next: this.next,
       racyFromMs: this.racyFromMs,
+      dirsVerified: p.verified !== undefined,
       readGitignore: (abs, key) => this.readGitignore(abs, key),
       onSkip: (s, position) => {
         this.walkSkips.push({ s, position });

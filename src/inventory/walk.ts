@@ -61,6 +61,8 @@ export interface WalkOptions {
   next: StatCacheData;
   /** mtime/ctime at or after this (ms) are racy: listings seen then are not trusted next time. */
   racyFromMs: number;
+  /** Every cached directory was lstat-checked unchanged moments ago (stored-result check): reuse their stats. */
+  dirsVerified: boolean;
   /** Reads a .gitignore (and hashes it, so it is read once). */
   readGitignore: (abs: string, cacheKey: string) => FileOutcome;
   /** Receives skipped paths with the number of items emitted before them (their walk position). */
@@ -166,6 +168,11 @@ export class Walker {
   /** Lists a directory (or reuses its cached listing) and reads its .gitignore. */
   private enter(abs: string, rel: string): Frame | undefined {
     const o = this.o;
+    const known = o.dirsVerified ? o.previous.dirs.get(rel) : undefined;
+    if (known !== undefined) {
+      o.next.dirs.set(rel, known);
+      return this.frame(abs, rel, known.listing);
+    }
     let st: fs.Stats | undefined;
     try {
       st = fs.lstatSync(abs, { throwIfNoEntry: false });
@@ -195,6 +202,12 @@ export class Walker {
       if (!racy && !listing.types.includes('x')) o.next.dirs.set(rel, { stat, listing } satisfies CachedDir);
       else o.onUntrusted();
     }
+    return this.frame(abs, rel, listing);
+  }
+
+  /** A directory's frame, with its .gitignore read and pushed. */
+  private frame(abs: string, rel: string, listing: Listing): Frame {
+    const o = this.o;
     const frame: Frame = { abs, rel, listing, index: 0, pushedIgnore: false };
     if (o.respectGitignore) {
       // git does not follow a symlinked .gitignore in the work tree; only a regular file counts.
