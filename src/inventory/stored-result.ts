@@ -165,9 +165,34 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
 
 export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = false): ScanResult | null {
   const json = storedResultFor(p);
-  if (json === null || !dirsUnchanged(p)) return null;
+  if (json === null) return null;
   const t = p.previous.files;
-  const changed = changedFileRows(fs, prefixOf(p.rootReal), t.paths, t.stats, t.has, 0, t.size, changeLimit(t.size));
+  const prefix = prefixOf(p.rootReal);
+  const limit = changeLimit(t.size);
+  let changed: number[] | null;
+  if (t.size >= PARALLEL_VERIFY_MIN && p.jobs > 0) {
+    // Synchronous callers too get a second thread: the worker reports through shared memory
+    // and this thread blocks on it (Atomics.wait) once its own share is done.
+    const shared = new Int32Array(new SharedArrayBuffer(4 * (3 + limit + 1)));
+    const worker = startVerifier(p, prefix, limit, shared, true);
+    try {
+      if (!dirsUnchanged(p)) return null;
+      const mine = claimChangedRows(fs, changedFileRows, shared, VERIFY_CHUNK, prefix, t.paths, t.stats, t.has, t.size, limit);
+      if (mine === null) return null;
+      // Boot takes ~30-40 ms; a worker that never reports in time sends us to the walk.
+      if (Atomics.wait(shared, 1, 0, VERIFY_WORKER_TIMEOUT_MS) === 'timed-out') return null;
+      const n = shared[2]!;
+      if (n < 0) return null;
+      changed = mine;
+      for (let k = 0; k < n; k++) changed.push(shared[3 + k]!);
+      if (changed.length > limit) return null;
+    } finally {
+      void worker.terminate();
+    }
+  } else {
+    if (!dirsUnchanged(p)) return null;
+    changed = changedFileRows(fs, prefix, t.paths, t.stats, t.has, 0, t.size, limit);
+  }
   if (changed === null) return null;
   noteVerified(p, changed);
   return resultWithChanges(p, options, json, changed, digestBody);
@@ -175,6 +200,8 @@ export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = 
 
 /** Rows checked on this thread alone; above that a worker shares the lstats (they scale ~2x). */
 const PARALLEL_VERIFY_MIN = 20_000;
+/** How long a synchronous scan waits for its verifying worker before walking instead. */
+const VERIFY_WORKER_TIMEOUT_MS = 5000;
 /** Rows claimed at a time by each verifying thread. */
 const VERIFY_CHUNK = 1024;
 
@@ -202,16 +229,7 @@ export async function tryStoredResultParallel(p: Prepared, options: ScanOptions,
   const prefix = prefixOf(p.rootReal);
   const limit = changeLimit(t.size);
   const counter = new Int32Array(new SharedArrayBuffer(4));
-  const source = `'use strict';
-const fs = require('node:fs');
-const { parentPort, workerData: w } = require('node:worker_threads');
-var __name = (fn) => fn;
-const changedFileRows = (${changedFileRows.toString()});
-const claimChangedRows = (${claimChangedRows.toString()});
-parentPort.postMessage(claimChangedRows(fs, changedFileRows, w.counter, w.chunk, w.prefix, w.paths.split('\\0'), w.stats, w.flags, w.size, w.limit));
-`;
-  const workerData = { prefix, paths: t.paths.join('\0'), stats: t.stats.subarray(0, t.size * STAT_FIELDS), flags: t.has.subarray(0, t.size), size: t.size, limit, counter, chunk: VERIFY_CHUNK };
-  const worker = new Worker(source, { eval: true, workerData });
+  const worker = startVerifier(p, prefix, limit, counter, false);
   const theirs = new Promise<number[] | null>((resolve) => {
     worker.once('message', (rows: number[] | null) => resolve(rows));
     worker.once('error', () => resolve(null));
@@ -229,4 +247,31 @@ parentPort.postMessage(claimChangedRows(fs, changedFileRows, w.counter, w.chunk,
   } finally {
     void worker.terminate();
   }
+}
+
+/**
+ * Starts a worker that claims rows from `shared[0]` (see claimChangedRows). It posts its
+ * changed rows as a message, or with `viaMemory` writes them to shared[3..] (count in shared[2],
+ * -1 when over the limit) and sets shared[1] = 1 with a notify, for a thread that cannot await.
+ */
+function startVerifier(p: Prepared, prefix: string, limit: number, shared: Int32Array, viaMemory: boolean): Worker {
+  const t = p.previous.files;
+  const source = `'use strict';
+const fs = require('node:fs');
+const { parentPort, workerData: w } = require('node:worker_threads');
+var __name = (fn) => fn;
+const changedFileRows = (${changedFileRows.toString()});
+const claimChangedRows = (${claimChangedRows.toString()});
+const rows = claimChangedRows(fs, changedFileRows, w.shared, w.chunk, w.prefix, w.paths.split('\\0'), w.stats, w.flags, w.size, w.limit);
+if (w.viaMemory) {
+  if (rows === null) w.shared[2] = -1;
+  else { for (let k = 0; k < rows.length; k++) w.shared[3 + k] = rows[k]; w.shared[2] = rows.length; }
+  Atomics.store(w.shared, 1, 1);
+  Atomics.notify(w.shared, 1);
+} else parentPort.postMessage(rows);
+`;
+  const workerData = { prefix, paths: t.paths.join('\0'), stats: t.stats.subarray(0, t.size * STAT_FIELDS), flags: t.has.subarray(0, t.size), size: t.size, limit, shared, chunk: VERIFY_CHUNK, viaMemory };
+  const worker = new Worker(source, { eval: true, workerData });
+  if (viaMemory) worker.unref(); // nothing awaits it: it must not keep the process alive
+  return worker;
 }

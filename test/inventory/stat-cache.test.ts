@@ -259,6 +259,16 @@ describe('unchanged-tree fast path', () => {
     expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
   });
 
+  it('a synchronous scan of a big tree (worker-shared lstat check) still sees edits anywhere in it', async () => {
+    const files: Record<string, string> = {};
+    for (let d = 0; d < 50; d++) for (let f = 0; f < 420; f++) files[`d${d}/f${f}`] = `${d}-${f}`;
+    const t = await primed(files);
+    for (const rel of ['d0/f0', 'd25/f200', 'd49/f419']) fs.writeFileSync(path.join(t.root, rel), `edited ${rel}`);
+    const { r, seen } = t.events();
+    expect(seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 3 })]);
+    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+  }, 60_000);
+
   it('falls back to the walk when an in-place edit pushes the total over maxBytes', async () => {
     const root = tempDir();
     const cacheDir = tempDir('cairn-cache-');
