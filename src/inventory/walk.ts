@@ -11,6 +11,12 @@ import type { SkippedEntry, SkipReason } from './types.js';
 /** The seed's RelPath length limit, checked on the whole path (segments are checked one by one). */
 const MAX_REL_PATH = 1024;
 
+/** Names made only of these characters pass every RelPath rule but the two checked next to it. */
+const PLAIN_NAME = /^[A-Za-z0-9_.-]+$/;
+const DOT = 0x2e;
+/** relpath.ts's rule: Windows device names, with or without an extension, in any case. */
+const RESERVED_WINDOWS_NAME = /^(CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])(\..*)?$/i;
+
 const T_DIR = 'd'.charCodeAt(0);
 const T_FILE = 'f'.charCodeAt(0);
 const T_LINK = 'l'.charCodeAt(0);
@@ -158,7 +164,11 @@ export class Walker {
 
   /** The seed's RelPath rules: the whole path's length, the new segment's content. */
   private nameProblem(rel: string, name: string): string | null {
-    return rel.length > MAX_REL_PATH ? `longer than ${MAX_REL_PATH} characters` : relPathProblem(name);
+    if (rel.length > MAX_REL_PATH) return `longer than ${MAX_REL_PATH} characters`;
+    // Most names are plain ASCII words: those break no rule unless they end in '.' or are a
+    // reserved Windows name, and the full check (NFC normalisation, regexes) is skipped.
+    if (PLAIN_NAME.test(name) && name.charCodeAt(name.length - 1) !== DOT && !RESERVED_WINDOWS_NAME.test(name)) return null;
+    return relPathProblem(name);
   }
 
   private skip(s: SkippedEntry): void {
