@@ -109,7 +109,8 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
     bytesHashed += o.stat[0]!;
   }
   const files: RepoSnapshotEntry[] = new Array<RepoSnapshotEntry>(rows.length);
-  const shaHex = Buffer.from(t.shas.buffer, t.shas.byteOffset, t.shas.byteLength);
+  // One hex string for the whole table; each digest is a slice of it (no per-entry conversion).
+  const shaHex = Buffer.from(t.shas.buffer, t.shas.byteOffset, t.size * 32).toString('hex');
   let bytes = 0;
   for (let k = 0; k < rows.length; k++) {
     let i = rows[k]!;
@@ -137,7 +138,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
     const hasSha = (t.has[i]! & HAS_SHA) !== 0;
     if (hasSha !== p.withDigest) return null;
     const rel = path ?? t.paths[i]!;
-    files[k] = hasSha ? { path: rel, bytes: size, sha256: shaHex.toString('hex', i * 32, i * 32 + 32), mode, kind } : { path: rel, bytes: size, mode, kind };
+    files[k] = hasSha ? { path: rel, bytes: size, sha256: shaHex.slice(i * 64, i * 64 + 64), mode, kind } : { path: rel, bytes: size, mode, kind };
     bytes += size;
   }
   if (bytes > p.maxBytes) return null; // the budget now cuts the list: let the walk do it
