@@ -45,6 +45,8 @@ export interface Prepared {
    * takes them from the cache without touching the file again.
    */
   verified?: Uint8Array;
+  /** With `verified`: the recorded directories whose stat moved (all others were confirmed). */
+  changedDirs?: Set<string>;
   warnings: ScanWarning[];
 }
 

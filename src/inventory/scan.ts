@@ -80,7 +80,7 @@ class ScanRun {
       previous: p.previous,
       next: this.next,
       racyFromMs: this.racyFromMs,
-      dirsVerified: p.verified !== undefined,
+      changedDirs: p.verified !== undefined ? (p.changedDirs ?? new Set()) : null,
       readGitignore: (abs, key) => this.readGitignore(abs, key),
       onSkip: (s, position) => {
         this.walkSkips.push({ s, position });

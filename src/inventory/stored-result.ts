@@ -43,6 +43,17 @@ function storedResultFor(p: Prepared): string | null {
   return nl > 0 && blob.slice(0, nl) === p.resultKey ? blob.slice(nl + 1) : null;
 }
 
+/** Recorded directories whose stat moved (or that are gone). */
+function changedDirs(p: Prepared): Set<string> {
+  const prefix = prefixOf(p.rootReal);
+  const out = new Set<string>();
+  for (const [rel, d] of p.previous.dirs) {
+    const st = fs.lstatSync(rel === '' ? p.rootReal : prefix + rel, { throwIfNoEntry: false });
+    if (st === undefined || !st.isDirectory() || st.mtimeMs !== d.stat[0] || st.ctimeMs !== d.stat[1] || st.ino !== d.stat[2] || st.dev !== d.stat[3]) out.add(rel);
+  }
+  return out;
+}
+
 function dirsUnchanged(p: Prepared): boolean {
   const prefix = prefixOf(p.rootReal);
   for (const [rel, d] of p.previous.dirs) {
@@ -76,10 +87,11 @@ function sameSha(t: FileTable, row: number, sha: Uint8Array | undefined): boolea
 }
 
 /** Every file row was lstat-checked: all but `changed` are known good, should the walk be needed. */
-function noteVerified(p: Prepared, changed: readonly number[]): void {
+function noteVerified(p: Prepared, changed: readonly number[], dirs: Set<string> = new Set()): void {
   const v = new Uint8Array(p.previous.files.size).fill(1);
   for (const i of changed) v[i] = 0;
   p.verified = v;
+  p.changedDirs = dirs;
 }
 
 /** Most changed files the fast path re-reads on the main thread before the full walk is better. */
@@ -166,18 +178,23 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
 
 export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = false): ScanResult | null {
   const json = storedResultFor(p);
-  if (json === null) return null;
   const t = p.previous.files;
+  // A big cached tree is checked on two threads even without a stored result or with changed
+  // directories: the walk that follows then takes every confirmed row from the cache instead
+  // of lstat-ing it again on this one thread (iteration snapshots after files were added).
+  const parallel = t.size >= PARALLEL_VERIFY_MIN && p.jobs > 0 && p.cacheFile !== null;
+  if (json === null && !parallel) return null;
   const prefix = prefixOf(p.rootReal);
   const limit = changeLimit(t.size);
   let changed: number[] | null;
-  if (t.size >= PARALLEL_VERIFY_MIN && p.jobs > 0) {
+  let dirs: Set<string> | undefined;
+  if (parallel) {
     // Synchronous callers too get a second thread: the worker reports through shared memory
     // and this thread blocks on it (Atomics.wait) once its own share is done.
     const shared = new Int32Array(new SharedArrayBuffer(4 * (3 + limit + 1)));
     const worker = startVerifier(p, prefix, limit, shared, true);
     try {
-      if (!dirsUnchanged(p)) return null;
+      dirs = changedDirs(p);
       const mine = claimChangedRows(fs, changedFileRows, shared, VERIFY_CHUNK, prefix, t.paths, t.stats, t.has, t.size, limit);
       if (mine === null) return null;
       // Boot takes ~30-40 ms; a worker that never reports in time sends us to the walk.
@@ -195,7 +212,8 @@ export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = 
     changed = changedFileRows(fs, prefix, t.paths, t.stats, t.has, 0, t.size, limit);
   }
   if (changed === null) return null;
-  noteVerified(p, changed);
+  noteVerified(p, changed, dirs);
+  if (json === null || (dirs !== undefined && dirs.size > 0)) return null;
   return resultWithChanges(p, options, json, changed, digestBody);
 }
 

@@ -67,8 +67,11 @@ export interface WalkOptions {
   next: StatCacheData;
   /** mtime/ctime at or after this (ms) are racy: listings seen then are not trusted next time. */
   racyFromMs: number;
-  /** Every cached directory was lstat-checked unchanged moments ago (stored-result check): reuse their stats. */
-  dirsVerified: boolean;
+  /**
+   * Set when every cached directory was lstat-checked moments ago (stored-result check): the
+   * ones that moved. The others' stats and listings are reused without another lstat.
+   */
+  changedDirs: ReadonlySet<string> | null;
   /** Reads a .gitignore (and hashes it, so it is read once). */
   readGitignore: (abs: string, cacheKey: string) => FileOutcome;
   /** Receives skipped paths with the number of items emitted before them (their walk position). */
@@ -178,7 +181,7 @@ export class Walker {
   /** Lists a directory (or reuses its cached listing) and reads its .gitignore. */
   private enter(abs: string, rel: string): Frame | undefined {
     const o = this.o;
-    const known = o.dirsVerified ? o.previous.dirs.get(rel) : undefined;
+    const known = o.changedDirs !== null && !o.changedDirs.has(rel) ? o.previous.dirs.get(rel) : undefined;
     if (known !== undefined) {
       o.next.dirs.set(rel, known);
       return this.frame(abs, rel, known.listing);

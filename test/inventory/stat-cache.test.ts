@@ -269,6 +269,20 @@ describe('unchanged-tree fast path', () => {
     expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
   }, 60_000);
 
+  it('a synchronous scan of a big tree with added, deleted and edited files walks with the rows it checked, and is right', async () => {
+    const files: Record<string, string> = {};
+    for (let d = 0; d < 50; d++) for (let f = 0; f < 420; f++) files[`d${d}/f${f}`] = `${d}-${f}`;
+    const t = await primed(files);
+    fs.writeFileSync(path.join(t.root, 'd3', 'new'), 'new');
+    fs.rmSync(path.join(t.root, 'd7', 'f1'));
+    fs.writeFileSync(path.join(t.root, 'd40', 'f5'), 'edited');
+    const { r, seen } = t.events();
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen.at(-1)).toMatchObject({ filesHashed: 2, filesCached: 20_999 - 1 });
+    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    expect(strip(t.events().r)).toEqual(strip(r));
+  }, 60_000);
+
   it('falls back to the walk when an in-place edit pushes the total over maxBytes', async () => {
     const root = tempDir();
     const cacheDir = tempDir('cairn-cache-');
