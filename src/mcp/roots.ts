@@ -64,14 +64,18 @@ export class RootAllowlist {
     const abs = path.resolve(base, p);
     let existing = abs;
     const rest: string[] = [];
+    let retries = 0;
     for (;;) {
       try {
         existing = fs.realpathSync(existing);
         break;
       } catch {
+        const kind = entryKind(existing);
+        // Another process created it between the two calls (two servers on one root): look again.
+        if (kind === 'other' && retries++ < 8) continue;
         // An entry that is there but does not resolve is a dangling or looping link: creating a
         // file through it could land anywhere, so it is refused rather than walked past.
-        if (entryExists(existing)) {
+        if (kind !== 'missing') {
           throw new CairnError('ERR_CONTAINMENT', `${JSON.stringify(p)} goes through ${existing}, a link that does not resolve (dangling or a loop); name a path inside the root`, { path: p });
         }
         const parent = path.dirname(existing);
@@ -88,12 +92,11 @@ export class RootAllowlist {
   }
 }
 
-function entryExists(p: string): boolean {
+function entryKind(p: string): 'missing' | 'symlink' | 'other' {
   try {
-    fs.lstatSync(p);
-    return true;
+    return fs.lstatSync(p).isSymbolicLink() ? 'symlink' : 'other';
   } catch {
-    return false;
+    return 'missing';
   }
 }
 
