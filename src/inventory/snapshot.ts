@@ -7,6 +7,12 @@ export const SNAPSHOT_MAX_FILES_DEFAULT = 20_000;
 export const SNAPSHOT_MAX_FILES_CAP = 50_000;
 export const SNAPSHOT_MAX_BYTES_DEFAULT = 64 * 1024 * 1024;
 
+/**
+ * The seed's surface also always skips `.axiom/` (the seed tool's own state), on top of the
+ * engine's `.git/` and `.cairn/`: a tree gives the same inventory as under the seed's tool.
+ */
+export const SNAPSHOT_ALWAYS_SKIP: readonly string[] = ['.axiom'];
+
 /** The seed's limits: defaults, the silent 50 000 clamp, and a clear error for nonsense. */
 export function snapshotLimits(options: Pick<RepoSnapshotOptions, 'maxFiles' | 'maxBytes'>): { maxFiles: number; maxBytes: number } {
   const { maxFiles = SNAPSHOT_MAX_FILES_DEFAULT, maxBytes = SNAPSHOT_MAX_BYTES_DEFAULT } = options;
@@ -33,7 +39,7 @@ export async function snapshotRootDetailed(root: string, options: RepoSnapshotOp
     throw new CairnError('ERR_UNSUPPORTED_OP', 'followSymlinks: true is not supported: symlinks are recorded at their own path and never followed into directories');
   }
   const { maxFiles, maxBytes } = snapshotLimits(options);
-  const scanOptions: Parameters<typeof scanTree>[1] = { maxFiles, maxBytes };
+  const scanOptions: Parameters<typeof scanTree>[1] = { maxFiles, maxBytes, alwaysSkip: SNAPSHOT_ALWAYS_SKIP };
   for (const k of ['include', 'exclude', 'respectGitignore', 'withContentDigest', 'cache', 'cacheDir', 'jobs', 'signal', 'onProgress', 'onSkip', 'onWarning', 'racyMarginMs'] as const) {
     if (options[k] !== undefined) (scanOptions as Record<string, unknown>)[k] = options[k];
   }

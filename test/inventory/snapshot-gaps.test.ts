@@ -56,6 +56,14 @@ describe('always-skipped directories and the .git file', () => {
     expect(await paths(root)).toEqual(['mod/.git', 'sub/file']);
   });
 
+  it("skips the seed tool's .axiom/ at any depth, as the seed's snapshot does, even with respectGitignore false", async () => {
+    const root = tempDir();
+    writeTree(root, { '.axiom/lock': 'x', 'sub/.axiom/state.json': '{}', 'sub/file': 'x', 'axiom/kept': 'x' });
+    expect(await paths(root)).toEqual(['axiom/kept', 'sub/file']);
+    const all = await snapshotRoot(root, { cache: false, respectGitignore: false });
+    expect(all.body.files.map((f) => f.path)).toEqual(['axiom/kept', 'sub/file']);
+  });
+
   it('prunes an excluded directory (never opened): an unreadable excluded dir causes no skip', async () => {
     const root = tempDir();
     writeTree(root, { 'vendor/lib/a.js': '', 'src/a.js': '' });

@@ -1,5 +1,5 @@
 // The upstream suite (axiom packages/mcp/src/snapshot.test.ts, 9 cases), reproduced against cairn.
-// Differences by design: cairn always skips `.cairn/` (upstream: `.axiom/`), and case 9 (MCP
+// Difference by design: cairn always skips `.cairn/` as well as upstream's `.axiom/`; case 9 (MCP
 // harness) is covered here at the library level; the MCP tool has its own tests.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -24,6 +24,7 @@ function fixture(): string {
     'src/z.log': 'log line\n',
     'node_modules/dep/index.js': 'module.exports = 1;\n',
     '.git/HEAD': 'ref: refs/heads/main\n',
+    '.axiom/lock': 'x',
     '.cairn/lock': 'x',
     '.gitignore': 'node_modules/\n*.log\n# a comment\n!keep.log\n',
   });
@@ -66,11 +67,11 @@ describe('snapshotRoot (upstream cases)', () => {
     expect(edited.body.counts.files).toBe(added.body.counts.files);
   });
 
-  it('3. respectGitignore: false includes ignored files but never .git/ or .cairn/', async () => {
+  it('3. respectGitignore: false includes ignored files but never .git/, .axiom/ or .cairn/', async () => {
     const paths = (await snap(root, { respectGitignore: false })).body.files.map((f) => f.path);
     expect(paths).toContain('src/z.log');
     expect(paths).toContain('node_modules/dep/index.js');
-    expect(paths.some((p) => p.startsWith('.git/') || p.startsWith('.cairn/'))).toBe(false);
+    expect(paths.some((p) => p.startsWith('.git/') || p.startsWith('.axiom/') || p.startsWith('.cairn/'))).toBe(false);
   });
 
   it('4. include keeps matching files (without digests on request); exclude drops them', async () => {

@@ -6,7 +6,7 @@ import { ExitCode, progressAllowed, writeJson, type CliIO } from '../io.js';
 const SNAPSHOT_HELP = `
 Takes a deterministic, content-addressed inventory of a directory: every file's path, size,
 sha256, mode (0644/0755) and kind (file/symlink), sorted, with a snapshotDigest over the body.
-.gitignore files at every level are honoured; .git/ and .cairn/ are always skipped. Names that
+.gitignore files at every level are honoured; .git/, .cairn/ and .axiom/ are always skipped. Names that
 cannot be recorded (not NFC, trailing space or dot, reserved, not UTF-8), FIFOs and files that
 vanish mid-scan are left out and counted on stderr (--verbose lists them).
 
