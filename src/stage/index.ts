@@ -32,3 +32,5 @@ export { renderStageSnapshot } from './render.js';
 export type { StageSnapshotFields, RenderedStageSnapshot } from './render.js';
 export { parseStageSnapshot } from './parse.js';
 export type { ParsedStageSnapshot } from './parse.js';
+export { selfTestStageSnapshot } from './self-test.js';
+export type { StageSelfTestResult } from './self-test.js';

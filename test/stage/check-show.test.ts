@@ -176,3 +176,25 @@ describe('cairn stage show with a body that is not UTF-8', () => {
     expect(Buffer.from(r.stdout).equals(body)).toBe(true);
   });
 });
+
+describe('cairn stage check --self-test (the upstream validator\'s self-test mode)', () => {
+  it('--self-test exits 0 and says ok, without --task and without touching the working directory', () => {
+    const before = fs.readdirSync(root).sort();
+    const r = runCli(['stage', 'check', '--self-test'], { cwd: root });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('self-test: ok');
+    expect(fs.readdirSync(root).sort()).toEqual(before);
+  });
+
+  it('--self-test --json prints {ok: true, problems: []}', () => {
+    const r = runCli(['stage', 'check', '--self-test', '--json']);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ ok: true, problems: [] });
+  });
+
+  it('without --task and without --self-test it is a usage error (exit 2) naming --task', () => {
+    const r = runCli(['stage', 'check']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--task');
+  });
+});

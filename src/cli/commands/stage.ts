@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { isCairnError } from '../../core/errors.js';
-import { ExitCode, writeJson, type CliIO } from '../io.js';
+import { ExitCode, UsageError, writeJson, type CliIO } from '../io.js';
 // The library is loaded when a command runs, so other commands do not pay for it.
 import type { WriteStageSnapshotOptions } from '../../stage/index.js';
 
@@ -177,12 +177,23 @@ export function registerStageCommands(program: Command, io: CliIO): void {
   stage
     .command('check')
     .description('Check a stage note: exit 0 valid, 1 missing, 2 invalid or a symlink')
-    .requiredOption('--task <TASK-ID>', 'the task whose note to check')
+    .option('--task <TASK-ID>', 'the task whose note to check (required unless --self-test)')
     .option('--root <dir>', 'repository root (default: the current directory)')
     .option('--dir <dir>', 'snapshot directory below the root', 'datarim/snapshots')
     .option('--validate-frontmatter', 'also check every frontmatter field, size_bytes against the real size and truncated against the marker')
-    .option('--json', 'print {task_id, path, status, exitCode, problems} as JSON')
-    .action(async (opts: { task: string; root?: string; dir: string; validateFrontmatter?: boolean; json?: boolean }) => {
+    .option('--self-test', 'write notes in a temp dir and prove the checker\'s verdicts on them (exit 0 when all hold, 1 otherwise)')
+    .option('--json', 'print {task_id, path, status, exitCode, problems} as JSON ({ok, problems} with --self-test)')
+    .action(async (opts: { task?: string; root?: string; dir: string; validateFrontmatter?: boolean; selfTest?: boolean; json?: boolean }) => {
+      if (opts.selfTest) {
+        const { selfTestStageSnapshot } = await import('../../stage/self-test.js');
+        const result = await selfTestStageSnapshot();
+        if (opts.json) writeJson(io, result);
+        else io.stdout.write(result.ok ? 'self-test: ok\n' : 'self-test: FAILED\n');
+        for (const problem of opts.json ? [] : result.problems) io.stderr.write(`cairn stage check --self-test: ${problem}\n`);
+        if (!result.ok) throw new ExitCode(1);
+        return;
+      }
+      if (opts.task === undefined) throw new UsageError("required option '--task <TASK-ID>' not specified (or use --self-test)");
       const { validateStageSnapshot } = await import('../../stage/validate.js');
       const root = path.resolve(io.cwd, opts.root ?? '.');
       const check = validateStageSnapshot(root, opts.task, { dir: opts.dir, validateFrontmatter: opts.validateFrontmatter === true });
