@@ -88,6 +88,13 @@ describe('overwrite semantics (upstream stage-snapshot-writer-overwrite)', () =>
     expect(garbage.stdout + garbage.stderr).toBe('');
   });
 
+  it('DATARIM_DISABLE_SNAPSHOT=1 with --json still prints one JSON document saying nothing was written', () => {
+    const r = runCli([...writeArgs({ root }, scratch), '--json'], { env: { DATARIM_DISABLE_SNAPSHOT: '1' } });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ ok: true, disabled: true, path: '', sizeBytes: 0, truncated: false });
+    expect(fs.existsSync(notePath(root))).toBe(false);
+  });
+
   it('only the exact value "1" disables the writer', () => {
     for (const value of ['true', 'yes', '0', '']) {
       expect(stageWrite({ root, body: value }, scratch, { DATARIM_DISABLE_SNAPSHOT: value }).status).toBe(0);

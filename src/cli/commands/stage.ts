@@ -103,7 +103,11 @@ function resolveFrom(cwd: string, p: string | undefined): string | undefined {
  */
 async function runWrite(args: readonly string[], io: CliIO): Promise<void> {
   // The kill switch wins over everything, even garbage arguments (as upstream).
-  if (io.env.DATARIM_DISABLE_SNAPSHOT === '1') return;
+  // With --json the caller still gets its one JSON document, saying nothing was written.
+  if (io.env.DATARIM_DISABLE_SNAPSHOT === '1') {
+    if (args.includes('--json')) writeJson(io, { ok: true, disabled: true, path: '', sizeBytes: 0, truncated: false });
+    return;
+  }
   const parsed = parseWriteArgs(args);
   if (parsed.kind === 'help') {
     io.stdout.write(WRITE_USAGE);
