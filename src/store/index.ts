@@ -33,3 +33,6 @@ export { S3Storage } from './s3-storage.js';
 export type { S3StorageConfig, S3ClientLike, ConditionalWrites } from './s3-storage.js';
 export { PostgresStorage } from './postgres-storage.js';
 export type { PostgresStorageConfig, PgPoolLike } from './postgres-storage.js';
+// The backend conformance suite, also importable from 'cairn' (it asserts with node:assert only).
+export { runSnapshotStorageConformance, HOSTILE_IDENTIFIERS } from './conformance/index.js';
+export type { ConformanceBackend, ConformanceOptions, ConformanceTestApi } from './conformance/index.js';

@@ -470,8 +470,12 @@ export class S3Storage implements ManagedSnapshotStorage {
   private async exists(key: string): Promise<boolean> {
     const { sdk, client } = await this.s3();
     try {
-      await client.send(new sdk.HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      return true;
+      const res = (await client.send(new sdk.HeadObjectCommand({ Bucket: this.bucket, Key: key }))) as
+        | { ETag?: string; $metadata?: { httpStatusCode?: number } }
+        | undefined;
+      // A real HEAD hit always carries an ETag and an HTTP status; an empty answer (a stub client,
+      // as in upstream's mocked tests) proves nothing exists and must not block the create.
+      return res?.ETag !== undefined || res?.$metadata?.httpStatusCode !== undefined;
     } catch (e) {
       if (isNoSuchKey(e)) return false;
       throw this.failure('Failed to check', key, e);

@@ -70,3 +70,11 @@ describe('validateScope (cairn addition, as harness-sdk #2993)', () => {
     for (const bad of ['Agent', 'multiagent', '', '../agent', 'agent/']) expect(() => validateScope(bad)).toThrow(`Scope '${bad}' is not valid`);
   });
 });
+
+describe('library surface', () => {
+  it('the backend conformance suite is importable from the package root as well as cairn/conformance', async () => {
+    const root = await import('../../src/index.js');
+    const sub = await import('../../src/store/conformance/index.js');
+    expect(root.runSnapshotStorageConformance).toBe(sub.runSnapshotStorageConformance);
+  });
+});
