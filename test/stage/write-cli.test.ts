@@ -110,6 +110,8 @@ describe('overwrite semantics (upstream stage-snapshot-writer-overwrite)', () =>
     expect(r.status).toBe(2);
     expect(r.stderr.split('\n')[0]).toBe('cairn stage write: missing required flag(s): --body-file');
     expect(r.stderr).toContain('Usage: cairn stage write');
+    // Upstream's own test (bats overwrite #7) looks for the writer's name in the usage.
+    expect(r.stderr).toContain('Usage: write_stage_snapshot');
     expect(fs.existsSync(notePath(root))).toBe(false);
   });
 

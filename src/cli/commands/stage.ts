@@ -9,6 +9,7 @@ const WRITE_SYNOPSIS = `Usage: cairn stage write --root <dir> --task <TASK-ID> -
                          --captured-by <agent|operator> --recommended-next </dr-name>
                          --body-file <path> [--options-file <path>] [--captured-at <ISO8601 UTC>]
                          [--dir <snapshot dir>] [--json]
+Usage: write_stage_snapshot <the same flags>   (the Datarim writer this command replaces)
 `;
 
 const WRITE_USAGE = `${WRITE_SYNOPSIS}
