@@ -1,6 +1,7 @@
 import { CairnError } from '../core/errors.js';
 import { hasLoneSurrogate } from '../core/utf8.js';
 import { snapshotDigestOf } from './digest.js';
+import { relPathProblem } from './relpath.js';
 import type { RepoSnapshot } from './types.js';
 
 /**
@@ -175,6 +176,17 @@ export function validateRepoSnapshot(doc: unknown, source?: string): RepoSnapsho
   const snap = doc as RepoSnapshot;
   if (snap.body.files.some((f) => hasLoneSurrogate(f.path))) {
     throw new CairnError('ERR_INVALID_SNAPSHOT', 'a path holds a lone UTF-16 surrogate, which has no canonical form', where);
+  }
+  // The seed's entry path is a RelPath (as its Zod schema checks): `../x`, `/etc/passwd` or
+  // `a//b` cannot come from a snapshot and must not be diffed as if they could.
+  for (const f of snap.body.files) {
+    const problem = relPathProblem(f.path);
+    if (problem !== null) {
+      throw new CairnError('ERR_INVALID_SNAPSHOT', `not a valid RepoSnapshot${source === undefined ? '' : ` (${source})`}: path ${JSON.stringify(f.path)} is not a relative POSIX path (${problem})`, {
+        ...where,
+        details: { errors: [`body.files: path ${JSON.stringify(f.path)}: ${problem}`] },
+      });
+    }
   }
   const actual = snapshotDigestOf(snap.body);
   if (actual !== snap.snapshotDigest) {

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RepoSnapshotSchema, type RepoSnapshot } from '../../src/inventory/index.js';
+import { RepoSnapshotSchema, makeRepoSnapshot, type RepoSnapshot } from '../../src/inventory/index.js';
 import { runCli } from '../support/cli.js';
 import { cleanupTempDirs, tempDir, writeTree } from '../inventory/helpers.js';
 
@@ -164,5 +164,17 @@ describe('cairn snapshot-diff', () => {
     expect(errorJson(cli(['snapshot-diff', notJson, after]).stderr).code).toBe('ERR_INVALID_SNAPSHOT');
     expect(cli(['snapshot-diff', path.join(work, 'missing.json'), after]).status).toBe(2);
     expect(cli(['snapshot-diff', before]).status).toBe(2);
+  });
+
+  it('rejects a document whose entry path escapes the root (../x), even with a recomputed digest, with exit 2', () => {
+    const escaping = path.join(work, 'escaping.json');
+    const doc = JSON.parse(fs.readFileSync(before, 'utf8')) as RepoSnapshot;
+    doc.body.files[0]!.path = '../outside';
+    doc.snapshotDigest = makeRepoSnapshot(doc.body).snapshotDigest;
+    fs.writeFileSync(escaping, JSON.stringify(doc));
+    const r = cli(['snapshot-diff', before, escaping]);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(errorJson(r.stderr)).toMatchObject({ code: 'ERR_INVALID_SNAPSHOT', path: escaping });
   });
 });

@@ -76,6 +76,14 @@ describe('RepoSnapshot JSON Schema', () => {
     const reordered = JSON.parse(JSON.stringify({ body: { counts: good.body.counts, truncated: false, files: [{ kind: 'file', mode: '0644', sha256: SHA_A, bytes: 1, path: 'a' }] }, snapshotDigest: good.snapshotDigest, root: good.root, kind: good.kind, apiVersion: good.apiVersion })) as unknown;
     expect(() => validateRepoSnapshot(reordered)).not.toThrow();
   });
+
+  it('validateRepoSnapshot rejects entries whose path is not a RelPath (../x, /abs, a//b, CON), even with a matching digest', () => {
+    for (const bad of ['../etc/passwd', '/etc/passwd', 'a//b', './a', 'dir/CON', 'trail ', 'a\\b']) {
+      const d = doc([{ path: bad, bytes: 1, sha256: SHA_A, mode: '0644', kind: 'file' }]);
+      expect(() => validateRepoSnapshot(d), bad).toThrow(expect.objectContaining({ code: 'ERR_INVALID_SNAPSHOT' }) as Error);
+    }
+    expect(() => validateRepoSnapshot(doc([{ path: 'src/ok.ts', bytes: 1, sha256: SHA_A, mode: '0644', kind: 'file' }]))).not.toThrow();
+  });
 });
 
 describe('diffSnapshots', () => {
