@@ -1,30 +1,15 @@
 /** `cairn session pre|post|report|prune` through the built CLI (run `npm run build` first). */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { commitAll, git, makeRepo, makeTempDir, removeDir, write } from './helpers.js';
+import { commitAll, git, write, trackedDirs } from './helpers.js';
 import type { SnapshotDiff } from '../../src/session/index.js';
 
-const dirs: string[] = [];
-function repo(): string {
-  const dir = makeRepo();
-  dirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  while (dirs.length > 0) removeDir(dirs.pop() as string);
-});
-
-function scratch(): string {
-  const dir = makeTempDir();
-  dirs.push(dir);
-  return dir;
-}
+const { repo, dir: scratch } = trackedDirs();
 
 function cli(args: string[], cwd: string) {
-  const cache = makeTempDir('cairn-cache-');
-  dirs.push(cache);
+  const cache = scratch('cairn-cache-');
   return runCli(args, { cwd, env: { XDG_CACHE_HOME: cache } });
 }
 

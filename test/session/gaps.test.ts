@@ -2,28 +2,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KEY_FILES, SnapshotManager, formatDuration } from '../../src/session/index.js';
 import type { PostSnapshot, PreSnapshot } from '../../src/session/index.js';
 import { CairnError } from '../../src/core/errors.js';
-import { commitAll, git, makeRepo, makeTempDir, removeDir, seedIterationDir, write, useTempCacheHome } from './helpers.js';
+import { commitAll, git, seedIterationDir, write, useTempCacheHome, trackedDirs } from './helpers.js';
 
 useTempCacheHome();
 
-const dirs: string[] = [];
-function repo(): string {
-  const dir = makeRepo();
-  dirs.push(dir);
-  return dir;
-}
-function plainDir(): string {
-  const dir = makeTempDir();
-  dirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  while (dirs.length > 0) removeDir(dirs.pop() as string);
-});
+const { repo, dir: plainDir } = trackedDirs();
 
 describe('outside a git repository', () => {
   it('reports unknown git fields and empty lists, and still snapshots files', () => {

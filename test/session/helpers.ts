@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 /** A fresh temp directory, realpath'd (os.tmpdir may be a symlink). */
 export function makeTempDir(prefix = 'cairn-session-'): string {
@@ -33,6 +33,22 @@ export function makeRepo(): string {
   git(dir, 'config', 'gc.auto', '0');
   git(dir, 'config', 'maintenance.auto', 'false');
   return dir;
+}
+
+/**
+ * Temp directories and repositories for one test file, all removed after each test.
+ * `dir(prefix?)` makes a plain temp dir, `repo()` one with `git init`.
+ */
+export function trackedDirs(): { repo: () => string; dir: (prefix?: string) => string } {
+  const dirs: string[] = [];
+  afterEach(() => {
+    while (dirs.length > 0) removeDir(dirs.pop() as string);
+  });
+  const track = (dir: string): string => {
+    dirs.push(dir);
+    return dir;
+  };
+  return { repo: () => track(makeRepo()), dir: (prefix?: string) => track(makeTempDir(prefix)) };
 }
 
 export function write(root: string, rel: string, content: string | Buffer = 'x'): string {

@@ -2,25 +2,17 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InventoryStore, SnapshotManager, type InventoryEntry } from '../../src/session/index.js';
 import { canonicalTree, type TreeEntry } from '../../src/session/inventory-store.js';
 import { canonicalize } from '../../src/core/jcs.js';
 import { CairnError } from '../../src/core/errors.js';
 import { compareUtf8 } from '../../src/core/utf8.js';
-import { makeTempDir, removeDir, write, useTempCacheHome } from './helpers.js';
+import { write, useTempCacheHome, trackedDirs } from './helpers.js';
 
 useTempCacheHome();
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = makeTempDir();
-  dirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  while (dirs.length > 0) removeDir(dirs.pop() as string);
-});
+const { dir: tempDir } = trackedDirs();
 
 function entry(p: string, content: string): InventoryEntry {
   return { path: p, bytes: content.length, sha256: content.padEnd(64, '0').slice(0, 64).replace(/[^0-9a-f]/g, 'a'), mode: '0644', kind: 'file' };

@@ -2,21 +2,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SnapshotManager } from '../../src/session/index.js';
-import { commitAll, git, makeRepo, makeTempDir, removeDir, seedIterationDir, write, useTempCacheHome } from './helpers.js';
+import { commitAll, git, seedIterationDir, write, useTempCacheHome, trackedDirs } from './helpers.js';
 
 useTempCacheHome();
 
-const dirs: string[] = [];
-function repo(): string {
-  const dir = makeRepo();
-  dirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  while (dirs.length > 0) removeDir(dirs.pop() as string);
-});
+const { repo, dir: tempDir } = trackedDirs();
 
 const CANARY = 'CANARY_SHELL_RAN';
 
@@ -107,8 +99,7 @@ describe('names the repo-snapshot engine skips', () => {
   });
 
   it('are recovered outside git by walking them', () => {
-    const root = makeTempDir();
-    dirs.push(root);
+    const root = tempDir();
     const manager = new SnapshotManager(root);
     const dir = path.join(root, '.cairn', 'iterations', '001');
     const pre = manager.capturePreSnapshot(root, dir);

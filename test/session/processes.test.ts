@@ -2,24 +2,14 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CLI } from '../support/cli.js';
-import { commitAll, makeRepo, makeTempDir, removeDir, write } from './helpers.js';
+import { commitAll, write, trackedDirs } from './helpers.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  while (dirs.length > 0) removeDir(dirs.pop() as string);
-});
-
-function repo(): string {
-  const dir = makeRepo();
-  dirs.push(dir);
-  return dir;
-}
+const { repo, dir: tempDir } = trackedDirs();
 
 function cacheEnv(): NodeJS.ProcessEnv {
-  const cache = makeTempDir('cairn-cache-');
-  dirs.push(cache);
+  const cache = tempDir('cairn-cache-');
   return { ...process.env, CI: '1', XDG_CACHE_HOME: cache };
 }
 

@@ -1,21 +1,13 @@
 /** Uncommitted and untracked work counts: filesAdded/Modified/Deleted come from the pre → post working trees. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SnapshotManager } from '../../src/session/index.js';
-import { commitAll, git, makeRepo, makeTempDir, removeDir, seedIterationDir, write, useTempCacheHome } from './helpers.js';
+import { commitAll, git, seedIterationDir, write, useTempCacheHome, trackedDirs } from './helpers.js';
 
 useTempCacheHome();
 
-const dirs: string[] = [];
-function repo(): string {
-  const dir = makeRepo();
-  dirs.push(dir);
-  return dir;
-}
-afterEach(() => {
-  while (dirs.length > 0) removeDir(dirs.pop() as string);
-});
+const { repo, dir: tempDir } = trackedDirs();
 
 describe('calculateDiff on real snapshots', () => {
   it('finds uncommitted edits, untracked files made by a shell, deletions and commits alike', () => {
@@ -115,8 +107,7 @@ describe('the stat cache', () => {
     const past = new Date(Date.now() - 3_600_000);
     for (const p of ['src/a.txt', 'src', 'elsewhere', '.']) fs.utimesSync(path.join(root, p), past, past);
     await new Promise((resolve) => setTimeout(resolve, 2500));
-    const cacheHome = makeTempDir('cairn-cache-');
-    dirs.push(cacheHome);
+    const cacheHome = tempDir('cairn-cache-');
     const previous = process.env.XDG_CACHE_HOME;
     process.env.XDG_CACHE_HOME = cacheHome;
     try {
@@ -160,8 +151,7 @@ describe('a 20,000-file repository', () => {
 describe('state outside the repo', () => {
   it('writes nothing outside the project root and the iteration dir', () => {
     const root = repo();
-    const elsewhere = makeTempDir();
-    dirs.push(elsewhere);
+    const elsewhere = tempDir();
     commitAll(root, 'init');
     const manager = new SnapshotManager(root);
     const dir = path.join(elsewhere, 'iter');
