@@ -1,46 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileStorage, isSnapshot } from '../../src/store/index.js';
+import { runReleasedTogether, type WorkerOutcome } from '../support/released-together.js';
 
 const WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'support', 'store-worker.ts');
 const location = { sessionId: 'shared', scope: 'agent' as const, scopeId: 'worker-test' };
 
-interface Worker {
-  child: ChildProcess;
-  ready: Promise<void>;
-  done: Promise<{ code: number | null; stdout: string; stderr: string }>;
-}
-
-function startWorker(args: string[]): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  let markReady: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-    if (stdout.startsWith('ready\n')) markReady();
-  });
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code) => {
-      markReady();
-      resolve({ code, stdout: stdout.replace(/^ready\n/, ''), stderr });
-    }),
-  );
-  return { child, ready, done };
-}
-
 /** Starts all workers, waits until each has loaded, then releases them together. */
-async function runTogether(argsList: string[][]): Promise<{ code: number | null; stdout: string; stderr: string }[]> {
-  const workers = argsList.map(startWorker);
-  await Promise.all(workers.map((w) => w.ready));
-  for (const w of workers) w.child.stdin!.write('go\n');
-  return Promise.all(workers.map((w) => w.done));
+function runTogether(argsList: string[][]): Promise<WorkerOutcome[]> {
+  return runReleasedTogether(WORKER, argsList);
 }
 
 let dir: string;

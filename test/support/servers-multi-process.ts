@@ -1,48 +1,20 @@
 /** Runs writer processes (test/support/servers-worker.ts) against one store URL, released together. */
-import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { expect } from 'vitest';
 import type { ManagedSnapshotStorage } from '../../src/store/types.js';
+import { runReleasedTogether, type WorkerOutcome } from './released-together.js';
 import { REPO_ROOT } from './servers.js';
 
 const WORKER = path.join(REPO_ROOT, 'test', 'support', 'servers-worker.ts');
 export const SHARED_LOCATION = { sessionId: 'shared', scope: 'agent' as const, scopeId: 'worker-test' };
 
-interface Done {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function startWorker(storeUrl: string, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; ready: Promise<void>; done: Promise<Done> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, storeUrl, ...args], {
-    cwd: REPO_ROOT,
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
-  });
-  let stdout = '';
-  let stderr = '';
-  let markReady: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-    if (stdout.startsWith('ready\n')) markReady();
-  });
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<Done>((resolve) =>
-    child.on('close', (code) => {
-      markReady();
-      resolve({ code, stdout: stdout.replace(/^ready\n/, ''), stderr });
-    }),
+/** Runs writer processes against one store URL, released together. */
+export function runTogether(storeUrl: string, argsList: string[][], env: NodeJS.ProcessEnv = {}): Promise<WorkerOutcome[]> {
+  return runReleasedTogether(
+    WORKER,
+    argsList.map((args) => [storeUrl, ...args]),
+    { cwd: REPO_ROOT, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env } },
   );
-  return { child, ready, done };
-}
-
-export async function runTogether(storeUrl: string, argsList: string[][], env: NodeJS.ProcessEnv = {}): Promise<Done[]> {
-  const workers = argsList.map((args) => startWorker(storeUrl, args, env));
-  await Promise.all(workers.map((w) => w.ready));
-  for (const w of workers) w.child.stdin!.write('go\n');
-  return Promise.all(workers.map((w) => w.done));
 }
 
 /** The three multi-process checks, the same for every backend. */
