@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { git } from '../support/git.js';
 
 /** A fresh temp dir (real path) removed by the returned cleanup. */
 export function tempDir(prefix = 'cairn-inv-'): string {
@@ -37,14 +37,7 @@ export function writeTree(root: string, files: Record<string, string | Buffer | 
   }
 }
 
-export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' },
-  });
-}
+export { git };
 
 /**
  * What git lists for a tree with only .gitignore files as ignore sources: tracked + untracked,

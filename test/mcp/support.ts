@@ -2,7 +2,7 @@
  * Helpers of the MCP tests: a real SDK client talking to the built `cairn mcp` child process over
  * stdio, temp project trees, and readers for the seed's result shapes.
  */
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -11,6 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 import { CLI } from '../support/cli.js';
+import { git } from '../support/git.js';
 
 /** A fresh temp directory, realpath'd (os.tmpdir may be a symlink). */
 export function makeTempDir(prefix = 'cairn-mcp-'): string {
@@ -42,15 +43,7 @@ export function listTree(dir: string): string[] {
   return out.sort();
 }
 
-/** Runs git with an identity on the command line (never the user's config). */
-export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=Cairn Test', '-c', 'user.email=cairn@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
-    cwd,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
-  });
-}
+export { git };
 
 export function makeRepo(prefix = 'cairn-mcp-repo-'): string {
   const dir = makeTempDir(prefix);

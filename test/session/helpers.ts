@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import { git } from '../support/git.js';
 
 /** A fresh temp directory, realpath'd (os.tmpdir may be a symlink). */
 export function makeTempDir(prefix = 'cairn-session-'): string {
@@ -13,15 +13,7 @@ export function removeDir(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 }
 
-/** Runs git in `cwd` with identity set on the command line (never the global config). */
-export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=Cairn Test', '-c', 'user.email=cairn@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
-    cwd,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
-  });
-}
+export { git };
 
 /** A temp directory with `git init` (branch main) and a local identity. */
 export function makeRepo(): string {
