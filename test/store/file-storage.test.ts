@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileStorage, SessionError, uuidV7, type Snapshot, type SnapshotLocation } from '../../src/store/index.js';
 import { canMountTmpfs, mountTmpfs, treeOf, unmount } from './support/fs-faults.js';
+import { expectSessionError } from './support/session-error.js';
 
 const SCOPE_ID = 'test-agent';
 const location: SnapshotLocation = { sessionId: 'test-session', scope: 'agent', scopeId: SCOPE_ID };
@@ -17,14 +18,7 @@ let storage: FileStorage;
 const snapDir = () => path.join(base, 'test-session', 'scopes', 'agent', SCOPE_ID, 'snapshots');
 const historyDir = () => path.join(snapDir(), 'immutable_history');
 
-async function rejection(p: Promise<unknown>): Promise<SessionError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(SessionError);
-  return e as SessionError;
-}
+const rejection = (p: Promise<unknown>): Promise<SessionError> => expectSessionError(p);
 
 beforeEach(async () => {
   root = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-fs-'));

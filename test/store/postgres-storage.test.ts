@@ -13,6 +13,7 @@ import { createUuidV7Generator } from '../../src/store/uuid.js';
 import { runCli } from '../support/cli.js';
 import type { PgServerInfo } from '../support/servers.js';
 import { dropSchema, pgStorageOn, serverSuite, uniqueName } from '../support/servers-stores.js';
+import { expectSessionError } from './support/session-error.js';
 
 const { describe, it, server } = serverSuite<PgServerInfo>('pg');
 const schemas: string[] = [];
@@ -47,16 +48,6 @@ async function rows(sql: string, params: unknown[] = []): Promise<Row[]> {
   return withClient(async (c) => (await c.query<Row>(sql, params)).rows);
 }
 
-async function expectSessionError(promise: Promise<unknown>, code: string, message?: RegExp): Promise<SessionError> {
-  const e = await promise.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(SessionError);
-  expect((e as SessionError).code).toBe(code);
-  if (message) expect((e as SessionError).message).toMatch(message);
-  return e as SessionError;
-}
 
 afterAll(async () => {
   for (const schema of schemas) {

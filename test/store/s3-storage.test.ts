@@ -12,6 +12,7 @@ import { createUuidV7Generator } from '../../src/store/uuid.js';
 import { runCli } from '../support/cli.js';
 import type { S3ServerInfo } from '../support/servers.js';
 import { s3StorageOn, serverSuite, uniqueName } from '../support/servers-stores.js';
+import { expectSessionError } from './support/session-error.js';
 
 const { describe, it, server } = serverSuite<S3ServerInfo>('s3');
 const prefix = uniqueName('s3spec');
@@ -76,16 +77,6 @@ function historyKey(p: string, l: SnapshotLocation, id: string): string {
   return `${p}/${l.sessionId}/scopes/${l.scope}/${l.scopeId}/snapshots/immutable_history/snapshot_${id}.json`;
 }
 
-async function expectSessionError(promise: Promise<unknown>, code: string, message?: RegExp): Promise<SessionError> {
-  const e = await promise.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(SessionError);
-  expect((e as SessionError).code).toBe(code);
-  if (message) expect((e as SessionError).message).toMatch(message);
-  return e as SessionError;
-}
 
 beforeAll(() => {
   try {
