@@ -17,6 +17,7 @@ export type {
   SkippedEntry,
   SkipReason,
   ScanOptions,
+  ScanCommonOptions,
   ScanResult,
   ScanProgress,
   ScanWarning,

@@ -69,20 +69,12 @@ export interface ScanWarning {
   path?: string;
 }
 
-/** Options of the uncapped scanning engine (`scanTree` / `scanTreeSync`). */
-export interface ScanOptions {
-  include?: readonly string[];
-  exclude?: readonly string[];
+/** What the engine and the seed's surface share: ignore rules, digests, cache, threads, callbacks. */
+export interface ScanCommonOptions {
   /** Honour `.gitignore` files at every level (default true). */
   respectGitignore?: boolean;
   /** Hash contents (default true); false records sizes only. */
   withContentDigest?: boolean;
-  /** Directory names skipped at any depth in addition to `.git` and `.cairn`. */
-  alwaysSkip?: readonly string[];
-  /** Stop after this many files (default: no limit). `truncated` tells whether more existed. */
-  maxFiles?: number;
-  /** Stop before the sum of `bytes` would exceed this (default: no limit). */
-  maxBytes?: number;
   /** Use the persistent stat cache (default true). */
   cache?: boolean;
   /** Where cache files live (default `$XDG_CACHE_HOME/cairn/snapshots` or `~/.cache/cairn/snapshots`). */
@@ -102,6 +94,18 @@ export interface ScanOptions {
   racyMarginMs?: number;
 }
 
+/** Options of the uncapped scanning engine (`scanTree` / `scanTreeSync`). */
+export interface ScanOptions extends ScanCommonOptions {
+  include?: readonly string[];
+  exclude?: readonly string[];
+  /** Directory names skipped at any depth in addition to `.git` and `.cairn`. */
+  alwaysSkip?: readonly string[];
+  /** Stop after this many files (default: no limit). `truncated` tells whether more existed. */
+  maxFiles?: number;
+  /** Stop before the sum of `bytes` would exceed this (default: no limit). */
+  maxBytes?: number;
+}
+
 export interface ScanResult {
   /** Sorted by compareUtf8(path). */
   files: RepoSnapshotEntry[];
@@ -112,7 +116,7 @@ export interface ScanResult {
 }
 
 /** The seed's options plus cairn's speed options. */
-export interface RepoSnapshotOptions {
+export interface RepoSnapshotOptions extends ScanCommonOptions {
   include?: string[];
   exclude?: string[];
   /** Default 20 000, silently clamped to 50 000; must be an integer >= 1. */
@@ -121,17 +125,6 @@ export interface RepoSnapshotOptions {
   maxBytes?: number;
   /** Only `false` is supported (the seed's rule: links are never followed into directories). */
   followSymlinks?: boolean;
-  respectGitignore?: boolean;
-  withContentDigest?: boolean;
-  cache?: boolean;
-  cacheDir?: string;
-  jobs?: number;
-  signal?: AbortSignal;
-  onProgress?: (p: ScanProgress) => void;
-  onSkip?: (s: SkippedEntry) => void;
-  onWarning?: (w: ScanWarning) => void;
-  /** See ScanOptions.racyMarginMs (tests only). */
-  racyMarginMs?: number;
 }
 
 /** `snapshotRootDetailed` result: the document plus what was left out of it and why. */
