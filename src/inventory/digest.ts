@@ -14,11 +14,26 @@ const BODY_KEYS_SORTED = ['bytes', 'counts', 'files', 'kind', 'mode', 'path', 's
  * file list it returned: a warm scan then costs no re-serialisation. Frozen, so the list
  * cannot have changed since.
  */
-const knownDigests = new WeakMap<readonly RepoSnapshotEntry[], { digest: string; bytes: number }>();
+const knownDigests = new WeakMap<readonly RepoSnapshotEntry[], { digest: string; bytes: number; renderMemo: string | undefined }>();
 
-/** Notes the digest of the body `{ files, truncated: false, counts: { files: files.length, bytes } }`; `files` must be frozen, entries included. */
-export function rememberBodyDigest(files: readonly RepoSnapshotEntry[], bytes: number, digest: string): void {
-  if (Object.isFrozen(files)) knownDigests.set(files, { digest, bytes });
+/**
+ * Notes the digest of the body `{ files, truncated: false, counts: { files: files.length, bytes } }`;
+ * `files` must be frozen, entries included. `renderMemo`: where the scan's cache keeps the last
+ * rendering of such a document (see render.ts).
+ */
+export function rememberBodyDigest(files: readonly RepoSnapshotEntry[], bytes: number, digest: string, renderMemo?: string): void {
+  if (Object.isFrozen(files)) knownDigests.set(files, { digest, bytes, renderMemo });
+}
+
+function knownFor(body: RepoSnapshotBody): { digest: string; renderMemo: string | undefined } | undefined {
+  const known = knownDigests.get(body.files);
+  if (known !== undefined && body.truncated === false && body.counts.files === body.files.length && body.counts.bytes === known.bytes && Object.keys(body).length === 3 && Object.keys(body.counts).length === 2) return known;
+  return undefined;
+}
+
+/** The render memo noted for this body by the scan that produced it, if any. */
+export function renderMemoOf(body: RepoSnapshotBody): string | undefined {
+  return knownFor(body)?.renderMemo;
 }
 
 /** Freezes a result's file list (and its entries), so a digest noted for it stays true. */
@@ -39,9 +54,7 @@ export function computeDigestOf(files: readonly RepoSnapshotEntry[], bytes: numb
 
 /** `sha256:` + hex sha256 of the canonical body — the seed's `snapshotDigest`. */
 export function snapshotDigestOf(body: RepoSnapshotBody): string {
-  const known = knownDigests.get(body.files);
-  if (known !== undefined && body.truncated === false && body.counts.files === body.files.length && body.counts.bytes === known.bytes && Object.keys(body).length === 3 && Object.keys(body.counts).length === 2) {
-    return known.digest;
-  }
+  const known = knownFor(body);
+  if (known !== undefined) return known.digest;
   return `sha256:${hash('sha256', canonicalBody(body), 'hex')}`;
 }

@@ -4,6 +4,7 @@ import { CairnError, errnoCode } from '../core/errors.js';
 import { compileGlobs, validateGlob, type PathMatcher } from './glob.js';
 import { cacheFilePath, defaultStatCacheDir, emptyCache, loadCache, type StatCacheData } from './stat-cache.js';
 import type { ScanOptions, ScanWarning } from './types.js';
+import { Verifier } from './verifier.js';
 
 /** Bumped when the scan's output for the same tree could change: old caches are then foreign. */
 export const SCAN_ENGINE_VERSION = 2;
@@ -47,6 +48,8 @@ export interface Prepared {
   verified?: Uint8Array;
   /** With `verified`: the recorded directories whose stat moved (all others were confirmed). */
   changedDirs?: Set<string>;
+  /** A verifying worker started before the (big) cache was loaded; the stored-result check uses and stops it. */
+  verifier?: Verifier;
   warnings: ScanWarning[];
 }
 
@@ -95,6 +98,7 @@ export function prepare(root: string, options: ScanOptions): Prepared {
   const warnings: ScanWarning[] = [];
   let cacheFile: string | null = null;
   let previous = emptyCache();
+  let verifier: Verifier | undefined;
   if (options.cache !== false) {
     const dir = path.resolve(options.cacheDir ?? defaultStatCacheDir());
     if (isInside(rootReal, realpathOrSelf(dir))) {
@@ -102,6 +106,9 @@ export function prepare(root: string, options: ScanOptions): Prepared {
       warnings.push({ code: 'CACHE_DISABLED', message: `stat cache not used: ${dir} is inside the snapshotted root`, path: dir });
     } else {
       cacheFile = cacheFilePath(dir, rootReal, optionsKey);
+      // A cache this big means a tree worth checking on two threads: boot the second one now,
+      // while this one reads the cache.
+      if (jobs > 0 && fileSize(cacheFile) >= EARLY_VERIFIER_CACHE_BYTES) verifier = new Verifier();
       const loaded = loadCache(cacheFile, rootReal, optionsKey);
       previous = loaded.data;
       if (loaded.warning !== undefined) warnings.push(loaded.warning);
@@ -109,7 +116,18 @@ export function prepare(root: string, options: ScanOptions): Prepared {
   }
   const resultKey = JSON.stringify({ maxFiles, maxBytes });
   const excludeDirs = compileGlobs(exclude.filter((g) => g.endsWith('/**') && g.length > 3).map((g) => g.slice(0, -3)));
-  return { rootReal, include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings };
+  return { rootReal, include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}) };
+}
+
+/** Cache bytes from which a verifier worker is started early (~20,000 rows; see PARALLEL_VERIFY_MIN). */
+const EARLY_VERIFIER_CACHE_BYTES = 2 * 1024 * 1024;
+
+function fileSize(file: string): number {
+  try {
+    return fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+  } catch {
+    return 0;
+  }
 }
 
 function realpathOrSelf(p: string): string {

@@ -4,7 +4,7 @@ import { CairnError } from '../core/errors.js';
 import { HashPool } from './hash-pool.js';
 import { abortError, prepare, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome } from './read-file.js';
-import { emptyCache, HAS_SHA, RACY, saveCache, type StatCacheData } from './stat-cache.js';
+import { emptyCache, HAS_SHA, RACY, renderMemoPath, saveCache, type StatCacheData } from './stat-cache.js';
 import { LINK_ROW, sameRows, tryStoredResult, tryStoredResultParallel, type StoredResult } from './stored-result.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, SkipReason, SkippedEntry } from './types.js';
@@ -257,7 +257,7 @@ class ScanRun {
     if (this.digestBody) {
       freezeFiles(files);
       stored.digest = computeDigestOf(files, bytes);
-      rememberBodyDigest(files, bytes, stored.digest);
+      rememberBodyDigest(files, bytes, stored.digest, this.p.cacheFile === null ? undefined : renderMemoPath(this.p.cacheFile));
     }
     this.next.result = `${this.p.resultKey}\n${JSON.stringify(stored)}`;
     this.next.entryRows = rows;
@@ -342,7 +342,10 @@ export function scanTreeSync(root: string, options: ScanOptions = {}): ScanResul
 }
 
 function runSync(prepared: Prepared, options: ScanOptions): ScanResult {
-  if (options.signal?.aborted) throw abortError();
+  if (options.signal?.aborted) {
+    prepared.verifier?.stop();
+    throw abortError();
+  }
   const unchanged = tryStoredResult(prepared, options);
   if (unchanged !== null) return unchanged;
   const run = new ScanRun(prepared, options);
@@ -389,7 +392,10 @@ export async function scanTree(root: string, options: ScanOptions = {}): Promise
 async function scanWithWorkers(root: string, options: ScanOptions): Promise<ScanResult> {
   const prepared = prepare(root, options);
   if (prepared.jobs === 0) return runSync(prepared, options);
-  if (options.signal?.aborted) throw abortError();
+  if (options.signal?.aborted) {
+    prepared.verifier?.stop();
+    throw abortError();
+  }
   const unchanged = await tryStoredResultParallel(prepared, options, true);
   if (unchanged !== null) return unchanged;
   // Workers cost ~30 ms each to start. A tree known to be small (from its cache) is hashed here; otherwise the pool starts now, so

@@ -1,11 +1,11 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
-import { Worker } from 'node:worker_threads';
 import { abortError, prefixOf, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
 import { processFile, STATUS, STAT_FIELDS } from './read-file.js';
 import { resolveLink } from './walk.js';
+import { changedRows, claimChangedRows, Verifier } from './verifier.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
-import { HAS_SHA, saveCache, type FileTable } from './stat-cache.js';
+import { renderMemoPath, saveCache, HAS_SHA, type FileTable } from './stat-cache.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanResult, SkippedEntry } from './types.js';
 
 /** What the stored result keeps besides its entry rows. */
@@ -43,41 +43,60 @@ function storedResultFor(p: Prepared): string | null {
   return nl > 0 && blob.slice(0, nl) === p.resultKey ? blob.slice(nl + 1) : null;
 }
 
-/** Recorded directories whose stat moved (or that are gone). */
-function changedDirs(p: Prepared): Set<string> {
-  const prefix = prefixOf(p.rootReal);
-  const out = new Set<string>();
-  for (const [rel, d] of p.previous.dirs) {
-    const st = fs.lstatSync(rel === '' ? p.rootReal : prefix + rel, { throwIfNoEntry: false });
-    if (st === undefined || !st.isDirectory() || st.mtimeMs !== d.stat[0] || st.ctimeMs !== d.stat[1] || st.ino !== d.stat[2] || st.dev !== d.stat[3]) out.add(rel);
-  }
-  return out;
+/** Verify-table row flag: a directory (see changedRows). */
+const DIR_ROW = 8;
+
+/** Every cached file and directory as one table of rows to lstat: files first (row = file row), then directories. */
+interface VerifyTable {
+  nFiles: number;
+  size: number;
+  /** Row paths relative to the root ('' is the root itself). */
+  paths: string[];
+  /** The same, NUL-joined, for a worker. */
+  joined: string;
+  stats: Float64Array;
+  flags: Uint8Array;
 }
 
-function dirsUnchanged(p: Prepared): boolean {
-  const prefix = prefixOf(p.rootReal);
+function verifyTable(p: Prepared): VerifyTable {
+  const t = p.previous.files;
+  const nFiles = t.size;
+  const size = nFiles + p.previous.dirs.size;
+  const stats = new Float64Array(size * STAT_FIELDS);
+  stats.set(t.stats.subarray(0, nFiles * STAT_FIELDS));
+  const flags = new Uint8Array(size);
+  flags.set(t.has.subarray(0, nFiles));
+  const dirPaths: string[] = [];
+  let o = nFiles * STAT_FIELDS;
   for (const [rel, d] of p.previous.dirs) {
-    const st = fs.lstatSync(rel === '' ? p.rootReal : prefix + rel, { throwIfNoEntry: false });
-    if (st === undefined || !st.isDirectory() || st.mtimeMs !== d.stat[0] || st.ctimeMs !== d.stat[1] || st.ino !== d.stat[2] || st.dev !== d.stat[3]) return false;
+    dirPaths.push(rel);
+    flags[nFiles + dirPaths.length - 1] = DIR_ROW;
+    stats[o + 1] = d.stat[0];
+    stats[o + 2] = d.stat[1];
+    stats[o + 3] = d.stat[2];
+    stats[o + 4] = d.stat[3];
+    o += STAT_FIELDS;
   }
-  return true;
+  const paths = t.paths.concat(dirPaths);
+  // The loaded cache's string table is exactly this list (files, then directories), already joined.
+  const joined = p.previous.pathsJoined ?? paths.join('\0');
+  return { nFiles, size, paths, joined, stats, flags };
 }
 
-/**
- * Rows [from, to) of the cached file table whose file changed or is flagged racy (flag 4), or
- * null as soon as more than `limit` did. Self-contained: also runs in a worker as text.
- */
-export function changedFileRows(fs: typeof import('node:fs'), prefix: string, paths: readonly string[], stats: Float64Array, flags: Uint8Array, from: number, to: number, limit: number): number[] | null {
-  const out: number[] = [];
-  for (let i = from; i < to; i++) {
-    const o = i * 6;
-    const st = (flags[i]! & 4) !== 0 ? undefined : fs.lstatSync(prefix + paths[i]!, { throwIfNoEntry: false });
-    if (st === undefined || st.size !== stats[o] || st.mtimeMs !== stats[o + 1] || st.ctimeMs !== stats[o + 2] || st.ino !== stats[o + 3] || st.dev !== stats[o + 4] || st.mode !== stats[o + 5]) {
-      out.push(i);
-      if (out.length > limit) return null;
-    }
+/** What the lstat pass found: changed file rows and the directories whose stat moved (or that are gone). */
+interface Verified {
+  files: number[];
+  dirs: Set<string>;
+}
+
+function splitRows(v: VerifyTable, rows: readonly number[]): Verified {
+  const files: number[] = [];
+  const dirs = new Set<string>();
+  for (const r of rows) {
+    if (r < v.nFiles) files.push(r);
+    else dirs.add(v.paths[r]!);
   }
-  return out;
+  return { files, dirs };
 }
 
 function sameSha(t: FileTable, row: number, sha: Uint8Array | undefined): boolean {
@@ -161,7 +180,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
     // Unchanged rows and links give the same entries, hence the digest stored with them.
     freezeFiles(files);
     digest = changed.length === 0 && stored.digest !== undefined ? stored.digest : computeDigestOf(files, bytes);
-    rememberBodyDigest(files, bytes, digest);
+    rememberBodyDigest(files, bytes, digest, p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile));
   }
   if (changed.length > 0 && p.cacheFile !== null) {
     stored.digest = digest; // a stale digest must not survive the rewrite
@@ -176,121 +195,78 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
   return { files, truncated: false, counts: { files: n, bytes }, skipped: stored.skipped, warnings };
 }
 
+/**
+ * The stored-result check: lstat every cached file and directory on this thread and, for a big
+ * tree, on the verifier worker started by `prepare` (blocked on with Atomics.wait, so
+ * synchronous callers get a second thread too). Whenever every row was checked, the findings
+ * are noted on `p` (see noteVerified) even if the walk must run after all, so the walk reuses
+ * every confirmed listing and file row without another lstat.
+ */
 export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = false): ScanResult | null {
-  const json = storedResultFor(p);
-  const t = p.previous.files;
-  // A big cached tree is checked on two threads even without a stored result or with changed
-  // directories: the walk that follows then takes every confirmed row from the cache instead
-  // of lstat-ing it again on this one thread (iteration snapshots after files were added).
-  const parallel = t.size >= PARALLEL_VERIFY_MIN && p.jobs > 0 && p.cacheFile !== null;
-  if (json === null && !parallel) return null;
-  const prefix = prefixOf(p.rootReal);
-  const limit = changeLimit(t.size);
-  let changed: number[] | null;
-  let dirs: Set<string> | undefined;
-  if (parallel) {
-    // Synchronous callers too get a second thread: the worker reports through shared memory
-    // and this thread blocks on it (Atomics.wait) once its own share is done.
-    const shared = new Int32Array(new SharedArrayBuffer(4 * (3 + limit + 1)));
-    const worker = startVerifier(p, prefix, limit, shared, true);
-    try {
-      dirs = changedDirs(p);
-      const mine = claimChangedRows(fs, changedFileRows, shared, VERIFY_CHUNK, prefix, t.paths, t.stats, t.has, t.size, limit);
-      if (mine === null) return null;
-      // Boot takes ~30-40 ms; a worker that never reports in time sends us to the walk.
-      if (Atomics.wait(shared, 1, 0, VERIFY_WORKER_TIMEOUT_MS) === 'timed-out') return null;
-      const n = shared[2]!;
-      if (n < 0) return null;
-      changed = mine;
-      for (let k = 0; k < n; k++) changed.push(shared[3 + k]!);
-      if (changed.length > limit) return null;
-    } finally {
-      void worker.terminate();
-    }
-  } else {
-    if (!dirsUnchanged(p)) return null;
-    changed = changedFileRows(fs, prefix, t.paths, t.stats, t.has, 0, t.size, limit);
+  try {
+    const json = storedResultFor(p);
+    const v = verifyTable(p);
+    if (v.size === 0 || p.cacheFile === null) return null;
+    const prefix = prefixOf(p.rootReal);
+    const limit = changeLimit(v.size);
+    const verifier = v.size >= PARALLEL_VERIFY_MIN && p.jobs > 0 ? (p.verifier ?? new Verifier()) : null;
+    if (verifier === null) return afterVerify(p, options, json, v, changedRows(fs, prefix, v.paths, v.stats, v.flags, 0, v.size, limit), limit, digestBody);
+    const shared = startJob(verifier, v, prefix, limit);
+    const mine = claimChangedRows(fs, changedRows, shared, VERIFY_CHUNK, prefix, v.paths, v.stats, v.flags, v.size, limit);
+    if (mine === null) return null;
+    return afterVerify(p, options, json, v, verifier.waitSync(shared, VERIFY_WORKER_TIMEOUT_MS) ? withTheirs(mine, shared) : null, limit, digestBody);
+  } finally {
+    p.verifier?.stop();
   }
-  if (changed === null) return null;
-  noteVerified(p, changed, dirs);
-  if (json === null || (dirs !== undefined && dirs.size > 0)) return null;
-  return resultWithChanges(p, options, json, changed, digestBody);
 }
 
-/** Rows checked on this thread alone; above that a worker shares the lstats (they scale ~2x). */
-const PARALLEL_VERIFY_MIN = 20_000;
-/** How long a synchronous scan waits for its verifying worker before walking instead. */
+/** Same as tryStoredResult, the worker awaited instead of blocked on. */
+export async function tryStoredResultParallel(p: Prepared, options: ScanOptions, digestBody: boolean): Promise<ScanResult | null> {
+  try {
+    const v = verifyTable(p);
+    if (v.size < PARALLEL_VERIFY_MIN || p.cacheFile === null) return tryStoredResult(p, options, digestBody);
+    const json = storedResultFor(p);
+    const prefix = prefixOf(p.rootReal);
+    const limit = changeLimit(v.size);
+    const verifier = p.verifier ?? new Verifier();
+    const shared = startJob(verifier, v, prefix, limit);
+    const mine = claimChangedRows(fs, changedRows, shared, VERIFY_CHUNK, prefix, v.paths, v.stats, v.flags, v.size, limit);
+    if (mine === null) {
+      Atomics.store(shared, 0, v.size); // over the limit: the worker stops claiming too
+      return null;
+    }
+    return afterVerify(p, options, json, v, (await verifier.wait(shared, VERIFY_WORKER_TIMEOUT_MS)) ? withTheirs(mine, shared) : null, limit, digestBody);
+  } finally {
+    p.verifier?.stop();
+  }
+}
+
+function startJob(verifier: Verifier, v: VerifyTable, prefix: string, limit: number): Int32Array {
+  const shared = new Int32Array(new SharedArrayBuffer(4 * (3 + limit + 1)));
+  verifier.start({ prefix, paths: v.joined, stats: v.stats, flags: v.flags, size: v.size, limit, chunk: VERIFY_CHUNK, shared });
+  return shared;
+}
+
+/** This thread's changed rows plus the worker's (null when the worker went over the limit). */
+function withTheirs(mine: number[], shared: Int32Array): number[] | null {
+  const n = shared[2]!;
+  if (n < 0) return null;
+  for (let k = 0; k < n; k++) mine.push(shared[3 + k]!);
+  return mine;
+}
+
+function afterVerify(p: Prepared, options: ScanOptions, json: string | null, v: VerifyTable, rows: number[] | null, limit: number, digestBody: boolean): ScanResult | null {
+  if (rows === null || rows.length > limit) return null;
+  const { files, dirs } = splitRows(v, rows);
+  noteVerified(p, files, dirs);
+  // A directory that moved may have gained, lost or renamed entries: only the walk can say.
+  if (json === null || dirs.size > 0) return null;
+  return resultWithChanges(p, options, json, files, digestBody);
+}
+
+/** Cached rows (files + directories) checked on this thread alone; above that the verifier worker shares the lstats (they scale ~2x). */
+export const PARALLEL_VERIFY_MIN = 20_000;
+/** How long a scan waits for its verifying worker before walking instead. */
 const VERIFY_WORKER_TIMEOUT_MS = 5000;
 /** Rows claimed at a time by each verifying thread. */
 const VERIFY_CHUNK = 1024;
-
-/**
- * Claims chunks of rows from a shared counter until none are left, returning the changed rows
- * (or null past `limit`). Both threads run it, so neither waits on the other whatever the
- * worker's start-up delay. Self-contained: also runs in a worker as text.
- */
-export function claimChangedRows(fs: typeof import('node:fs'), changed: typeof changedFileRows, counter: Int32Array, chunk: number, prefix: string, paths: readonly string[], stats: Float64Array, flags: Uint8Array, size: number, limit: number): number[] | null {
-  const out: number[] = [];
-  for (;;) {
-    const from = Atomics.add(counter, 0, chunk);
-    if (from >= size) return out;
-    const rows = changed(fs, prefix, paths, stats, flags, from, Math.min(size, from + chunk), limit - out.length);
-    if (rows === null) return null;
-    for (const r of rows) out.push(r);
-  }
-}
-
-export async function tryStoredResultParallel(p: Prepared, options: ScanOptions, digestBody: boolean): Promise<ScanResult | null> {
-  const t = p.previous.files;
-  if (t.size < PARALLEL_VERIFY_MIN) return tryStoredResult(p, options, digestBody);
-  const json = storedResultFor(p);
-  if (json === null) return null;
-  const prefix = prefixOf(p.rootReal);
-  const limit = changeLimit(t.size);
-  const counter = new Int32Array(new SharedArrayBuffer(4));
-  const worker = startVerifier(p, prefix, limit, counter, false);
-  const theirs = new Promise<number[] | null>((resolve) => {
-    worker.once('message', (rows: number[] | null) => resolve(rows));
-    worker.once('error', () => resolve(null));
-    worker.once('exit', () => resolve(null));
-  });
-  try {
-    if (!dirsUnchanged(p)) return null;
-    const mine = claimChangedRows(fs, changedFileRows, counter, VERIFY_CHUNK, prefix, t.paths, t.stats, t.has, t.size, limit);
-    if (mine === null) return null;
-    const other = await theirs;
-    if (other === null || mine.length + other.length > limit) return null;
-    const changed = [...mine, ...other];
-    noteVerified(p, changed);
-    return resultWithChanges(p, options, json, changed, digestBody);
-  } finally {
-    void worker.terminate();
-  }
-}
-
-/**
- * Starts a worker that claims rows from `shared[0]` (see claimChangedRows). It posts its
- * changed rows as a message, or with `viaMemory` writes them to shared[3..] (count in shared[2],
- * -1 when over the limit) and sets shared[1] = 1 with a notify, for a thread that cannot await.
- */
-function startVerifier(p: Prepared, prefix: string, limit: number, shared: Int32Array, viaMemory: boolean): Worker {
-  const t = p.previous.files;
-  const source = `'use strict';
-const fs = require('node:fs');
-const { parentPort, workerData: w } = require('node:worker_threads');
-var __name = (fn) => fn;
-const changedFileRows = (${changedFileRows.toString()});
-const claimChangedRows = (${claimChangedRows.toString()});
-const rows = claimChangedRows(fs, changedFileRows, w.shared, w.chunk, w.prefix, w.paths.split('\\0'), w.stats, w.flags, w.size, w.limit);
-if (w.viaMemory) {
-  if (rows === null) w.shared[2] = -1;
-  else { for (let k = 0; k < rows.length; k++) w.shared[3 + k] = rows[k]; w.shared[2] = rows.length; }
-  Atomics.store(w.shared, 1, 1);
-  Atomics.notify(w.shared, 1);
-} else parentPort.postMessage(rows);
-`;
-  const workerData = { prefix, paths: t.paths.join('\0'), stats: t.stats.subarray(0, t.size * STAT_FIELDS), flags: t.has.subarray(0, t.size), size: t.size, limit, shared, chunk: VERIFY_CHUNK, viaMemory };
-  const worker = new Worker(source, { eval: true, workerData });
-  if (viaMemory) worker.unref(); // nothing awaits it: it must not keep the process alive
-  return worker;
-}

@@ -283,6 +283,21 @@ describe('unchanged-tree fast path', () => {
     expect(strip(t.events().r)).toEqual(strip(r));
   }, 60_000);
 
+  it('a threaded scan of a big tree with added, deleted and edited files walks with the rows it checked, and is right', async () => {
+    const files: Record<string, string> = {};
+    for (let d = 0; d < 50; d++) for (let f = 0; f < 420; f++) files[`d${d}/f${f}`] = `${d}-${f}`;
+    const t = await primed(files);
+    fs.writeFileSync(path.join(t.root, 'd3', 'new'), 'new');
+    fs.rmSync(path.join(t.root, 'd7', 'f1'));
+    fs.writeFileSync(path.join(t.root, 'd40', 'f5'), 'edited');
+    const seen: ScanProgress[] = [];
+    const r = await scanTree(t.root, { ...t.opts, jobs: 2, onProgress: (p) => seen.push(p) });
+    // Only the new and the edited file are read: every other row was confirmed by the lstat pass.
+    expect(seen.at(-1)).toMatchObject({ phase: 'done', filesHashed: 2, filesCached: 20_999 - 1 });
+    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    expect(strip(await scanTree(t.root, { ...t.opts, jobs: 2 }))).toEqual(strip(r));
+  }, 60_000);
+
   it('falls back to the walk when an in-place edit pushes the total over maxBytes', async () => {
     const root = tempDir();
     const cacheDir = tempDir('cairn-cache-');

@@ -1,0 +1,127 @@
+import { Worker } from 'node:worker_threads';
+
+/**
+ * Rows [from, to) of a verify table (cached files, then cached directories) whose lstat no
+ * longer matches, or that are flagged racy (4: always re-read), or null as soon as more than
+ * `limit` did. A file matches on size, mtime, ctime, inode, device and mode; a directory (flag
+ * 8; stats: unused, mtime, ctime, inode, device) when it is still a directory with the same
+ * mtime, ctime, inode and device, so no entry was added, removed or renamed in it.
+ * Self-contained: also runs in the verifying worker as text.
+ */
+export function changedRows(fs: typeof import('node:fs'), prefix: string, paths: readonly string[], stats: Float64Array, flags: Uint8Array, from: number, to: number, limit: number): number[] | null {
+  const out: number[] = [];
+  for (let i = from; i < to; i++) {
+    const o = i * 6;
+    const f = flags[i]!;
+    let same = false;
+    if ((f & 4) === 0) {
+      const st = fs.lstatSync(prefix + paths[i]!, { throwIfNoEntry: false });
+      if (st !== undefined) {
+        same =
+          (f & 8) !== 0
+            ? st.isDirectory() && st.mtimeMs === stats[o + 1] && st.ctimeMs === stats[o + 2] && st.ino === stats[o + 3] && st.dev === stats[o + 4]
+            : st.size === stats[o] && st.mtimeMs === stats[o + 1] && st.ctimeMs === stats[o + 2] && st.ino === stats[o + 3] && st.dev === stats[o + 4] && st.mode === stats[o + 5];
+      }
+    }
+    if (!same) {
+      out.push(i);
+      if (out.length > limit) return null;
+    }
+  }
+  return out;
+}
+
+/**
+ * Claims chunks of rows from a shared counter (`counter[0]`) until none are left, returning the
+ * changed rows (or null past `limit`). The main thread and the worker both run it, so neither
+ * waits on the other whatever the worker's start-up delay. Self-contained: also runs as text.
+ */
+export function claimChangedRows(fs: typeof import('node:fs'), changed: typeof changedRows, counter: Int32Array, chunk: number, prefix: string, paths: readonly string[], stats: Float64Array, flags: Uint8Array, size: number, limit: number): number[] | null {
+  const out: number[] = [];
+  for (;;) {
+    const from = Atomics.add(counter, 0, chunk);
+    if (from >= size) return out;
+    const rows = changed(fs, prefix, paths, stats, flags, from, Math.min(size, from + chunk), limit - out.length);
+    if (rows === null) return null;
+    for (const r of rows) out.push(r);
+  }
+}
+
+/** What the worker needs: the table (paths NUL-joined) and the shared report area. */
+export interface VerifyJob {
+  prefix: string;
+  paths: string;
+  stats: Float64Array;
+  flags: Uint8Array;
+  size: number;
+  limit: number;
+  chunk: number;
+  /** [0] next row to claim, [1] set to 1 when done, [2] changed-row count (-1: over the limit), [3..] the rows. */
+  shared: Int32Array;
+}
+
+const SOURCE = `'use strict';
+const fs = require('node:fs');
+const { parentPort } = require('node:worker_threads');
+var __name = (fn) => fn;
+const changedRows = (${changedRows.toString()});
+const claimChangedRows = (${claimChangedRows.toString()});
+parentPort.once('message', (w) => {
+  const rows = claimChangedRows(fs, changedRows, w.shared, w.chunk, w.prefix, w.paths.split('\\0'), w.stats, w.flags, w.size, w.limit);
+  if (rows === null) w.shared[2] = -1;
+  else { for (let k = 0; k < rows.length; k++) w.shared[3 + k] = rows[k]; w.shared[2] = rows.length; }
+  Atomics.store(w.shared, 1, 1);
+  Atomics.notify(w.shared, 1);
+});
+`;
+
+/**
+ * A second thread for the stat-cache check, spawned before the cache is even read: a worker
+ * costs ~30-40 ms to boot, which then overlaps loading the cache instead of delaying the lstat
+ * pass. It reports through shared memory, so a synchronous scan can block on it (Atomics.wait)
+ * and an async one can await it (Atomics.waitAsync). Unreferenced while idle: a scan that
+ * never uses it does not keep the process alive, and `stop()` is idempotent.
+ */
+export class Verifier {
+  private readonly worker = new Worker(SOURCE, { eval: true });
+  private failed = false;
+  private stopped = false;
+
+  constructor() {
+    this.worker.unref();
+    // A worker that fails never reports: the waiting side times out or sees `failed` and walks.
+    this.worker.on('error', () => {
+      this.failed = true;
+    });
+  }
+
+  start(job: VerifyJob): void {
+    this.worker.postMessage(job);
+  }
+
+  /** Blocks until the worker reported (true) or `timeoutMs` passed or it failed (false). */
+  waitSync(shared: Int32Array, timeoutMs: number): boolean {
+    return !this.failed && Atomics.wait(shared, 1, 0, timeoutMs) !== 'timed-out' && shared[1] === 1;
+  }
+
+  /** Resolves true once the worker reported, false on timeout or failure. */
+  async wait(shared: Int32Array, timeoutMs: number): Promise<boolean> {
+    if (this.failed) return false;
+    // Referenced while awaited: a pending waitAsync alone does not keep the event loop running.
+    this.worker.ref();
+    try {
+      const w = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: Promise<string> | string } }).waitAsync(shared, 1, 0, timeoutMs);
+      const exited = new Promise<string>((resolve) => this.worker.once('exit', () => resolve('exited')));
+      const outcome = w.async ? await Promise.race([w.value as Promise<string>, exited]) : (w.value as string);
+      return outcome !== 'timed-out' && shared[1] === 1;
+    } finally {
+      this.worker.unref();
+    }
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    void this.worker.terminate();
+  }
+}

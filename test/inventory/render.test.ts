@@ -1,0 +1,86 @@
+// renderRepoSnapshot: always exactly JSON.stringify(doc, null, 2) + '\n'; the render memo beside
+// the stat cache is reused only for the same digest and an intact memo.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { makeRepoSnapshot, scanTree } from '../../src/inventory/index.js';
+import { renderRepoSnapshot } from '../../src/inventory/render.js';
+import type { RepoSnapshot } from '../../src/inventory/types.js';
+import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
+
+afterAll(cleanupTempDirs);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const MARGIN = 50;
+const expected = (doc: RepoSnapshot) => Buffer.from(`${JSON.stringify(doc, null, 2)}\n`, 'utf8');
+
+async function setup(files: Record<string, string>) {
+  const root = tempDir();
+  const cacheDir = tempDir('cairn-cache-');
+  writeTree(root, files);
+  await sleep(MARGIN + 20);
+  const snap = async () => {
+    const r = await scanTree(root, { cacheDir, racyMarginMs: MARGIN });
+    return makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts });
+  };
+  await snap(); // records every stat
+  const memo = () => {
+    const f = fs.readdirSync(cacheDir).find((n) => n.endsWith('.render'));
+    return f === undefined ? undefined : path.join(cacheDir, f);
+  };
+  return { root, cacheDir, snap, memo };
+}
+
+describe('renderRepoSnapshot', () => {
+  it('renders the pretty JSON exactly, ASCII and non-ASCII paths alike, and keeps a memo beside the stat cache', async () => {
+    const t = await setup({ 'a.txt': 'a', 'é/ü.txt': 'u', 'z/😀.md': 'smile', 'q"uote': 'q' });
+    const doc = await t.snap();
+    expect(renderRepoSnapshot(doc).equals(expected(doc))).toBe(true);
+    expect(t.memo()).toBeDefined();
+  });
+
+  it('reuses the memo for an unchanged tree without rewriting it', async () => {
+    const t = await setup({ a: 'a', 'b/c': 'c' });
+    renderRepoSnapshot(await t.snap());
+    const before = fs.statSync(t.memo()!);
+    const doc = await t.snap();
+    expect(renderRepoSnapshot(doc).equals(expected(doc))).toBe(true);
+    const after = fs.statSync(t.memo()!);
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+  });
+
+  it('renders again after a change: the memo of another digest is never used', async () => {
+    const t = await setup({ a: 'a', 'b/c': 'c' });
+    renderRepoSnapshot(await t.snap());
+    fs.writeFileSync(path.join(t.root, 'b', 'c'), 'changed');
+    const doc = await t.snap();
+    const out = renderRepoSnapshot(doc);
+    expect(out.equals(expected(doc))).toBe(true);
+    expect(out.toString()).toContain(doc.snapshotDigest);
+  });
+
+  it.each([
+    ['a flipped byte', (b: Buffer) => Buffer.from(b.map((x, i) => (i === b.length - 10 ? x ^ 0x01 : x)))],
+    ['truncation', (b: Buffer) => b.subarray(0, b.length >> 1)],
+    ['garbage', () => Buffer.from('not a memo')],
+  ])('ignores a memo damaged by %s and renders the document exactly', async (_label, damage) => {
+    const t = await setup({ a: 'a', 'b/c': 'c', d: 'dddd' });
+    renderRepoSnapshot(await t.snap());
+    const file = t.memo()!;
+    fs.writeFileSync(file, damage(fs.readFileSync(file)));
+    const doc = await t.snap();
+    expect(renderRepoSnapshot(doc).equals(expected(doc))).toBe(true);
+  });
+
+  it('does not use the memo for a document the caller changed or built', async () => {
+    const t = await setup({ a: 'a', 'b/c': 'c' });
+    const doc = await t.snap();
+    renderRepoSnapshot(doc);
+    const reordered = { ...doc, body: { counts: doc.body.counts, files: doc.body.files, truncated: doc.body.truncated } } as RepoSnapshot;
+    expect(renderRepoSnapshot(reordered).equals(expected(reordered))).toBe(true);
+    const relabelled = { ...doc, snapshotDigest: `sha256:${'0'.repeat(64)}` };
+    expect(renderRepoSnapshot(relabelled).equals(expected(relabelled))).toBe(true);
+    const extra = { ...doc, note: 'mine' } as RepoSnapshot;
+    expect(renderRepoSnapshot(extra).equals(expected(extra))).toBe(true);
+  });
+});
