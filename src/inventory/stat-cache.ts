@@ -37,6 +37,12 @@ export interface Listing {
 
 export type DirStatRow = [mtimeMs: number, ctimeMs: number, ino: number, dev: number];
 
+/**
+ * The stat recorded for a directory listed while racy (changed too close to the scan): NaN never
+ * equals a real stat, so the next scan lists it again and compares, instead of trusting it.
+ */
+export const RELIST_DIR: DirStatRow = [Number.NaN, Number.NaN, Number.NaN, Number.NaN];
+
 export interface CachedDir {
   stat: DirStatRow;
   listing: Listing;
@@ -116,6 +122,35 @@ export class FileTable {
       this.has[i] = HAS_SHA | (racy ? RACY : 0);
       this.shas.set(sha.subarray(shaOffset, shaOffset + 32), i * 32);
     }
+  }
+
+  /** Adds a row for a file not read yet (flagged racy, so it is read before any use); returns its index. */
+  appendUnread(path: string): number {
+    const i = this.paths.length;
+    if (i >= this.has.length) this.grow();
+    this.paths.push(path);
+    this.indexMap?.set(path, i);
+    this.stats.fill(0, i * STAT_FIELDS, i * STAT_FIELDS + STAT_FIELDS);
+    this.has[i] = RACY;
+    return i;
+  }
+
+  /** Keeps only the rows for which `keep(i)` is true, in order (rows after a dropped one move up). */
+  keepRows(keep: (i: number) => boolean): void {
+    let k = 0;
+    const n = this.paths.length;
+    for (let i = 0; i < n; i++) {
+      if (!keep(i)) continue;
+      if (k !== i) {
+        this.paths[k] = this.paths[i]!;
+        this.stats.copyWithin(k * STAT_FIELDS, i * STAT_FIELDS, i * STAT_FIELDS + STAT_FIELDS);
+        this.shas.copyWithin(k * 32, i * 32, i * 32 + 32);
+        this.has[k] = this.has[i]!;
+      }
+      k++;
+    }
+    this.paths.length = k;
+    this.indexMap = undefined;
   }
 
   /** True when row `i` of this table equals row `j` of `other`. */

@@ -4,6 +4,7 @@ import { abortError, prefixOf, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared 
 import { processFile, STATUS, STAT_FIELDS } from './read-file.js';
 import { resolveLink } from './walk.js';
 import { changedRows, claimChangedRows, Verifier } from './verifier.js';
+import { applyDirChanges } from './incremental.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
 import { renderMemoPath, saveCache, HAS_SHA, type FileTable } from './stat-cache.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanResult, SkippedEntry } from './types.js';
@@ -118,14 +119,16 @@ function changeLimit(rows: number): number {
   return Math.max(2000, rows >> 4);
 }
 
-/** Re-reads the changed rows, then builds the result from the cache rows; null when the walk must decide instead. */
-function resultWithChanges(p: Prepared, options: ScanOptions, json: string, changed: number[], digestBody: boolean): ScanResult | null {
+/**
+ * Re-reads the changed rows, then builds the result from the cache rows; null when the walk
+ * must decide instead. `listingsChanged`: directory listings were updated (the cache must be
+ * saved); `entriesChanged`: entries were added or removed (the stored digest is stale).
+ */
+function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResult, changed: number[], racyFrom: number, digestBody: boolean, listingsChanged: boolean, entriesChanged: boolean): ScanResult | null {
   const t = p.previous.files;
   const rows = p.previous.entryRows;
-  if (rows === undefined) return null;
-  const stored = JSON.parse(json) as StoredResult;
+  if (rows === undefined || rows.length > p.maxFiles) return null; // new files may now cross the budget: the walk cuts
   const prefix = prefixOf(p.rootReal);
-  const racyFrom = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
   const buf = changed.length > 0 ? Buffer.allocUnsafe(READ_BUFFER_BYTES) : Buffer.alloc(0);
   let bytesHashed = 0;
   for (const i of changed) {
@@ -179,10 +182,10 @@ function resultWithChanges(p: Prepared, options: ScanOptions, json: string, chan
   if (digestBody) {
     // Unchanged rows and links give the same entries, hence the digest stored with them.
     freezeFiles(files);
-    digest = changed.length === 0 && stored.digest !== undefined ? stored.digest : computeDigestOf(files, bytes);
+    digest = changed.length === 0 && !entriesChanged && stored.digest !== undefined ? stored.digest : computeDigestOf(files, bytes);
     rememberBodyDigest(files, bytes, digest, p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile));
   }
-  if (changed.length > 0 && p.cacheFile !== null) {
+  if ((changed.length > 0 || listingsChanged) && p.cacheFile !== null) {
     stored.digest = digest; // a stale digest must not survive the rewrite
     p.previous.result = `${p.resultKey}\n${JSON.stringify(stored)}`;
     const w = saveCache(p.cacheFile, p.previous, p.rootReal, p.optionsKey);
@@ -259,9 +262,14 @@ function afterVerify(p: Prepared, options: ScanOptions, json: string | null, v: 
   if (rows === null || rows.length > limit) return null;
   const { files, dirs } = splitRows(v, rows);
   noteVerified(p, files, dirs);
-  // A directory that moved may have gained, lost or renamed entries: only the walk can say.
-  if (json === null || dirs.size > 0) return null;
-  return resultWithChanges(p, options, json, files, digestBody);
+  if (json === null) return null;
+  const stored = JSON.parse(json) as StoredResult;
+  const racyFrom = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
+  // Directories that moved are listed again and compared; what the update cannot place, the walk decides.
+  if (dirs.size === 0) return resultWithChanges(p, options, stored, files, racyFrom, digestBody, false, false);
+  const update = applyDirChanges(p, stored, files, dirs, racyFrom);
+  if (update === null) return null;
+  return resultWithChanges(p, options, stored, update.changed, racyFrom, digestBody, true, update.entriesChanged);
 }
 
 /** Cached rows (files + directories) checked on this thread alone; above that the verifier worker shares the lstats (they scale ~2x). */

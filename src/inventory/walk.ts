@@ -4,7 +4,7 @@ import { compareUtf8 } from '../core/utf8.js';
 import { isIgnored, parseGitignore, type GitignoreFile } from './gitignore.js';
 import type { PathMatcher } from './glob.js';
 import { relPathProblem } from './relpath.js';
-import type { CachedDir, DirStatRow, Listing, StatCacheData } from './stat-cache.js';
+import { RELIST_DIR, type CachedDir, type DirStatRow, type Listing, type StatCacheData } from './stat-cache.js';
 import type { FileOutcome } from './read-file.js';
 import type { SkippedEntry, SkipReason } from './types.js';
 
@@ -52,6 +52,50 @@ function item(rel: string, kind: 'file' | 'symlink', extra?: Partial<WalkItem>):
   return extra === undefined ? it : Object.assign(it, extra);
 }
 
+/** What the walk does with one directory entry (classifyEntry). */
+export const V_OUT = 0;
+export const V_DIR = 1;
+export const V_FILE = 2;
+export const V_LINK = 3;
+
+/** The rules that decide which entries a walk keeps. */
+export type WalkRules = Pick<WalkOptions, 'include' | 'exclude' | 'excludeDirs' | 'respectGitignore' | 'skipNames'>;
+
+/**
+ * The walk's verdict on one entry of a directory listing (`type`: a Listing type code), given
+ * the ignore rules in force there: left out silently (V_OUT: ignored, excluded, an always-skipped
+ * directory), a directory to enter, a file or symlink to record, or a skip to report. Ignore
+ * rules and globs come first: "skipped" reports only paths that would have been recorded.
+ * Shared by the walk and the incremental update of a stored result, so both decide alike.
+ */
+export function classifyEntry(o: WalkRules, ignoreStack: readonly GitignoreFile[], rel: string, name: string, type: number): number | SkippedEntry {
+  if (type === T_DIR && o.skipNames.has(name)) return V_OUT;
+  if (type === T_BAD_UTF8) return { path: rel, reason: 'invalid-utf8', detail: 'the name on disk is not valid UTF-8' };
+  if (type === T_DIR) {
+    if (o.respectGitignore && isIgnored(ignoreStack, rel, true)) return V_OUT;
+    if (o.exclude?.(rel) || o.excludeDirs?.(rel)) return V_OUT;
+    const problem = nameProblem(rel, name);
+    if (problem !== null) return { path: rel, reason: 'invalid-name', detail: `${problem} (directory: its whole subtree is left out)` };
+    return V_DIR;
+  }
+  if (o.respectGitignore && isIgnored(ignoreStack, rel, false)) return V_OUT;
+  if (o.include !== null && !o.include(rel)) return V_OUT;
+  if (o.exclude?.(rel)) return V_OUT;
+  const problem = nameProblem(rel, name);
+  if (problem !== null) return { path: rel, reason: 'invalid-name', detail: problem };
+  if (type === T_OTHER) return { path: rel, reason: 'not-regular-file', detail: 'FIFO, socket or device' };
+  return type === T_LINK ? V_LINK : V_FILE;
+}
+
+/** The seed's RelPath rules: the whole path's length, the new segment's content. */
+function nameProblem(rel: string, name: string): string | null {
+  if (rel.length > MAX_REL_PATH) return `longer than ${MAX_REL_PATH} characters`;
+  // Most names are plain ASCII words: those break no rule unless they end in '.' or are a
+  // reserved Windows name, and the full check (NFC normalisation, regexes) is skipped.
+  if (PLAIN_NAME.test(name) && name.charCodeAt(name.length - 1) !== DOT && !RESERVED_WINDOWS_NAME.test(name)) return null;
+  return relPathProblem(name);
+}
+
 export interface WalkOptions {
   rootReal: string;
   include: PathMatcher | null;
@@ -65,7 +109,7 @@ export interface WalkOptions {
   skipNames: ReadonlySet<string>;
   previous: StatCacheData;
   next: StatCacheData;
-  /** mtime/ctime at or after this (ms) are racy: listings seen then are not trusted next time. */
+  /** mtime/ctime at or after this (ms) are racy: listings seen then are listed again next time. */
   racyFromMs: number;
   /**
    * Set when every cached directory was lstat-checked moments ago (stored-result check): the
@@ -76,7 +120,7 @@ export interface WalkOptions {
   readGitignore: (abs: string, cacheKey: string) => FileOutcome;
   /** Receives skipped paths with the number of items emitted before them (their walk position). */
   onSkip: (s: SkippedEntry, position: number) => void;
-  /** Called when a visited directory could not be recorded in the cache (racy, bad names). */
+  /** Called when a visited directory could not be recorded in the cache (names not valid UTF-8). */
   onUntrusted: () => void;
 }
 
@@ -128,50 +172,22 @@ export class Walker {
       const name = frame.listing.names[i]!;
       const type = frame.listing.types.charCodeAt(i);
       const rel = frame.rel === '' ? name : `${frame.rel}/${name}`;
-      if (type === T_DIR && o.skipNames.has(name)) continue;
-      if (type === T_BAD_UTF8) {
-        this.skip({ path: rel, reason: 'invalid-utf8', detail: 'the name on disk is not valid UTF-8' });
+      const v = classifyEntry(o, this.ignoreStack, rel, name, type);
+      if (typeof v !== 'number') {
+        this.skip(v);
         continue;
       }
-      // Ignore rules and globs first: "skipped" reports only paths that would have been recorded.
-      if (type === T_DIR) {
-        if (o.respectGitignore && isIgnored(this.ignoreStack, rel, true)) continue;
-        if (o.exclude?.(rel) || o.excludeDirs?.(rel)) continue;
-        const problem = this.nameProblem(rel, name);
-        if (problem !== null) {
-          this.skip({ path: rel, reason: 'invalid-name', detail: `${problem} (directory: its whole subtree is left out)` });
-          continue;
-        }
+      if (v === V_OUT) continue;
+      if (v === V_DIR) {
         const child = this.enter(path.join(frame.abs, name), rel);
         if (child !== undefined) this.stack.push(child);
         continue;
       }
-      if (o.respectGitignore && isIgnored(this.ignoreStack, rel, false)) continue;
-      if (o.include !== null && !o.include(rel)) continue;
-      if (o.exclude?.(rel)) continue;
-      const problem = this.nameProblem(rel, name);
-      if (problem !== null) {
-        this.skip({ path: rel, reason: 'invalid-name', detail: problem });
-        continue;
-      }
-      if (type === T_OTHER) {
-        this.skip({ path: rel, reason: 'not-regular-file', detail: 'FIFO, socket or device' });
-        continue;
-      }
       this.emitted++;
-      if (type === T_LINK) return this.symlinkItem(rel, path.join(frame.abs, name));
+      if (v === V_LINK) return this.symlinkItem(rel, path.join(frame.abs, name));
       if (frame.gitignoreOutcome !== undefined && name === '.gitignore') return item(rel, 'file', { outcome: frame.gitignoreOutcome });
       return item(rel, 'file');
     }
-  }
-
-  /** The seed's RelPath rules: the whole path's length, the new segment's content. */
-  private nameProblem(rel: string, name: string): string | null {
-    if (rel.length > MAX_REL_PATH) return `longer than ${MAX_REL_PATH} characters`;
-    // Most names are plain ASCII words: those break no rule unless they end in '.' or are a
-    // reserved Windows name, and the full check (NFC normalisation, regexes) is skipped.
-    if (PLAIN_NAME.test(name) && name.charCodeAt(name.length - 1) !== DOT && !RESERVED_WINDOWS_NAME.test(name)) return null;
-    return relPathProblem(name);
   }
 
   private skip(s: SkippedEntry): void {
@@ -211,8 +227,9 @@ export class Walker {
         this.skip({ path: rel === '' ? '.' : rel, reason: 'unreadable-dir', detail: errText(e) });
         return undefined;
       }
+      // A listing seen while racy is kept but marked to be listed again (and compared) next time.
       const racy = st.mtimeMs >= o.racyFromMs || st.ctimeMs >= o.racyFromMs;
-      if (!racy && !listing.types.includes('x')) o.next.dirs.set(rel, { stat, listing } satisfies CachedDir);
+      if (!listing.types.includes('x')) o.next.dirs.set(rel, { stat: racy ? RELIST_DIR : stat, listing } satisfies CachedDir);
       else o.onUntrusted();
     }
     return this.frame(abs, rel, listing);

@@ -27,7 +27,10 @@ type Op =
   | { t: 'delete'; f: number }
   | { t: 'symlinkSwap'; f: number; to: number }
   | { t: 'ignore'; pattern: string }
-  | { t: 'rmdir' };
+  | { t: 'rmdir' }
+  | { t: 'create'; dir: string; name: string; content: string }
+  | { t: 'atomicSave'; f: number; content: string }
+  | { t: 'mkdirWithFile'; name: string };
 const fileIx = fc.nat({ max: FILES.length - 1 });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ t: fc.constant('edit' as const), f: fileIx, content: fc.string({ maxLength: 12 }) }),
@@ -38,6 +41,9 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ t: fc.constant('symlinkSwap' as const), f: fileIx, to: fileIx }),
   fc.record({ t: fc.constant('ignore' as const), pattern: fc.constantFrom('*.txt', 'c.txt', '!b.txt', 'e/', '') }),
   fc.record({ t: fc.constant('rmdir' as const) }),
+  fc.record({ t: fc.constant('create' as const), dir: fc.constantFrom('', 'd', 'd/e'), name: fc.constantFrom('new.txt', 'new.log', 'z', '.hidden'), content: fc.string({ maxLength: 8 }) }),
+  fc.record({ t: fc.constant('atomicSave' as const), f: fileIx, content: fc.string({ maxLength: 12 }) }),
+  fc.record({ t: fc.constant('mkdirWithFile' as const), name: fc.constantFrom('n', 'e2', 'node_modules') }),
 );
 
 function apply(root: string, op: Op): void {
@@ -86,6 +92,29 @@ function apply(root: string, op: Op): void {
     case 'rmdir':
       fs.rmSync(path.join(root, 'd', 'e'), { recursive: true, force: true });
       return;
+    case 'create': {
+      const dir = path.join(root, op.dir);
+      if (!fs.existsSync(dir)) return;
+      const f = path.join(dir, op.name);
+      if (fs.lstatSync(f, { throwIfNoEntry: false }) !== undefined) fs.rmSync(f, { recursive: true });
+      fs.writeFileSync(f, op.content);
+      return;
+    }
+    case 'atomicSave': {
+      // How editors and agents save: write a temporary sibling, rename it over the file.
+      const f = p(op.f);
+      if (!fs.existsSync(path.dirname(f))) return;
+      const tmp = `${f}.tmp-save`;
+      fs.writeFileSync(tmp, op.content);
+      fs.renameSync(tmp, f);
+      return;
+    }
+    case 'mkdirWithFile': {
+      const dir = path.join(root, 'd', op.name);
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, 'inner.txt'), op.name);
+      return;
+    }
   }
 }
 
@@ -248,14 +277,19 @@ describe('unchanged-tree fast path', () => {
     expect(strip(again.r)).toEqual(strip(r));
   });
 
-  it('a cache rewritten by the fast path still lists every directory right for the next walk', async () => {
+  it('a cache rewritten by the fast path still lists every directory right for the next update and the next walk', async () => {
     const t = await primed({ a: 'a', 'b/c': 'c', 'b/d/e': 'e', 'f/g': 'g' });
     fs.writeFileSync(path.join(t.root, 'a'), 'edited in place');
     expect(t.events().seen).toHaveLength(1); // rewrites the cache without decoding its listings
-    fs.writeFileSync(path.join(t.root, 'f', 'new'), 'new'); // f changed: the walk reuses b's and b/d's listings
+    fs.writeFileSync(path.join(t.root, 'f', 'new'), 'new'); // f listed again and compared: one new file, no walk
+    const added = t.events();
+    expect(added.seen).toHaveLength(1);
+    expect(added.r.files.map((f) => f.path)).toEqual(['a', 'b/c', 'b/d/e', 'f/g', 'f/new']);
+    fs.mkdirSync(path.join(t.root, 'f', 'sub'));
+    fs.writeFileSync(path.join(t.root, 'f', 'sub', 'x'), 'x'); // a new directory: the walk reuses b's and b/d's listings
     const { r, seen } = t.events();
     expect(seen.length).toBeGreaterThan(1);
-    expect(r.files.map((f) => f.path)).toEqual(['a', 'b/c', 'b/d/e', 'f/g', 'f/new']);
+    expect(r.files.map((f) => f.path)).toEqual(['a', 'b/c', 'b/d/e', 'f/g', 'f/new', 'f/sub/x']);
     expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
   });
 
@@ -269,33 +303,38 @@ describe('unchanged-tree fast path', () => {
     expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
   }, 60_000);
 
-  it('a synchronous scan of a big tree with added, deleted and edited files walks with the rows it checked, and is right', async () => {
+  it.each([
+    ['synchronous', false],
+    ['threaded', true],
+  ])('a %s scan of a big tree takes added, deleted and edited files without a walk, then walks a new directory with the rows it checked', async (_label, threaded) => {
     const files: Record<string, string> = {};
     for (let d = 0; d < 50; d++) for (let f = 0; f < 420; f++) files[`d${d}/f${f}`] = `${d}-${f}`;
     const t = await primed(files);
+    const scan = async () => {
+      const seen: ScanProgress[] = [];
+      const o: ScanOptions = { ...t.opts, onProgress: (p) => seen.push(p) };
+      const r = threaded ? await scanTree(t.root, { ...o, jobs: 2 }) : scanTreeSync(t.root, o);
+      return { r, seen };
+    };
     fs.writeFileSync(path.join(t.root, 'd3', 'new'), 'new');
     fs.rmSync(path.join(t.root, 'd7', 'f1'));
+    fs.rmSync(path.join(t.root, 'd9'), { recursive: true });
     fs.writeFileSync(path.join(t.root, 'd40', 'f5'), 'edited');
-    const { r, seen } = t.events();
-    expect(seen.length).toBeGreaterThan(1);
-    expect(seen.at(-1)).toMatchObject({ filesHashed: 2, filesCached: 20_999 - 1 });
-    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
-    expect(strip(t.events().r)).toEqual(strip(r));
-  }, 60_000);
-
-  it('a threaded scan of a big tree with added, deleted and edited files walks with the rows it checked, and is right', async () => {
-    const files: Record<string, string> = {};
-    for (let d = 0; d < 50; d++) for (let f = 0; f < 420; f++) files[`d${d}/f${f}`] = `${d}-${f}`;
-    const t = await primed(files);
-    fs.writeFileSync(path.join(t.root, 'd3', 'new'), 'new');
-    fs.rmSync(path.join(t.root, 'd7', 'f1'));
-    fs.writeFileSync(path.join(t.root, 'd40', 'f5'), 'edited');
-    const seen: ScanProgress[] = [];
-    const r = await scanTree(t.root, { ...t.opts, jobs: 2, onProgress: (p) => seen.push(p) });
-    // Only the new and the edited file are read: every other row was confirmed by the lstat pass.
-    expect(seen.at(-1)).toMatchObject({ phase: 'done', filesHashed: 2, filesCached: 20_999 - 1 });
-    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
-    expect(strip(await scanTree(t.root, { ...t.opts, jobs: 2 }))).toEqual(strip(r));
+    await sleep(MARGIN + 20); // nothing racy: exact counts
+    const first = await scan();
+    // Only the new and the edited file are read, in one step: d3, d7 and the root were listed again.
+    expect(first.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 2, filesCached: 21_000 - 420 - 1 - 1 })]);
+    expect(strip(first.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    fs.mkdirSync(path.join(t.root, 'd3', 'sub'));
+    fs.writeFileSync(path.join(t.root, 'd3', 'sub', 'x'), 'x');
+    fs.writeFileSync(path.join(t.root, 'd41', 'f6'), 'edited too');
+    await sleep(MARGIN + 20);
+    const second = await scan();
+    // A new directory needs the walk; every row the lstat pass confirmed is taken from the cache.
+    expect(second.seen.length).toBeGreaterThan(1);
+    expect(second.seen.at(-1)).toMatchObject({ filesHashed: 2, filesDone: 21_000 - 420 - 1 + 1 + 1 });
+    expect(strip(second.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    expect(strip((await scan()).r)).toEqual(strip(second.r));
   }, 60_000);
 
   it('falls back to the walk when an in-place edit pushes the total over maxBytes', async () => {
