@@ -6,27 +6,30 @@ import { prefixOf, type Prepared } from './prepare.js';
 import { processFile } from './read-file.js';
 import { RELIST_DIR, type CachedDir, type Listing } from './stat-cache.js';
 import type { StoredResult } from './stored-result.js';
-import { classifyEntry, readListing, V_FILE, V_OUT } from './walk.js';
+import { classifyEntry, readListing, V_DIR, V_FILE, V_OUT } from './walk.js';
 
 /** Entry-row bit marking a symlink entry (stored-result.ts LINK_ROW; repeated to avoid an import cycle). */
 const LINK_BIT = 0x80000000;
 const T_FILE = 'f'.charCodeAt(0);
+const T_DIR = 'd'.charCodeAt(0);
 
 /**
- * Brings a stored result up to date with directories whose stat moved, without walking the
- * tree: the common agent step writes a file by rename (same names, new mtime), creates a few
- * files or deletes some. Each moved directory is listed again and compared with its cached
- * listing: same names and types change nothing; new regular files the ignore rules keep are
- * added (as rows to read), removed files and whole removed directories are dropped. Anything
- * else (a new directory that is not ignored, a new symlink, a .gitignore added or removed, a
- * type change, a name that must be reported as skipped) returns null: the walk decides.
+ * Brings a stored result up to date with directories whose stat moved and .gitignore files
+ * whose rules changed, without walking the tree. The common agent step writes a file by rename
+ * (same names, new mtime), creates a few files or deletes some: each moved directory is listed
+ * again and compared with its cached listing; same names and types change nothing, new regular
+ * files the ignore rules keep are added (as rows to read), removed files and whole removed
+ * directories are dropped. Where the rules changed (`newRules`: directories whose .gitignore was
+ * edited, with the text read for it; or a .gitignore appeared or went), that directory's subtree
+ * is classified again from the cached listings. Anything else (a new directory to walk, a new
+ * symlink, a type change, a new name to report as skipped) returns null: the walk decides.
  *
  * Nothing is changed until the whole update is known to apply. Then `p.previous` (file table,
  * directory listings, entry rows), `stored` and `p.verified` are updated in place, and the rows
  * to read (the verified pass's changed rows, renumbered, plus the new files) are returned, with
  * whether the list of entries itself changed (then a digest stored with the result is stale).
  */
-export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles: readonly number[], changedDirs: ReadonlySet<string>, racyFromMs: number): { changed: number[]; entriesChanged: boolean } | null {
+export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles: readonly number[], changedDirs: ReadonlySet<string>, newRules: ReadonlyMap<string, string>, racyFromMs: number): { changed: number[]; entriesChanged: boolean; rulesRead: ReadonlyMap<string, Buffer> } | null {
   const prev = p.previous;
   const t = prev.files;
   const entryRows = prev.entryRows;
@@ -37,15 +40,19 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   const removedPaths = new Set<string>();
   const added: string[] = [];
   const listingOf = (rel: string): Listing | undefined => (staged.get(rel) ?? prev.dirs.get(rel))?.listing;
-  const under = (rel: string): boolean => removedDirs.some((d) => rel.startsWith(`${d}/`));
   const removedOrUnder = (rel: string): boolean => removedDirs.some((d) => rel === d || rel.startsWith(`${d}/`));
+  const join = (dir: string, name: string): string => (dir === '' ? name : `${dir}/${name}`);
+  const rules = new RulesReader(p, newRules, listingOf);
+  const reclassify = new Set(newRules.keys());
+  const diffs: { dir: string; added: [string, number][]; removed: [string, number][] }[] = [];
 
-  // Parents sort before their children, so a removed directory is known before its subdirectories come up.
+  // 1. List every moved directory again. Parents sort before their children, so a removed
+  //    directory is known before its subdirectories come up.
   for (const dir of [...changedDirs].sort()) {
     if (removedOrUnder(dir)) continue;
     const abs = dir === '' ? p.rootReal : prefix + dir;
     const st = fs.lstatSync(abs, { throwIfNoEntry: false });
-    if (st === undefined || !st.isDirectory()) return null; // gone, but not through a parent we re-listed
+    if (st === undefined || !st.isDirectory()) return null; // gone, but not through a parent listed again
     let now: Listing;
     try {
       now = readListing(abs);
@@ -55,50 +62,103 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
     const before = prev.dirs.get(dir)!.listing;
     const old = new Map<string, number>();
     for (let i = 0; i < before.names.length; i++) old.set(before.names[i]!, before.types.charCodeAt(i));
-    let stack: GitignoreFile[] | null = null;
+    const diff = { dir, added: [] as [string, number][], removed: [] as [string, number][] };
     for (let i = 0; i < now.names.length; i++) {
       const name = now.names[i]!;
       const type = now.types.charCodeAt(i);
       const was = old.get(name);
       old.delete(name);
       if (was === type) continue;
-      if (was !== undefined || name === '.gitignore') return null; // a type change, or new ignore rules
-      const rel = dir === '' ? name : `${dir}/${name}`;
-      stack ??= p.respectGitignore ? ignoreStackFor(p, dir, now, listingOf) : [];
+      if (was !== undefined) return null; // a type change
+      diff.added.push([name, type]);
+    }
+    for (const [name, type] of old) {
+      diff.removed.push([name, type]);
+      if (type === T_DIR) removedDirs.push(join(dir, name));
+    }
+    // A .gitignore that appeared or went changes the rules of the whole subtree.
+    if (p.respectGitignore && [...diff.added, ...diff.removed].some(([name]) => name === '.gitignore')) reclassify.add(dir);
+    diffs.push(diff);
+    const racy = st.mtimeMs >= racyFromMs || st.ctimeMs >= racyFromMs;
+    staged.set(dir, { stat: racy ? RELIST_DIR : [st.mtimeMs, st.ctimeMs, st.ino, st.dev], listing: now });
+  }
+
+  // 2. Subtrees whose rules changed are classified again whole; the outermost ones suffice.
+  const roots = [...reclassify].sort().filter((r, i, all) => !all.slice(0, i).some((q) => within(r, q)));
+  const inRoots = (rel: string): boolean => roots.some((r) => within(rel, r));
+
+  // 3. Elsewhere, only the names that came or went matter.
+  for (const { dir, added: came, removed: went } of diffs) {
+    if (inRoots(dir)) continue;
+    for (const [name, type] of came) {
+      const rel = join(dir, name);
+      const stack = rules.stackFor(dir);
       if (stack === null) return null;
       const v = classifyEntry(p, stack, rel, name, type);
       if (v === V_OUT) continue;
       if (v !== V_FILE) return null; // a directory to walk, a symlink, or a skip to report
       added.push(rel);
     }
-    for (const [name, type] of old) {
-      if (name === '.gitignore') return null;
-      const rel = dir === '' ? name : `${dir}/${name}`;
-      if (type === 'd'.charCodeAt(0)) removedDirs.push(rel);
-      else removedPaths.add(rel);
-    }
-    const racy = st.mtimeMs >= racyFromMs || st.ctimeMs >= racyFromMs;
-    staged.set(dir, { stat: racy ? RELIST_DIR : [st.mtimeMs, st.ctimeMs, st.ino, st.dev], listing: now });
+    for (const [name, type] of went) if (type !== T_DIR) removedPaths.add(join(dir, name));
   }
 
-  // Rows of removed files and of everything under removed directories go; the rest keep their order.
-  const gone = (rel: string): boolean => removedPaths.has(rel) || under(rel);
+  // 4. Classify every entry under each root with the rules now in force, from the cached listings.
+  if (roots.length > 0) {
+    const kept = new Map<string, number>();
+    const keptSkips = new Set<string>();
+    const visited = new Set<string>();
+    const visit = (dir: string): boolean => {
+      visited.add(dir);
+      const listing = listingOf(dir);
+      const stack = rules.stackFor(dir);
+      if (listing === undefined || stack === null) return false;
+      for (let i = 0; i < listing.names.length; i++) {
+        const name = listing.names[i]!;
+        const rel = join(dir, name);
+        const v = classifyEntry(p, stack, rel, name, listing.types.charCodeAt(i));
+        if (typeof v !== 'number') keptSkips.add(rel);
+        else if (v === V_DIR) {
+          if (listingOf(rel) === undefined || !visit(rel)) return false; // never listed (was ignored): the walk lists it
+        } else if (v !== V_OUT) kept.set(rel, v);
+      }
+      return true;
+    };
+    for (const r of roots) if (!visit(r)) return null;
+    for (const e of entryRows) {
+      const path = e >= LINK_BIT ? stored.links[e - LINK_BIT]![0] : t.paths[e]!;
+      if (!inRoots(path)) continue;
+      if (!kept.delete(path)) removedPaths.add(path);
+    }
+    for (const [rel, v] of kept) {
+      if (v !== V_FILE) return null; // a symlink newly in: the walk resolves it
+      added.push(rel);
+    }
+    const skipsBefore = stored.skipped.filter((sk) => inRoots(sk.path)).map((sk) => sk.path);
+    if (skipsBefore.length !== keptSkips.size || skipsBefore.some((x) => !keptSkips.has(x))) return null;
+    for (const dir of prev.dirs.keys()) if (inRoots(dir) && !visited.has(dir) && !removedOrUnder(dir)) removedDirs.push(dir);
+  }
+
+  // Rows of removed files and of everything under removed directories go (a .gitignore that is
+  // no longer an entry but still sets rules keeps its row); the rest keep their order.
+  const entryGone = (rel: string): boolean => removedPaths.has(rel) || removedOrUnder(rel);
+  const rowGone = (rel: string): boolean => removedOrUnder(rel) || (removedPaths.has(rel) && !rules.isRulesFile(rel));
   const newIndex = new Int32Array(t.size);
-  let kept = 0;
-  for (let i = 0; i < t.size; i++) newIndex[i] = gone(t.paths[i]!) ? -1 : kept++;
+  let keptRows = 0;
+  for (let i = 0; i < t.size; i++) newIndex[i] = rowGone(t.paths[i]!) ? -1 : keptRows++;
   const links = stored.links.map(([path, target, row]): [string, string | null, number] => [path, target, row < 0 ? row : newIndex[row]!]);
   const entryPath = (e: number): string => (e >= LINK_BIT ? links[e - LINK_BIT]![0] : t.paths[e]!);
   const keptEntries: number[] = [];
   for (const e of entryRows) {
-    if (gone(entryPath(e))) continue;
+    if (entryGone(entryPath(e))) continue;
     keptEntries.push(e >= LINK_BIT ? e : newIndex[e]!);
   }
-  const skipped = stored.skipped.filter((s) => !gone(s.path));
+  const skipped = stored.skipped.filter((sk) => !entryGone(sk.path));
 
-  // Commit: compact the table, append the new files (racy: read before use), merge the entries.
-  compactTable(p, newIndex, kept);
+  // Commit: compact the table, add the new files (a .gitignore newly in already has its row;
+  // others get a racy row: read before use), merge the entries.
+  compactTable(p, newIndex, keptRows);
   added.sort(compareUtf8);
-  const addedRows = added.map((rel) => t.appendUnread(rel));
+  const addedRows = added.map((rel) => (roots.length > 0 ? t.index.get(rel) : undefined) ?? t.appendUnread(rel));
   const merged = new Uint32Array(keptEntries.length + added.length);
   let a = 0;
   let k = 0;
@@ -114,9 +174,15 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   for (const [dir, d] of staged) prev.dirs.set(dir, d);
   for (const dir of [...prev.dirs.keys()]) if (removedOrUnder(dir)) prev.dirs.delete(dir);
   delete prev.pathsJoined;
-  const changed: number[] = [];
-  for (const i of changedFiles) if (newIndex[i]! >= 0) changed.push(newIndex[i]!);
-  return { changed: changed.concat(addedRows), entriesChanged: added.length > 0 || keptEntries.length !== entryRows.length };
+  const changed = new Set<number>();
+  for (const i of changedFiles) if (newIndex[i]! >= 0) changed.add(newIndex[i]!);
+  for (const i of addedRows) changed.add(i);
+  return { changed: [...changed], entriesChanged: added.length > 0 || keptEntries.length !== entryRows.length, rulesRead: rules.shas };
+}
+
+/** `rel` is `dir` or inside it ('' holds everything). */
+function within(rel: string, dir: string): boolean {
+  return dir === '' || rel === dir || rel.startsWith(`${dir}/`);
 }
 
 /** Drops the rows whose newIndex is -1 from the file table (and the verified marks), keeping order. */
@@ -133,24 +199,64 @@ function compactTable(p: Prepared, newIndex: Int32Array, kept: number): void {
 }
 
 /**
- * The .gitignore rules in force inside `dir`: those of the root and of every directory down
- * to `dir` (its listing `dirListing`), read again (they are few and small). Null when one of
- * them cannot be read: the walk then reports it properly.
+ * The .gitignore rules in force inside a directory: those of the root and of every directory
+ * down to it, from the current listings. A .gitignore whose new text was just read (and
+ * recorded) for `newRules` is parsed from that text, so the rules match the recorded digest;
+ * the others are read again (they are few and small). Null when one cannot be read: the walk
+ * then reports it properly.
  */
-function ignoreStackFor(p: Prepared, dir: string, dirListing: Listing, listingOf: (rel: string) => Listing | undefined): GitignoreFile[] | null {
-  const stack: GitignoreFile[] = [];
-  const parts = dir === '' ? [] : dir.split('/');
-  const buf = Buffer.allocUnsafe(64 * 1024);
-  for (let depth = 0; depth <= parts.length; depth++) {
-    const base = parts.slice(0, depth).join('/');
-    const listing = depth === parts.length ? dirListing : listingOf(base);
-    if (listing === undefined) return null;
-    const gi = listing.names.indexOf('.gitignore');
-    if (gi < 0 || listing.types.charCodeAt(gi) !== T_FILE) continue;
-    const abs = `${prefixOf(p.rootReal)}${base === '' ? '' : `${base}/`}.gitignore`;
-    const o = processFile(fs, crypto, abs, null, false, false, buf, true);
-    if (o.text === undefined) return null;
-    stack.push(parseGitignore(o.text, base));
+class RulesReader {
+  private readonly parsed = new Map<string, GitignoreFile | undefined | null>();
+  /** sha256 of each .gitignore read here, by its path: a new one's row must hold these very bytes. */
+  readonly shas = new Map<string, Buffer>();
+  private readonly buf = Buffer.allocUnsafe(64 * 1024);
+
+  constructor(
+    private readonly p: Prepared,
+    private readonly newRules: ReadonlyMap<string, string>,
+    private readonly listingOf: (rel: string) => Listing | undefined,
+  ) {}
+
+  /** True when `rel` is a .gitignore the walk reads: a regular file named so in a listed directory. */
+  isRulesFile(rel: string): boolean {
+    const slash = rel.lastIndexOf('/');
+    if (rel.slice(slash + 1) !== '.gitignore') return false;
+    const listing = this.listingOf(slash < 0 ? '' : rel.slice(0, slash));
+    const i = listing?.names.indexOf('.gitignore') ?? -1;
+    return i >= 0 && listing!.types.charCodeAt(i) === T_FILE;
   }
-  return stack;
+
+  stackFor(dir: string): GitignoreFile[] | null {
+    if (!this.p.respectGitignore) return [];
+    const stack: GitignoreFile[] = [];
+    const parts = dir === '' ? [] : dir.split('/');
+    for (let depth = 0; depth <= parts.length; depth++) {
+      const f = this.rulesOf(parts.slice(0, depth).join('/'));
+      if (f === null) return null;
+      if (f !== undefined) stack.push(f);
+    }
+    return stack;
+  }
+
+  /** The parsed .gitignore of one directory, undefined when it has none, null when unreadable. */
+  private rulesOf(base: string): GitignoreFile | undefined | null {
+    if (this.parsed.has(base)) return this.parsed.get(base);
+    let out: GitignoreFile | undefined | null;
+    const listing = this.listingOf(base);
+    const gi = listing?.names.indexOf('.gitignore') ?? -1;
+    if (listing === undefined) out = null;
+    else if (gi < 0 || listing.types.charCodeAt(gi) !== T_FILE) out = undefined;
+    else {
+      let text = this.newRules.get(base);
+      if (text === undefined) {
+        const rel = base === '' ? '.gitignore' : `${base}/.gitignore`;
+        const o = processFile(fs, crypto, prefixOf(this.p.rootReal) + rel, null, false, true, this.buf, true);
+        text = o.text;
+        if (o.sha !== undefined) this.shas.set(rel, o.sha);
+      }
+      out = text === undefined ? null : parseGitignore(text, base);
+    }
+    this.parsed.set(base, out);
+    return out;
+  }
 }

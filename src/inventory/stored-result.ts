@@ -119,18 +119,30 @@ function changeLimit(rows: number): number {
   return Math.max(2000, rows >> 4);
 }
 
+/** What happened before resultWithChanges: listings updated (the cache must be saved), entries added or removed (the stored digest is stale), rules files read. */
+interface PriorChanges {
+  listings: boolean;
+  entries: boolean;
+  read: { files: number; bytes: number };
+  /** Digests of the .gitignore texts the update classified with (a new .gitignore has no recorded digest yet). */
+  rulesRead?: ReadonlyMap<string, Buffer>;
+}
+
+function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
+  return a !== undefined && b !== undefined && a.equals(b);
+}
+
 /**
  * Re-reads the changed rows, then builds the result from the cache rows; null when the walk
- * must decide instead. `listingsChanged`: directory listings were updated (the cache must be
- * saved); `entriesChanged`: entries were added or removed (the stored digest is stale).
+ * must decide instead.
  */
-function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResult, changed: number[], racyFrom: number, digestBody: boolean, listingsChanged: boolean, entriesChanged: boolean): ScanResult | null {
+function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResult, changed: number[], racyFrom: number, digestBody: boolean, prior: PriorChanges): ScanResult | null {
   const t = p.previous.files;
   const rows = p.previous.entryRows;
   if (rows === undefined || rows.length > p.maxFiles) return null; // new files may now cross the budget: the walk cuts
   const prefix = prefixOf(p.rootReal);
   const buf = changed.length > 0 ? Buffer.allocUnsafe(READ_BUFFER_BYTES) : Buffer.alloc(0);
-  let bytesHashed = 0;
+  let bytesHashed = prior.read.bytes;
   for (const i of changed) {
     if (options.signal?.aborted) throw abortError();
     const rel = t.paths[i]!;
@@ -138,7 +150,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     if ((o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY) || o.stat === undefined) return null;
     // A .gitignore with new rules can change which paths are in: only the walk can tell. Same
     // bytes as recorded (typically a racy row read again) change nothing.
-    if ((rel === '.gitignore' || rel.endsWith('/.gitignore')) && !sameSha(t, i, o.sha)) return null;
+    if ((rel === '.gitignore' || rel.endsWith('/.gitignore')) && !sameSha(t, i, o.sha) && !sameBytes(prior.rulesRead?.get(rel), o.sha)) return null;
     t.setRow(i, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
     bytesHashed += o.stat[0]!;
   }
@@ -182,10 +194,10 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   if (digestBody) {
     // Unchanged rows and links give the same entries, hence the digest stored with them.
     freezeFiles(files);
-    digest = changed.length === 0 && !entriesChanged && stored.digest !== undefined ? stored.digest : computeDigestOf(files, bytes);
+    digest = changed.length === 0 && prior.read.files === 0 && !prior.entries && stored.digest !== undefined ? stored.digest : computeDigestOf(files, bytes);
     rememberBodyDigest(files, bytes, digest, p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile));
   }
-  if ((changed.length > 0 || listingsChanged) && p.cacheFile !== null) {
+  if ((changed.length > 0 || prior.read.files > 0 || prior.listings) && p.cacheFile !== null) {
     stored.digest = digest; // a stale digest must not survive the rewrite
     p.previous.result = `${p.resultKey}\n${JSON.stringify(stored)}`;
     const w = saveCache(p.cacheFile, p.previous, p.rootReal, p.optionsKey);
@@ -194,7 +206,8 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   for (const w of warnings) options.onWarning?.(w);
   for (const sk of stored.skipped) options.onSkip?.(sk);
   const n = files.length;
-  options.onProgress?.({ phase: 'done', filesSeen: n, filesHashed: changed.length, bytesHashed, filesCached: p.withDigest ? n - changed.length : 0, filesDone: n });
+  const hashed = changed.length + prior.read.files;
+  options.onProgress?.({ phase: 'done', filesSeen: n, filesHashed: hashed, bytesHashed, filesCached: p.withDigest ? Math.max(0, n - hashed) : 0, filesDone: n });
   return { files, truncated: false, counts: { files: n, bytes }, skipped: stored.skipped, warnings };
 }
 
@@ -265,11 +278,47 @@ function afterVerify(p: Prepared, options: ScanOptions, json: string | null, v: 
   if (json === null) return null;
   const stored = JSON.parse(json) as StoredResult;
   const racyFrom = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
-  // Directories that moved are listed again and compared; what the update cannot place, the walk decides.
-  if (dirs.size === 0) return resultWithChanges(p, options, stored, files, racyFrom, digestBody, false, false);
-  const update = applyDirChanges(p, stored, files, dirs, racyFrom);
+  const newRules = readChangedRules(p, files, racyFrom);
+  if (newRules === null) return null;
+  // Directories that moved are listed again and compared, subtrees under new rules classified
+  // again; what the update cannot place, the walk decides.
+  const { rules, rest, read } = newRules;
+  if (dirs.size === 0 && rules.size === 0) return resultWithChanges(p, options, stored, rest, racyFrom, digestBody, { listings: false, entries: false, read });
+  const update = applyDirChanges(p, stored, rest, dirs, rules, racyFrom);
   if (update === null) return null;
-  return resultWithChanges(p, options, stored, update.changed, racyFrom, digestBody, true, update.entriesChanged);
+  return resultWithChanges(p, options, stored, update.changed, racyFrom, digestBody, { listings: true, entries: update.entriesChanged, read, rulesRead: update.rulesRead });
+}
+
+/**
+ * Reads the changed .gitignore rows first (when ignore rules apply): one whose bytes are as
+ * recorded (a racy row read again) changes nothing; one with new bytes is recorded from this
+ * very read, and its text returned by directory so the rules used are the ones recorded. The
+ * other changed rows are returned in `rest`. Null when one cannot be read (the walk reports it).
+ */
+function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: number): { rules: Map<string, string>; rest: number[]; read: { files: number; bytes: number } } | null {
+  const t = p.previous.files;
+  const rules = new Map<string, string>();
+  const rest: number[] = [];
+  const read = { files: 0, bytes: 0 };
+  const buf = Buffer.allocUnsafe(64 * 1024);
+  for (const i of changed) {
+    const rel = t.paths[i]!;
+    if (!p.respectGitignore || (rel !== '.gitignore' && !rel.endsWith('/.gitignore'))) {
+      rest.push(i);
+      continue;
+    }
+    const o = processFile(fs, crypto, prefixOf(p.rootReal) + rel, null, false, p.withDigest, buf, true);
+    if (o.status === STATUS.VANISHED) {
+      rest.push(i); // deleted: its directory moved too, and the update sees the rules go
+      continue;
+    }
+    if (o.stat === undefined || o.text === undefined || (o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY)) return null;
+    if (!sameSha(t, i, o.sha)) rules.set(rel === '.gitignore' ? '' : rel.slice(0, -'/.gitignore'.length), o.text);
+    t.setRow(i, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
+    read.files++;
+    read.bytes += o.stat[0]!;
+  }
+  return { rules, rest, read };
 }
 
 /** Cached rows (files + directories) checked on this thread alone; above that the verifier worker shares the lstats (they scale ~2x). */

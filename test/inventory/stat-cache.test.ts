@@ -27,6 +27,7 @@ type Op =
   | { t: 'delete'; f: number }
   | { t: 'symlinkSwap'; f: number; to: number }
   | { t: 'ignore'; pattern: string }
+  | { t: 'rootIgnore'; pattern: string }
   | { t: 'rmdir' }
   | { t: 'create'; dir: string; name: string; content: string }
   | { t: 'atomicSave'; f: number; content: string }
@@ -41,6 +42,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ t: fc.constant('symlinkSwap' as const), f: fileIx, to: fileIx }),
   fc.record({ t: fc.constant('ignore' as const), pattern: fc.constantFrom('*.txt', 'c.txt', '!b.txt', 'e/', '') }),
   fc.record({ t: fc.constant('rmdir' as const) }),
+  fc.record({ t: fc.constant('rootIgnore' as const), pattern: fc.constantFrom('*.log', 'd/', 'e', '!d/c.txt', '') }),
   fc.record({ t: fc.constant('create' as const), dir: fc.constantFrom('', 'd', 'd/e'), name: fc.constantFrom('new.txt', 'new.log', 'z', '.hidden'), content: fc.string({ maxLength: 8 }) }),
   fc.record({ t: fc.constant('atomicSave' as const), f: fileIx, content: fc.string({ maxLength: 12 }) }),
   fc.record({ t: fc.constant('mkdirWithFile' as const), name: fc.constantFrom('n', 'e2', 'node_modules') }),
@@ -91,6 +93,10 @@ function apply(root: string, op: Op): void {
       return;
     case 'rmdir':
       fs.rmSync(path.join(root, 'd', 'e'), { recursive: true, force: true });
+      return;
+    case 'rootIgnore':
+      if (op.pattern === '') fs.rmSync(path.join(root, '.gitignore'), { force: true });
+      else fs.writeFileSync(path.join(root, '.gitignore'), `${op.pattern}\n`);
       return;
     case 'create': {
       const dir = path.join(root, op.dir);
@@ -351,24 +357,63 @@ describe('unchanged-tree fast path', () => {
     expect(strip(r)).toEqual(strip(scanTreeSync(root, { cache: false, maxBytes: 10 })));
   });
 
-  it('sees an edit of a .gitignore that ignores itself', async () => {
+  it('sees an edit of a .gitignore that ignores itself, without a walk', async () => {
     const t = await primed({ '.gitignore': '.gitignore\n*.log\n', 'a.log': 'x', b: 'b' });
     expect(t.events().r.files.map((f) => f.path)).toEqual(['b']);
     fs.writeFileSync(path.join(t.root, '.gitignore'), '.gitignore\n');
     const { r, seen } = t.events();
-    expect(seen.length).toBeGreaterThan(1);
+    expect(seen).toHaveLength(1); // the root's entries classified again from the cached listing
     expect(r.files.map((f) => f.path)).toEqual(['a.log', 'b']);
+    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
   });
 
-  it('after a .gitignore edit, walks with the rows it just checked: edited, unignored and untouched files all right', async () => {
+  it('after a .gitignore edit, classifies its subtree again: edited, unignored and untouched files all right', async () => {
     const t = await primed({ '.gitignore': '*.log\n', 'sub/x.log': 'was ignored', 'sub/y': 'y', a: 'a', b: 'b' });
     fs.writeFileSync(path.join(t.root, '.gitignore'), '*.tmp\n');
     fs.writeFileSync(path.join(t.root, 'b'), 'edited in place');
     const { r, seen } = t.events();
-    expect(seen.length).toBeGreaterThan(1);
-    expect(seen.at(-1)).toMatchObject({ filesHashed: 3, filesCached: 2 }); // .gitignore, b, sub/x.log read; a, sub/y from the check
+    expect(seen).toEqual([expect.objectContaining({ filesHashed: 3, filesCached: 2 })]); // .gitignore, b, sub/x.log read; a, sub/y from the check
     expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
     expect(strip(await scanTree(t.root, t.opts))).toEqual(strip(r));
+  });
+
+  it('a nested .gitignore edit that ignores a subtree drops its rows and listings, and the next scan is unchanged', async () => {
+    const t = await primed({ 'a/.gitignore': '', 'a/build/x': 'x', 'a/build/deep/y': 'y', 'a/src/z': 'z', b: 'b' });
+    fs.writeFileSync(path.join(t.root, 'a', '.gitignore'), 'build/\n');
+    const { r, seen } = t.events();
+    expect(seen).toHaveLength(1);
+    expect(r.files.map((f) => f.path)).toEqual(['a/.gitignore', 'a/src/z', 'b']);
+    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    await sleep(MARGIN + 20);
+    t.events(); // the edited .gitignore was racy: read once more
+    fs.writeFileSync(path.join(t.root, 'a', 'build', 'x'), 'ignored now: not looked at');
+    const again = t.events();
+    expect(again.seen).toEqual([expect.objectContaining({ filesHashed: 0 })]);
+    expect(strip(again.r)).toEqual(strip(r));
+  });
+
+  it('walks when new rules un-ignore a directory that was never listed', async () => {
+    const t = await primed({ '.gitignore': 'build/\n', 'build/out': 'o', 'build/sub/deep': 'd', src: 's' });
+    fs.writeFileSync(path.join(t.root, '.gitignore'), '# nothing ignored\n');
+    const { r, seen } = t.events();
+    expect(seen.length).toBeGreaterThan(1);
+    expect(r.files.map((f) => f.path)).toEqual(['.gitignore', 'build/out', 'build/sub/deep', 'src']);
+    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+  });
+
+  it('a .gitignore that appears or goes classifies its directory again', async () => {
+    const t = await primed({ 'd/a.log': 'a', 'd/b': 'b', c: 'c' });
+    fs.writeFileSync(path.join(t.root, 'd', '.gitignore'), '*.log\n');
+    const added = t.events();
+    expect(strip(added.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    expect(added.seen).toHaveLength(1);
+    expect(added.r.files.map((f) => f.path)).toEqual(['c', 'd/.gitignore', 'd/b']);
+    await sleep(MARGIN + 20);
+    fs.rmSync(path.join(t.root, 'd', '.gitignore'));
+    const gone = t.events();
+    expect(gone.seen).toHaveLength(1);
+    expect(gone.r.files.map((f) => f.path)).toEqual(['c', 'd/a.log', 'd/b']);
+    expect(strip(gone.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
   });
 
   it('stays on the fast path when a .gitignore is rewritten with the same bytes', async () => {
