@@ -173,7 +173,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   stored.skipped = skipped;
   for (const [dir, d] of staged) prev.dirs.set(dir, d);
   for (const dir of [...prev.dirs.keys()]) if (removedOrUnder(dir)) prev.dirs.delete(dir);
-  delete prev.pathsJoined;
+  delete prev.pathsTable;
   const changed = new Set<number>();
   for (const i of changedFiles) if (newIndex[i]! >= 0) changed.add(newIndex[i]!);
   for (const i of addedRows) changed.add(i);

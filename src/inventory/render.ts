@@ -1,11 +1,11 @@
-import { hash } from 'node:crypto';
 import * as fs from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { writeFileAtomicSync } from '../core/atomic-write.js';
 import { renderMemoOf, snapshotDigestOf } from './digest.js';
 import type { RepoSnapshot } from './types.js';
 
-/** First line of a render memo: this tag, the document's snapshotDigest, the sha256 of the text after the line. */
-const MEMO_TAG = 'cairn-render 1';
+/** First line of a render memo: this tag, the document's snapshotDigest, the CRC-32 of the text after the line. */
+const MEMO_TAG = 'cairn-render 2';
 
 /**
  * The CLI's text of a RepoSnapshot, `JSON.stringify(doc, null, 2)` plus a newline, as bytes.
@@ -14,7 +14,8 @@ const MEMO_TAG = 'cairn-render 1';
  * of its body, which the snapshotDigest identifies. So for a document exactly as the scanner
  * and makeRepoSnapshot built it, the last rendering is kept beside the stat cache (a "render
  * memo") and reused when the digest matches: no 15 MB stringify and encode for a 76k-file tree.
- * The memo is checked against its own sha256 before use, so a damaged one is re-rendered.
+ * The memo is checked against its CRC-32 before use (a private cache, like the stat cache: the
+ * check is for torn or damaged files), so a damaged one is rendered again.
  */
 export function renderRepoSnapshot(snapshot: RepoSnapshot): Buffer {
   const memo = engineDocument(snapshot) ? renderMemoOf(snapshot.body) : undefined;
@@ -60,12 +61,12 @@ function readMemo(file: string, digest: string): Buffer | null {
   if (nl < 0 || nl > 200) return null;
   const head = buf.subarray(0, nl).toString('latin1').split(' ');
   const text = buf.subarray(nl + 1);
-  if (`${head[0]} ${head[1]}` !== MEMO_TAG || head[2] !== digest || head[3] !== hash('sha256', text, 'hex')) return null;
+  if (`${head[0]} ${head[1]}` !== MEMO_TAG || head[2] !== digest || head[3] !== String(crc32(text))) return null;
   return text;
 }
 
 function writeMemo(file: string, digest: string, bytes: Buffer): void {
-  const head = Buffer.from(`${MEMO_TAG} ${digest} ${hash('sha256', bytes, 'hex')}\n`, 'latin1');
+  const head = Buffer.from(`${MEMO_TAG} ${digest} ${crc32(bytes)}\n`, 'latin1');
   try {
     // A cache: no fsync (a lost or torn memo fails its checksum and is re-rendered); 0600 like the stat cache.
     writeFileAtomicSync(file, Buffer.concat([head, bytes]), { fsync: false, mode: 0o600 });

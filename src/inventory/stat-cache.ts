@@ -1,4 +1,5 @@
-import { createHash, hash as oneShotHash } from 'node:crypto';
+import { hash as oneShotHash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -20,10 +21,11 @@ import type { ScanWarning } from './types.js';
  *   u32 pathsLen | file paths, dir paths, NUL-separated
  *   u32 namesLen | listing names, NUL-separated (decoded only when a listing is used)
  *   u32 resultLen | result JSON (may be empty) | u32 nEntries | nEntries × u32 file row
- *   sha256 of everything above (32 bytes)
+ *   CRC-32 of everything above (u32): catches a torn or damaged file cheaply (2.7 ms for 19 MB
+ *   against 9 ms for sha256); the cache is private (0600) and only ever speeds a scan up
  */
 const MAGIC = Buffer.from('CAIRNSC\0', 'latin1');
-export const CACHE_FORMAT = 8;
+export const CACHE_FORMAT = 9;
 
 /**
  * A directory's entries in walk order (sorted by name, directories keyed with a trailing '/'),
@@ -174,11 +176,12 @@ export interface StatCacheData {
   result?: string;
   entryRows?: Uint32Array;
   /**
-   * As loaded from disk and while `files.paths` and `dirs` are unchanged: the file paths then the
-   * directory paths, NUL-joined (the cache's own string table). Hands the whole path list to a
-   * verifying worker without joining 100k strings again.
+   * As loaded from disk and while `files.paths` and the keys of `dirs` are unchanged: the file
+   * paths then the directory paths, NUL-joined (the cache's own string table), as text and as
+   * the bytes read. Hands the path list to a verifying worker, and back to disk, without joining
+   * and encoding 100k strings again.
    */
-  pathsJoined?: string;
+  pathsTable?: { text: string; raw: Buffer };
 }
 
 export function emptyCache(): StatCacheData {
@@ -299,10 +302,9 @@ class LazyCachedDir implements CachedDir {
 }
 
 function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheData {
-  if (buf.length < MAGIC.length + 8 + 32 || !buf.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error('not a cairn stat cache');
-  const body = buf.subarray(0, buf.length - 32);
-  const sum = createHash('sha256').update(body).digest();
-  if (!sum.equals(buf.subarray(buf.length - 32))) throw new Error('checksum mismatch: corrupt or truncated');
+  if (buf.length < MAGIC.length + 8 + 4 || !buf.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error('not a cairn stat cache');
+  const body = buf.subarray(0, buf.length - 4);
+  if (crc32(body) !== buf.readUInt32LE(buf.length - 4)) throw new Error('checksum mismatch: corrupt or truncated');
   const r = new Reader(body);
   r.off = MAGIC.length;
   const format = r.u32();
@@ -331,7 +333,8 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   if (listingTotal !== nListing) throw new Error('listing count mismatch');
   const types = r.bytes(nListing).toString('latin1');
   if (!/^[dflo]*$/.test(types)) throw new Error('bad listing type');
-  const pathsText = r.bytes(r.u32()).toString('utf8');
+  const pathsRaw = r.bytes(r.u32());
+  const pathsText = pathsRaw.toString('utf8');
   const namesBytes = r.bytes(r.u32());
   const result = r.bytes(r.u32()).toString('utf8');
   const nEntries = r.u32();
@@ -348,7 +351,7 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
     data.entryRows = entryRows;
   }
   table.paths = parts.slice(0, nFiles);
-  data.pathsJoined = pathsText;
+  data.pathsTable = { text: pathsText, raw: pathsRaw };
   const listings = new LazyListings(Buffer.from(namesBytes), types, listingLens, nListing);
   for (let i = 0; i < nDirs; i++) data.dirs.set(parts[nFiles + i]!, new LazyCachedDir(dirStats[i]!, listings, i));
   return data;
@@ -377,7 +380,8 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   let nListing = 0;
   if (raw !== null) nListing = raw.types.length;
   else for (const d of data.dirs.values()) nListing += d.listing.names.length;
-  const strings: string[] = [...t.paths];
+  // The string table as loaded, when the paths are the same; else joined and encoded anew.
+  const strings: string[] | null = data.pathsTable === undefined ? [...t.paths] : null;
   const names: string[] = [];
   const fixed = Buffer.allocUnsafe(MAGIC.length + 8 + header.length + 12 + nFiles * (48 + 1 + 32) + nDirs * (32 + 4) + nListing + 4);
   let off = MAGIC.copy(fixed, 0);
@@ -391,7 +395,7 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   off += Buffer.from(t.has.buffer, t.has.byteOffset, nFiles).copy(fixed, off);
   off += Buffer.from(t.shas.buffer, t.shas.byteOffset, nFiles * 32).copy(fixed, off);
   for (const [p, d] of data.dirs) {
-    strings.push(p);
+    strings?.push(p);
     for (const v of d.stat) off = fixed.writeDoubleLE(v, off);
   }
   if (raw !== null) {
@@ -404,7 +408,7 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
     }
     for (const d of data.dirs.values()) off += fixed.write(d.listing.types, off, 'latin1');
   }
-  const pathsBlob = Buffer.from(strings.join('\0'), 'utf8');
+  const pathsBlob = strings === null ? data.pathsTable!.raw : Buffer.from(strings.join('\0'), 'utf8');
   const namesBlob = raw !== null ? raw.names : Buffer.from(names.join('\0'), 'utf8');
   off = fixed.writeUInt32LE(pathsBlob.length, off);
   const result = Buffer.from(data.result ?? '', 'utf8');
@@ -416,9 +420,9 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   const namesLen = Buffer.allocUnsafe(4);
   namesLen.writeUInt32LE(namesBlob.length, 0);
   const parts = [fixed.subarray(0, off), pathsBlob, namesLen, namesBlob, lens.subarray(0, 4), result, lens.subarray(4), rowBytes];
-  const h = createHash('sha256');
-  for (const part of parts) h.update(part);
-  return Buffer.concat([...parts, h.digest()]);
+  const out = Buffer.concat([...parts, Buffer.alloc(4)]);
+  out.writeUInt32LE(crc32(out.subarray(0, out.length - 4)), out.length - 4);
+  return out;
 }
 
 /**

@@ -80,7 +80,7 @@ function verifyTable(p: Prepared): VerifyTable {
   }
   const paths = t.paths.concat(dirPaths);
   // The loaded cache's string table is exactly this list (files, then directories), already joined.
-  const joined = p.previous.pathsJoined ?? paths.join('\0');
+  const joined = p.previous.pathsTable?.text ?? paths.join('\0');
   return { nFiles, size, paths, joined, stats, flags };
 }
 
