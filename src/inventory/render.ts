@@ -18,7 +18,9 @@ const MEMO_TAG = 'cairn-render 2';
  * check is for torn or damaged files), so a damaged one is rendered again.
  */
 export function renderRepoSnapshot(snapshot: RepoSnapshot): Buffer {
-  const memo = engineDocument(snapshot) ? renderMemoOf(snapshot.body) : undefined;
+  // The memo first: only a scanner's own body has one, and then its digest is known (no hashing here).
+  const known = renderMemoOf(snapshot.body);
+  const memo = known !== undefined && engineDocument(snapshot) ? known : undefined;
   if (memo !== undefined) {
     const hit = readMemo(memo, snapshot.snapshotDigest);
     if (hit !== null) return hit;

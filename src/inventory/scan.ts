@@ -26,6 +26,26 @@ const SKIP_OF_STATUS: Record<number, SkipReason> = {
   [STATUS.NOT_REGULAR]: 'not-regular-file',
 };
 
+/** The digests a scan found, 32 bytes each, in the order they came. */
+class DigestTable {
+  private bytes = new Uint8Array(32 * 1024);
+  private n = 0;
+
+  add(src: Uint8Array, off: number): number {
+    if ((this.n + 1) * 32 > this.bytes.length) {
+      const grown = new Uint8Array(this.bytes.length * 2);
+      grown.set(this.bytes);
+      this.bytes = grown;
+    }
+    this.bytes.set(src.subarray(off, off + 32), this.n * 32);
+    return this.n++;
+  }
+
+  hex(): string {
+    return Buffer.from(this.bytes.buffer, 0, this.n * 32).toString('hex');
+  }
+}
+
 /** One candidate file in walk order and, once known, its result. */
 type ScanSlot = WalkItem;
 
@@ -60,6 +80,7 @@ class ScanRun {
   private trusted = true;
   private okBytes = 0;
   private cacheDirty = false;
+  private readonly shaTable = new DigestTable();
   private readonly progress: ScanProgress = { phase: 'scan', filesSeen: 0, filesHashed: 0, bytesHashed: 0, filesCached: 0, filesDone: 0 };
 
   constructor(
@@ -211,7 +232,7 @@ class ScanRun {
     slot.bytes = bytes;
     slot.mode = stats[statOff + 5]!;
     this.okBytes += bytes;
-    if (shas !== null) slot.sha = Buffer.from(shas.buffer, shas.byteOffset + shaOff, 32).toString('hex');
+    if (shas !== null) slot.shaRow = this.shaTable.add(shas, shaOff);
     if (o.status === STATUS.OK_HASHED) {
       pr.filesHashed++;
       pr.bytesHashed += bytes;
@@ -275,6 +296,8 @@ class ScanRun {
     let bytes = 0;
     let truncated = false;
     let cut = this.slots.length;
+    // One hex string for every digest; each entry's is a slice of it (no conversion per file).
+    const hex = this.shaTable.hex();
     for (let i = 0; i < this.slots.length; i++) {
       const slot = this.slots[i]!;
       if (!slot.done) throw new Error('internal: unresolved scan slot');
@@ -293,7 +316,7 @@ class ScanRun {
       // The seed's key order; the digest re-orders keys itself (digest.ts).
       const mode = (slot.mode & 0o100) !== 0 ? '0755' : '0644';
       const { rel, kind } = slot;
-      files.push(slot.sha !== undefined ? { path: rel, bytes: slot.bytes, sha256: slot.sha, mode, kind } : { path: rel, bytes: slot.bytes, mode, kind });
+      files.push(slot.shaRow >= 0 ? { path: rel, bytes: slot.bytes, sha256: hex.slice(slot.shaRow * 64, slot.shaRow * 64 + 64), mode, kind } : { path: rel, bytes: slot.bytes, mode, kind });
       bytes += slot.bytes;
     }
     if (!truncated && !this.walker.done) truncated = true; // stopped by the budget before the cut was seen

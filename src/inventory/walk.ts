@@ -43,12 +43,13 @@ export interface WalkItem {
   detail: string | undefined;
   bytes: number;
   mode: number;
-  sha: string | undefined;
+  /** Row of the scan's digest table holding this file's sha256, or -1. */
+  shaRow: number;
 }
 
 function item(rel: string, kind: 'file' | 'symlink', extra?: Partial<WalkItem>): WalkItem {
   // All fields always present: one hidden class for every item.
-  const it: WalkItem = { rel, kind, target: undefined, targetRel: undefined, unresolved: false, outcome: undefined, done: false, skip: undefined, detail: undefined, bytes: 0, mode: 0, sha: undefined };
+  const it: WalkItem = { rel, kind, target: undefined, targetRel: undefined, unresolved: false, outcome: undefined, done: false, skip: undefined, detail: undefined, bytes: 0, mode: 0, shaRow: -1 };
   return extra === undefined ? it : Object.assign(it, extra);
 }
 
