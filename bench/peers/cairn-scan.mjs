@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // cairn's uncapped scanning engine as one process, doing what `cairn snapshot -o F` does
-// (scan → RepoSnapshot → pretty JSON, reused from the render memo when unchanged → atomic write) without the seed surface's 50,000-file cap,
+// (scan → RepoSnapshot → pretty JSON written in pieces, or the render memo's when unchanged) without the seed surface's 50,000-file cap,
 // which the CLI keeps by contract. This is the engine iteration snapshots use on whole trees.
 //   node bench/peers/cairn-scan.mjs <root> <out.json> [--no-cache] [--cache-dir DIR]
 // The bench's frozen copy of dist/ when run from a bench, else the repository's.
@@ -8,8 +8,7 @@
 const dist = process.env.CAIRN_BENCH_DIST ?? new URL('../../dist', import.meta.url).pathname;
 const { scanTree } = await import(`${dist}/inventory/scan.js`);
 const { makeRepoSnapshot } = await import(`${dist}/inventory/snapshot.js`);
-const { renderRepoSnapshot } = await import(`${dist}/inventory/render.js`);
-const { writeFileAtomic } = await import(`${dist}/core/atomic-write.js`);
+const { writeRepoSnapshot } = await import(`${dist}/inventory/render.js`);
 
 const [root, out, ...rest] = process.argv.slice(2);
 const cacheAt = rest.indexOf('--cache-dir');
@@ -18,5 +17,5 @@ const r = await scanTree(root, {
   ...(cacheAt >= 0 ? { cacheDir: rest[cacheAt + 1] } : {}),
 });
 const snapshot = makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts });
-await writeFileAtomic(out, renderRepoSnapshot(snapshot));
+await writeRepoSnapshot(snapshot, { file: out });
 process.stdout.write(`${JSON.stringify({ snapshotDigest: snapshot.snapshotDigest, files: r.counts.files, skipped: r.skipped.length })}\n`);

@@ -71,9 +71,10 @@ async function fsyncDir(dir: string): Promise<void> {
 /**
  * Write `data` to `target` so that readers see either the old file or the whole new one:
  * unique temp file in the same directory, write, fsync, rename over the target, fsync the
- * directory. A symlink at `target` is replaced, never written through.
+ * directory. A symlink at `target` is replaced, never written through. `data` may be a function
+ * that writes the content into the open temp file itself (large content produced in pieces).
  */
-export function writeFileAtomicSync(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
+export function writeFileAtomicSync(target: string, data: string | Uint8Array | ((fd: number) => void), options: AtomicWriteOptions = {}): void {
   const dir = path.dirname(target);
   if (options.mkdir) fs.mkdirSync(dir, { recursive: true });
   const tmp = tempSiblingName(target);
@@ -83,7 +84,8 @@ export function writeFileAtomicSync(target: string, data: string | Uint8Array, o
     // 'wx' + O_NOFOLLOW: never follow a planted link at the temp name.
     fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, options.mode ?? 0o666);
     if (options.mode !== undefined) fs.fchmodSync(fd, options.mode);
-    fs.writeFileSync(fd, data);
+    if (typeof data === 'function') data(fd);
+    else fs.writeFileSync(fd, data);
     if (doSync) fs.fsyncSync(fd);
     fs.closeSync(fd);
     fd = undefined;

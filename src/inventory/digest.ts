@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { RepoSnapshotBody, RepoSnapshotEntry } from './types.js';
 
 /**
@@ -49,12 +49,39 @@ export function canonicalBody(body: RepoSnapshotBody): string {
 
 /** The digest of an untruncated body of these files, computed here (no memo lookup). */
 export function computeDigestOf(files: readonly RepoSnapshotEntry[], bytes: number): string {
-  return `sha256:${hash('sha256', canonicalBody({ files: files as RepoSnapshotEntry[], truncated: false, counts: { files: files.length, bytes } }), 'hex')}`;
+  return digestInPieces({ files: files as RepoSnapshotEntry[], truncated: false, counts: { files: files.length, bytes } });
+}
+
+/** Entries serialised at a time: the canonical text of a 100k-file body is never held whole. */
+const DIGEST_CHUNK = 4096;
+
+/**
+ * sha256 of canonicalBody(body), fed to the hash in pieces of DIGEST_CHUNK entries (the same
+ * bytes: `{"counts":…,"files":[…],"truncated":…}` with each piece's entries as JSON.stringify
+ * gives them), so memory stays flat however many files there are.
+ */
+function digestInPieces(body: RepoSnapshotBody): string {
+  const h = createHash('sha256');
+  h.update(`{"counts":${JSON.stringify(body.counts, BODY_KEYS_SORTED)},"files":[`);
+  const files = body.files;
+  for (let i = 0; i < files.length; i += DIGEST_CHUNK) {
+    const part = JSON.stringify(files.slice(i, i + DIGEST_CHUNK), BODY_KEYS_SORTED);
+    h.update(i === 0 ? part.slice(1, -1) : `,${part.slice(1, -1)}`);
+  }
+  h.update(`],"truncated":${JSON.stringify(body.truncated)}}`);
+  return `sha256:${h.digest('hex')}`;
+}
+
+/** A body with exactly the schema's keys, which digestInPieces reproduces byte for byte. */
+function plainBody(body: RepoSnapshotBody): boolean {
+  const keys = Object.keys(body);
+  return keys.length === 3 && 'files' in body && 'truncated' in body && 'counts' in body && Array.isArray(body.files) && typeof body.truncated === 'boolean' && typeof body.counts === 'object' && body.counts !== null;
 }
 
 /** `sha256:` + hex sha256 of the canonical body — the seed's `snapshotDigest`. */
 export function snapshotDigestOf(body: RepoSnapshotBody): string {
   const known = knownFor(body);
   if (known !== undefined) return known.digest;
+  if (plainBody(body)) return digestInPieces(body);
   return `sha256:${hash('sha256', canonicalBody(body), 'hex')}`;
 }

@@ -1,41 +1,132 @@
 import * as fs from 'node:fs';
 import { crc32 } from 'node:zlib';
-import { writeFileAtomicSync } from '../core/atomic-write.js';
+import { tempSiblingName, writeFileAtomicSync } from '../core/atomic-write.js';
 import { renderMemoOf, snapshotDigestOf } from './digest.js';
 import type { RepoSnapshot } from './types.js';
 
-/** First line of a render memo: this tag, the document's snapshotDigest, the CRC-32 of the text after the line. */
-const MEMO_TAG = 'cairn-render 2';
-
 /**
- * The CLI's text of a RepoSnapshot, `JSON.stringify(doc, null, 2)` plus a newline, as bytes.
+ * The CLI's text of a RepoSnapshot is `JSON.stringify(doc, null, 2)` plus a newline. For a
+ * 100k-file tree that is ~26 MB, so it is produced and written in pieces of RENDER_CHUNK
+ * entries (peak memory stays flat), and a warm snapshot of an unchanged tree does not produce
+ * it at all: for a document exactly as the scanner and makeRepoSnapshot built it, the last
+ * rendering is kept beside the stat cache (a "render memo") and reused when the digest, which
+ * identifies the body, matches. The memo's CRC-32 is checked before use (a private cache, like
+ * the stat cache: the check is for torn or damaged files), so a damaged one is rendered again.
  *
- * Warm snapshots of an unchanged tree are the common case, and the document is a pure function
- * of its body, which the snapshotDigest identifies. So for a document exactly as the scanner
- * and makeRepoSnapshot built it, the last rendering is kept beside the stat cache (a "render
- * memo") and reused when the digest matches: no 15 MB stringify and encode for a 76k-file tree.
- * The memo is checked against its CRC-32 before use (a private cache, like the stat cache: the
- * check is for torn or damaged files), so a damaged one is rendered again.
+ * Memo layout: a fixed-width first line `cairn-render 3 <snapshotDigest> <crc32 of the rest,
+ * 10 digits>`, then the text. The line is written last (at offset 0), so a memo cut short is
+ * never taken for a whole one.
  */
+const MEMO_TAG = 'cairn-render 3';
+const MEMO_HEAD_BYTES = MEMO_TAG.length + 1 + 'sha256:'.length + 64 + 1 + 10 + 1;
+const RENDER_CHUNK = 4096;
+/** A string no path can hold (JSON-escaped as \u0000…): marks where the entries go in the frame. */
+const FILES_MARK = '\u0000cairn-files\u0000';
+
+/** The whole text as bytes (the memo's when it applies). Holds the text in memory: writeRepoSnapshot streams. */
 export function renderRepoSnapshot(snapshot: RepoSnapshot): Buffer {
-  // The memo first: only a scanner's own body has one, and then its digest is known (no hashing here).
-  const known = renderMemoOf(snapshot.body);
-  const memo = known !== undefined && engineDocument(snapshot) ? known : undefined;
-  if (memo !== undefined) {
-    const hit = readMemo(memo, snapshot.snapshotDigest);
-    if (hit !== null) return hit;
+  const memo = memoFor(snapshot);
+  const hit = memo === undefined ? null : readMemo(memo, snapshot.snapshotDigest);
+  if (hit !== null) return hit;
+  const mw = memo === undefined ? null : MemoWriter.open(memo, snapshot.snapshotDigest);
+  const parts: Buffer[] = [];
+  for (const p of renderPieces(snapshot)) {
+    const b = encode(p);
+    parts.push(b);
+    mw?.put(b);
   }
-  const text = `${JSON.stringify(snapshot, null, 2)}\n`;
-  // All-ASCII text (the usual case) encodes as latin1: a plain copy, several times faster than UTF-8.
-  const bytes = Buffer.byteLength(text, 'utf8') === text.length ? Buffer.from(text, 'latin1') : Buffer.from(text, 'utf8');
-  if (memo !== undefined) writeMemo(memo, snapshot.snapshotDigest, bytes);
-  return bytes;
+  mw?.commit();
+  return Buffer.concat(parts);
 }
 
-/** Exactly makeRepoSnapshot's shape and key order, with the digest its body really has. */
-function engineDocument(s: RepoSnapshot): boolean {
+/**
+ * Writes the text to `file` (atomically, fsynced) or to `out` (a stream, with back-pressure),
+ * piece by piece, so it is never held whole; keeps or reuses the render memo.
+ */
+export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: string } | { out: NodeJS.WritableStream }): Promise<void> {
+  const memo = memoFor(snapshot);
+  const hit = memo === undefined ? null : readMemo(memo, snapshot.snapshotDigest);
+  if (hit !== null) {
+    if ('file' in to) writeFileAtomicSync(to.file, hit);
+    else await writeOut(to.out, hit);
+    return;
+  }
+  const mw = memo === undefined ? null : MemoWriter.open(memo, snapshot.snapshotDigest);
+  try {
+    if ('file' in to) {
+      writeFileAtomicSync(to.file, (fd) => {
+        for (const p of renderPieces(snapshot)) {
+          const b = encode(p);
+          writeAll(fd, b);
+          mw?.put(b);
+        }
+      });
+    } else {
+      for (const p of renderPieces(snapshot)) {
+        const b = encode(p);
+        await writeOut(to.out, b);
+        mw?.put(b);
+      }
+    }
+    mw?.commit();
+  } finally {
+    mw?.abort();
+  }
+}
+
+/**
+ * The text in pieces: the document's frame (every field but the entries, as JSON.stringify
+ * lays it out) split where the entries go, and the entries RENDER_CHUNK at a time, each piece
+ * stringified inside a frame of the same depth so its indentation is the document's own.
+ */
+export function* renderPieces(snapshot: RepoSnapshot): Generator<string> {
+  const files = snapshot.body.files;
+  if (files.length === 0) {
+    yield `${JSON.stringify(snapshot, null, 2)}\n`;
+    return;
+  }
+  const frame = JSON.stringify({ ...snapshot, body: { ...snapshot.body, files: [FILES_MARK] } }, null, 2);
+  const mark = `      ${JSON.stringify(FILES_MARK)}`;
+  const at = frame.indexOf(mark);
+  if (at < 0 || frame.indexOf(mark, at + 1) >= 0) {
+    yield `${JSON.stringify(snapshot, null, 2)}\n`; // an unusual document: no shortcuts
+    return;
+  }
+  yield frame.slice(0, at);
+  for (let i = 0; i < files.length; i += RENDER_CHUNK) {
+    const wrapped = JSON.stringify({ body: { files: files.slice(i, i + RENDER_CHUNK) } }, null, 2);
+    // `{\n  "body": {\n    "files": [\n` … `\n    ]\n  }\n}`
+    const inner = wrapped.slice('{\n  "body": {\n    "files": [\n'.length, wrapped.length - '\n    ]\n  }\n}'.length);
+    yield i === 0 ? inner : `,\n${inner}`;
+  }
+  yield `${frame.slice(at + mark.length)}\n`;
+}
+
+function encode(piece: string): Buffer {
+  // All-ASCII text (the usual case) encodes as latin1: a plain copy, several times faster than UTF-8.
+  return Buffer.byteLength(piece, 'utf8') === piece.length ? Buffer.from(piece, 'latin1') : Buffer.from(piece, 'utf8');
+}
+
+function writeAll(fd: number, b: Buffer): void {
+  let off = 0;
+  while (off < b.length) off += fs.writeSync(fd, b, off, b.length - off);
+}
+
+function writeOut(out: NodeJS.WritableStream, b: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const ok = out.write(b, (e?: Error | null) => (e ? reject(e) : undefined));
+    if (ok) resolve();
+    else out.once('drain', () => resolve());
+  });
+}
+
+/** The memo path, for a document exactly as the engine built it (makeRepoSnapshot's shape and key order, the digest its body really has). */
+function memoFor(s: RepoSnapshot): string | undefined {
+  // The memo first: only a scanner's own body has one, and then its digest is known (no hashing here).
+  const memo = renderMemoOf(s.body);
+  if (memo === undefined) return undefined;
   const keys = Object.keys(s);
-  return (
+  const exact =
     keys.length === 5 &&
     keys[0] === 'apiVersion' &&
     keys[1] === 'kind' &&
@@ -48,8 +139,8 @@ function engineDocument(s: RepoSnapshot): boolean {
     s.root.kind === 'relative' &&
     Object.keys(s.body).join() === 'files,truncated,counts' &&
     Object.keys(s.body.counts).join() === 'files,bytes' &&
-    snapshotDigestOf(s.body) === s.snapshotDigest
-  );
+    snapshotDigestOf(s.body) === s.snapshotDigest;
+  return exact ? memo : undefined;
 }
 
 function readMemo(file: string, digest: string): Buffer | null {
@@ -59,20 +150,79 @@ function readMemo(file: string, digest: string): Buffer | null {
   } catch {
     return null;
   }
-  const nl = buf.indexOf(0x0a);
-  if (nl < 0 || nl > 200) return null;
-  const head = buf.subarray(0, nl).toString('latin1').split(' ');
-  const text = buf.subarray(nl + 1);
-  if (`${head[0]} ${head[1]}` !== MEMO_TAG || head[2] !== digest || head[3] !== String(crc32(text))) return null;
-  return text;
+  if (buf.length < MEMO_HEAD_BYTES) return null;
+  const head = buf.subarray(0, MEMO_HEAD_BYTES).toString('latin1');
+  const text = buf.subarray(MEMO_HEAD_BYTES);
+  return head === memoHead(digest, crc32(text)) ? text : null;
 }
 
-function writeMemo(file: string, digest: string, bytes: Buffer): void {
-  const head = Buffer.from(`${MEMO_TAG} ${digest} ${crc32(bytes)}\n`, 'latin1');
-  try {
-    // A cache: no fsync (a lost or torn memo fails its checksum and is re-rendered); 0600 like the stat cache.
-    writeFileAtomicSync(file, Buffer.concat([head, bytes]), { fsync: false, mode: 0o600 });
-  } catch {
-    // Not saved: the next run renders again.
+function memoHead(digest: string, crc: number): string {
+  return `${MEMO_TAG} ${digest} ${String(crc).padStart(10, '0')}\n`;
+}
+
+/**
+ * Writes a memo beside the output, piece by piece (a temp file renamed into place; no fsync: it
+ * is a cache). Any failure only disables it: the next run renders again.
+ */
+class MemoWriter {
+  private crc = 0;
+  private done = false;
+
+  private constructor(
+    private readonly file: string,
+    private readonly tmp: string,
+    private fd: number | null,
+    private readonly digest: string,
+  ) {}
+
+  static open(file: string, digest: string): MemoWriter | null {
+    const tmp = tempSiblingName(file);
+    try {
+      const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+      const w = new MemoWriter(file, tmp, fd, digest);
+      w.put(Buffer.alloc(MEMO_HEAD_BYTES), false); // the real first line goes in last
+      return w;
+    } catch {
+      return null;
+    }
+  }
+
+  put(b: Buffer, counted = true): void {
+    if (this.fd === null) return;
+    try {
+      writeAll(this.fd, b);
+      if (counted) this.crc = crc32(b, this.crc);
+    } catch {
+      this.abort();
+    }
+  }
+
+  commit(): void {
+    if (this.fd === null) return;
+    try {
+      const head = Buffer.from(memoHead(this.digest, this.crc), 'latin1');
+      fs.writeSync(this.fd, head, 0, head.length, 0);
+      fs.closeSync(this.fd);
+      this.fd = null;
+      fs.renameSync(this.tmp, this.file);
+      this.done = true;
+    } catch {
+      this.abort();
+    }
+  }
+
+  /** Drops an unfinished memo (no-op after commit). */
+  abort(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.fd !== null) {
+      try {
+        fs.closeSync(this.fd);
+      } catch {
+        // already closed
+      }
+      this.fd = null;
+    }
+    fs.rmSync(this.tmp, { force: true });
   }
 }

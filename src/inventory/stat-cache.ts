@@ -369,7 +369,8 @@ function loadedListings(dirs: Map<string, CachedDir>): LazyListings | null {
   return shared !== null && shared.lens.length === k ? shared : null;
 }
 
-export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: string): Buffer {
+/** The cache file's content as its parts in order, the CRC-32 trailer last (written one by one, never joined). */
+export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: string): Buffer[] {
   const header = Buffer.from(JSON.stringify({ tool: 'cairn', root: rootReal, optionsKey, endianness: os.endianness() } satisfies CacheHeader), 'utf8');
   const t = data.files;
   const nFiles = t.size;
@@ -420,9 +421,11 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   const namesLen = Buffer.allocUnsafe(4);
   namesLen.writeUInt32LE(namesBlob.length, 0);
   const parts = [fixed.subarray(0, off), pathsBlob, namesLen, namesBlob, lens.subarray(0, 4), result, lens.subarray(4), rowBytes];
-  const out = Buffer.concat([...parts, Buffer.alloc(4)]);
-  out.writeUInt32LE(crc32(out.subarray(0, out.length - 4)), out.length - 4);
-  return out;
+  let crc = 0;
+  for (const part of parts) crc = crc32(part, crc);
+  const trailer = Buffer.alloc(4);
+  trailer.writeUInt32LE(crc, 0);
+  return [...parts, trailer];
 }
 
 /**
@@ -434,7 +437,14 @@ export function saveCache(file: string, data: StatCacheData, rootReal: string, o
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     // 0600: the cache lists the tree's paths and digests; it is nobody else's business.
-    writeFileAtomicSync(file, encodeCache(data, rootReal, optionsKey), { fsync: false, mode: 0o600 });
+    const parts = encodeCache(data, rootReal, optionsKey);
+    writeFileAtomicSync(
+      file,
+      (fd) => {
+        for (const part of parts) for (let off = 0; off < part.length; ) off += fs.writeSync(fd, part, off, part.length - off);
+      },
+      { fsync: false, mode: 0o600 },
+    );
     return undefined;
   } catch (e) {
     return { code: 'CACHE_UNWRITABLE', message: `stat cache not saved (${errnoCode(e) ?? String(e)}); the next scan hashes everything again`, path: file };

@@ -1,10 +1,14 @@
-// renderRepoSnapshot: always exactly JSON.stringify(doc, null, 2) + '\n'; the render memo beside
-// the stat cache is reused only for the same digest and an intact memo.
+// renderRepoSnapshot / writeRepoSnapshot: always exactly JSON.stringify(doc, null, 2) + '\n', also
+// when written in pieces; the render memo beside the stat cache is reused only for the same digest
+// and an intact memo.
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeRepoSnapshot, scanTree } from '../../src/inventory/index.js';
-import { renderRepoSnapshot } from '../../src/inventory/render.js';
+import { canonicalize } from '../../src/core/jcs.js';
+import { makeRepoSnapshot, scanTree, snapshotDigestOf } from '../../src/inventory/index.js';
+import { renderRepoSnapshot, writeRepoSnapshot } from '../../src/inventory/render.js';
 import type { RepoSnapshot } from '../../src/inventory/types.js';
 import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
 
@@ -82,5 +86,65 @@ describe('renderRepoSnapshot', () => {
     expect(renderRepoSnapshot(relabelled).equals(expected(relabelled))).toBe(true);
     const extra = { ...doc, note: 'mine' } as RepoSnapshot;
     expect(renderRepoSnapshot(extra).equals(expected(extra))).toBe(true);
+  });
+});
+
+describe('writeRepoSnapshot (in pieces)', () => {
+  async function bigTree(n: number) {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < n; i++) files[`d${i % 37}/${i % 500 === 0 ? `é-${i}` : `f${i}`}.txt`] = `${i}`;
+    return setup(files);
+  }
+
+  it('writes exactly the pretty JSON to a file and to a stream, across piece boundaries and non-ASCII names', async () => {
+    const t = await bigTree(9000); // more than two pieces of 4096 entries
+    const doc = await t.snap();
+    const file = path.join(tempDir('cairn-out-'), 'snap.json');
+    await writeRepoSnapshot(doc, { file });
+    expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
+    const chunks: Buffer[] = [];
+    const out = new PassThrough();
+    out.on('data', (c: Buffer) => chunks.push(c));
+    await writeRepoSnapshot(doc, { out });
+    expect(Buffer.concat(chunks).equals(expected(doc))).toBe(true);
+  });
+
+  it('writes the memo as it goes and reuses it next time', async () => {
+    const t = await bigTree(5000);
+    const file = path.join(tempDir('cairn-out-'), 'snap.json');
+    await writeRepoSnapshot(await t.snap(), { file });
+    const memo = fs.statSync(t.memo()!);
+    const doc = await t.snap();
+    await writeRepoSnapshot(doc, { file });
+    expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
+    expect(fs.statSync(t.memo()!).ino).toBe(memo.ino);
+  });
+
+  it('still writes the output when the memo cannot be written', async () => {
+    const t = await setup({ a: 'a', 'b/c': 'c' });
+    const doc = await t.snap();
+    const blocked = path.join(t.cacheDir, fs.readdirSync(t.cacheDir).find((n) => n.endsWith('.cache'))!.replace(/\.cache$/, '.render'));
+    fs.mkdirSync(path.join(blocked, 'x'), { recursive: true }); // a non-empty directory where the memo goes
+    const file = path.join(tempDir('cairn-out-'), 'snap.json');
+    await writeRepoSnapshot(doc, { file });
+    expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
+    expect(fs.readdirSync(t.cacheDir).filter((n) => n.includes('.cairn-tmp-'))).toEqual([]);
+  });
+
+  it('renders an empty tree exactly', async () => {
+    const t = await setup({});
+    const doc = await t.snap();
+    expect(renderRepoSnapshot(doc).equals(expected(doc))).toBe(true);
+    const file = path.join(tempDir('cairn-out-'), 'snap.json');
+    await writeRepoSnapshot(doc, { file });
+    expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
+  });
+
+  it('digests a body of many pieces exactly as RFC 8785 canonical JSON does', async () => {
+    const t = await bigTree(9000);
+    const doc = await t.snap();
+    const body = { files: doc.body.files.map((f) => ({ ...f })), truncated: doc.body.truncated, counts: { ...doc.body.counts } };
+    expect(snapshotDigestOf(body)).toBe(`sha256:${createHash('sha256').update(canonicalize(body)).digest('hex')}`);
+    expect(snapshotDigestOf(body)).toBe(doc.snapshotDigest);
   });
 });

@@ -90,7 +90,7 @@ export function registerSnapshotCommands(program: Command, io: CliIO): void {
 
 async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
   // Lazy: `cairn <anything else>` does not pay for loading the scanner.
-  const [{ snapshotRootDetailed }, { renderRepoSnapshot }] = await Promise.all([import('../../inventory/snapshot.js'), import('../../inventory/render.js')]);
+  const [{ snapshotRootDetailed }, { writeRepoSnapshot }] = await Promise.all([import('../../inventory/snapshot.js'), import('../../inventory/render.js')]);
   const root = path.resolve(io.cwd, flags.root);
   const progress = progressAllowed(io, false) ? new ProgressLine(io.stderr) : undefined;
   const controller = new AbortController();
@@ -124,15 +124,13 @@ async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
     const parts = [...byReason].map(([r, n]) => `${n} ${r}`).join(', ');
     io.stderr.write(`cairn: ${skipped.length} path${skipped.length === 1 ? '' : 's'} skipped (${parts})${flags.verbose ? '' : '; --verbose lists them'}\n`);
   }
-  const text = renderRepoSnapshot(snapshot);
   if (flags.out === undefined) {
-    io.stdout.write(text);
+    await writeRepoSnapshot(snapshot, { out: io.stdout });
     return;
   }
   const out = path.resolve(io.cwd, flags.out);
-  const { writeFileAtomic } = await import('../../core/atomic-write.js');
   try {
-    await writeFileAtomic(out, text);
+    await writeRepoSnapshot(snapshot, { file: out });
   } catch (e) {
     throw new CairnError('ERR_IO', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, { path: out, cause: e, exitCode: 1 });
   }
