@@ -10,24 +10,24 @@ import type { RepoSnapshotBody, RepoSnapshotEntry } from './types.js';
 const BODY_KEYS_SORTED = ['bytes', 'counts', 'files', 'kind', 'mode', 'path', 'sha256', 'truncated'];
 
 /**
- * Digests the scanner already knows (stored with its cached result) for a frozen, untruncated
- * file list it returned: a warm scan then costs no re-serialisation. Frozen, so the list
+ * Digests the scanner already knows (stored with its cached result) for a frozen file list it
+ * returned: a warm scan then costs no re-serialisation. Frozen, so the list
  * cannot have changed since.
  */
-const knownDigests = new WeakMap<readonly RepoSnapshotEntry[], { digest: string; bytes: number; renderMemo: string | undefined }>();
+const knownDigests = new WeakMap<readonly RepoSnapshotEntry[], { digest: string; bytes: number; truncated: boolean; renderMemo: string | undefined }>();
 
 /**
- * Notes the digest of the body `{ files, truncated: false, counts: { files: files.length, bytes } }`;
+ * Notes the digest of the body `{ files, truncated, counts: { files: files.length, bytes } }`;
  * `files` must be frozen, entries included. `renderMemo`: where the scan's cache keeps the last
  * rendering of such a document (see render.ts).
  */
-export function rememberBodyDigest(files: readonly RepoSnapshotEntry[], bytes: number, digest: string, renderMemo?: string): void {
-  if (Object.isFrozen(files)) knownDigests.set(files, { digest, bytes, renderMemo });
+export function rememberBodyDigest(files: readonly RepoSnapshotEntry[], bytes: number, digest: string, renderMemo?: string, truncated = false): void {
+  if (Object.isFrozen(files)) knownDigests.set(files, { digest, bytes, truncated, renderMemo });
 }
 
 function knownFor(body: RepoSnapshotBody): { digest: string; renderMemo: string | undefined } | undefined {
   const known = knownDigests.get(body.files);
-  if (known !== undefined && body.truncated === false && body.counts.files === body.files.length && body.counts.bytes === known.bytes && Object.keys(body).length === 3 && Object.keys(body.counts).length === 2) return known;
+  if (known !== undefined && body.truncated === known.truncated && body.counts.files === body.files.length && body.counts.bytes === known.bytes && Object.keys(body).length === 3 && Object.keys(body.counts).length === 2) return known;
   return undefined;
 }
 
@@ -47,9 +47,9 @@ export function canonicalBody(body: RepoSnapshotBody): string {
   return JSON.stringify(body, BODY_KEYS_SORTED);
 }
 
-/** The digest of an untruncated body of these files, computed here (no memo lookup). */
-export function computeDigestOf(files: readonly RepoSnapshotEntry[], bytes: number): string {
-  return digestInPieces({ files: files as RepoSnapshotEntry[], truncated: false, counts: { files: files.length, bytes } });
+/** The digest of the body of these files (untruncated unless said), computed here (no memo lookup). */
+export function computeDigestOf(files: readonly RepoSnapshotEntry[], bytes: number, truncated = false): string {
+  return digestInPieces({ files: files as RepoSnapshotEntry[], truncated, counts: { files: files.length, bytes } });
 }
 
 /** Entries serialised at a time: the canonical text of a 100k-file body is never held whole. */

@@ -253,7 +253,7 @@ class ScanRun {
    * Records the result for the stored-result path: its entries are the cache rows, in order; a
    * symlink entry is LINK_ROW | its index in `links` (where it led: the target's row key, or null).
    */
-  private storeResult(files: RepoSnapshotEntry[], bytes: number, skipped: SkippedEntry[]): void {
+  private storeResult(files: RepoSnapshotEntry[], bytes: number, skipped: SkippedEntry[], cut: 'files' | 'bytes' | undefined): void {
     const index = this.next.files.index;
     const rows = new Uint32Array(files.length);
     const links: [string, string | null, number][] = [];
@@ -275,10 +275,11 @@ class ScanRun {
       rows[k] = row;
     }
     const stored: StoredResult = { skipped, links };
+    if (cut !== undefined) stored.cut = cut;
     if (this.digestBody) {
       freezeFiles(files);
-      stored.digest = computeDigestOf(files, bytes);
-      rememberBodyDigest(files, bytes, stored.digest, this.p.cacheFile === null ? undefined : renderMemoPath(this.p.cacheFile));
+      stored.digest = computeDigestOf(files, bytes, cut !== undefined);
+      rememberBodyDigest(files, bytes, stored.digest, this.p.cacheFile === null ? undefined : renderMemoPath(this.p.cacheFile), cut !== undefined);
     }
     this.next.result = `${this.p.resultKey}\n${JSON.stringify(stored)}`;
     this.next.entryRows = rows;
@@ -336,7 +337,9 @@ class ScanRun {
         }
         for (const [k, v] of prev.dirs) if (!this.next.dirs.has(k)) this.next.dirs.set(k, v);
       }
-      if (this.trusted && !truncated) this.storeResult(files, bytes, skipped);
+      // A cut result is stored too (the seed's surface caps every big tree), with what cut it.
+      const cutBy = !truncated ? undefined : cut < this.slots.length ? (files.length >= p.maxFiles ? 'files' : 'bytes') : null;
+      if (this.trusted && cutBy !== null) this.storeResult(files, bytes, skipped, cutBy);
       let dirty = this.cacheDirty || this.next.files.size !== prev.files.size || this.next.dirs.size !== prev.dirs.size || this.next.result !== prev.result || !sameRows(this.next.entryRows, prev.entryRows);
       if (!dirty) for (const [k, v] of this.next.dirs) if (prev.dirs.get(k) !== v) dirty = true;
       if (dirty) {

@@ -1,5 +1,6 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
+import { compareUtf8 } from '../core/utf8.js';
 import { abortError, prefixOf, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
 import { processFile, STATUS, STAT_FIELDS } from './read-file.js';
 import { resolveLink } from './walk.js';
@@ -14,8 +15,14 @@ export interface StoredResult {
   skipped: SkippedEntry[];
   /** Per symlink entry (entry row LINK_ROW | i): its path and the file-table key and row of its target (null, -1: bytes 0, no digest). */
   links: [path: string, target: string | null, targetRow: number][];
-  /** The snapshotDigest of these entries as an untruncated body, when the scan that stored them knew it. */
+  /** The snapshotDigest of these entries as a body, when the scan that stored them knew it. */
   digest?: string;
+  /**
+   * Set when the result was cut by the budget (a prefix of the tree): at maxFiles, or at the
+   * first entry over maxBytes. It stays valid only while no directory or ignore rule changed
+   * and, for a cut by bytes, no file changed size (the cut would move).
+   */
+  cut?: 'files' | 'bytes';
 }
 
 /** Entry-row bit marking a symlink entry; the low bits index `StoredResult.links`. */
@@ -148,6 +155,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     const rel = t.paths[i]!;
     const o = processFile(fs, crypto, prefix + rel, null, false, p.withDigest, buf, false);
     if ((o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY) || o.stat === undefined) return null;
+    if (stored.cut === 'bytes' && o.stat[0] !== t.stats[i * STAT_FIELDS]) return null; // the cut may move: the walk cuts
     // A .gitignore with new rules can change which paths are in: only the walk can tell. Same
     // bytes as recorded (typically a racy row read again) change nothing.
     if ((rel === '.gitignore' || rel.endsWith('/.gitignore')) && !sameSha(t, i, o.sha) && !sameBytes(prior.rulesRead?.get(rel), o.sha)) return null;
@@ -188,14 +196,15 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     bytes += size;
   }
   if (bytes > p.maxBytes) return null; // the budget now cuts the list: let the walk do it
+  const truncated = stored.cut !== undefined;
   if (options.signal?.aborted) throw abortError();
   const warnings = [...p.warnings];
   let digest: string | undefined;
   if (digestBody) {
     // Unchanged rows and links give the same entries, hence the digest stored with them.
     freezeFiles(files);
-    digest = changed.length === 0 && prior.read.files === 0 && !prior.entries && stored.digest !== undefined ? stored.digest : computeDigestOf(files, bytes);
-    rememberBodyDigest(files, bytes, digest, p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile));
+    digest = changed.length === 0 && prior.read.files === 0 && !prior.entries && stored.digest !== undefined ? stored.digest : computeDigestOf(files, bytes, truncated);
+    rememberBodyDigest(files, bytes, digest, p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile), truncated);
   }
   if ((changed.length > 0 || prior.read.files > 0 || prior.listings) && p.cacheFile !== null) {
     stored.digest = digest; // a stale digest must not survive the rewrite
@@ -208,7 +217,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   const n = files.length;
   const hashed = changed.length + prior.read.files;
   options.onProgress?.({ phase: 'done', filesSeen: n, filesHashed: hashed, bytesHashed, filesCached: p.withDigest ? Math.max(0, n - hashed) : 0, filesDone: n });
-  return { files, truncated: false, counts: { files: n, bytes }, skipped: stored.skipped, warnings };
+  return { files, truncated, counts: { files: n, bytes }, skipped: stored.skipped, warnings };
 }
 
 /**
@@ -282,11 +291,40 @@ function afterVerify(p: Prepared, options: ScanOptions, json: string | null, v: 
   if (newRules === null) return null;
   // Directories that moved are listed again and compared, subtrees under new rules classified
   // again; what the update cannot place, the walk decides.
-  const { rules, rest, read } = newRules;
+  const { rules, read } = newRules;
+  let rest = newRules.rest;
+  if (stored.cut !== undefined) {
+    // A cut result is a prefix of the tree: a change inside it may move the cut, so only the
+    // walk can say. Cut at maxFiles, what lies wholly after its last entry does not matter
+    // (a directory there, a file there that no link in the prefix leads to).
+    const after = afterPrefix(p, stored);
+    if ([...dirs].some((d) => !after(d, true)) || [...rules.keys()].some((d) => !after(d, true))) return null;
+    const targets = new Set(stored.links.map((l) => l[2]));
+    const paths = p.previous.files.paths;
+    rest = rest.filter((i) => targets.has(i) || !after(paths[i]!, false));
+    return resultWithChanges(p, options, stored, rest, racyFrom, digestBody, { listings: false, entries: false, read });
+  }
   if (dirs.size === 0 && rules.size === 0) return resultWithChanges(p, options, stored, rest, racyFrom, digestBody, { listings: false, entries: false, read });
   const update = applyDirChanges(p, stored, rest, dirs, rules, racyFrom);
   if (update === null) return null;
   return resultWithChanges(p, options, stored, update.changed, racyFrom, digestBody, { listings: true, entries: update.entriesChanged, read, rulesRead: update.rulesRead });
+}
+
+/**
+ * For a result cut at maxFiles: whether a path (a directory's whole subtree, with `dir`) comes
+ * wholly after the result's last entry in walk order. Never, for a cut by bytes: a new or
+ * smaller entry after the last one could then fit.
+ */
+function afterPrefix(p: Prepared, stored: StoredResult): (rel: string, dir: boolean) => boolean {
+  const rows = p.previous.entryRows;
+  if (stored.cut !== 'files' || rows === undefined || rows.length === 0) return () => false;
+  const lastRow = rows[rows.length - 1]!;
+  const last = lastRow >= LINK_ROW ? stored.links[lastRow - LINK_ROW]![0] : p.previous.files.paths[lastRow]!;
+  return (rel, dir) => {
+    if (!dir) return compareUtf8(rel, last) > 0;
+    if (rel === '' || last.startsWith(`${rel}/`)) return false;
+    return compareUtf8(`${rel}/`, last) > 0;
+  };
 }
 
 /**

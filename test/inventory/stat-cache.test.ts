@@ -33,6 +33,8 @@ type Op =
   | { t: 'atomicSave'; f: number; content: string }
   | { t: 'mkdirWithFile'; name: string };
 const fileIx = fc.nat({ max: FILES.length - 1 });
+/** No budget, or one that cuts the tree (a cut result is stored and reused too). */
+const limitsArb = fc.constantFrom<Pick<ScanOptions, 'maxFiles' | 'maxBytes'>>({}, {}, { maxFiles: 2 }, { maxFiles: 4 }, { maxBytes: 12 }, { maxBytes: 30 });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ t: fc.constant('edit' as const), f: fileIx, content: fc.string({ maxLength: 12 }) }),
   fc.record({ t: fc.constant('sameSizeRewrite' as const), f: fileIx }),
@@ -125,21 +127,21 @@ function apply(root: string, op: Op): void {
 }
 
 describe('stat cache', () => {
-  it('a cached scan always equals an uncached one, over random edits, renames, chmods, deletes, same-size rewrites and symlink swaps', async () => {
+  it('a cached scan always equals an uncached one, over random edits, renames, chmods, deletes, same-size rewrites and symlink swaps, with and without a budget', async () => {
     let cachedHits = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 6 }), fc.boolean(), async (ops, threaded) => {
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 6 }), fc.boolean(), limitsArb, async (ops, threaded, limits) => {
         const root = tempDir();
         const cacheDir = tempDir('cairn-cache-');
         writeTree(root, { 'a.txt': 'alpha', 'b.txt': 'bravo', 'd/c.txt': 'charlie', 'd/e/f.txt': 'foxtrot', 'g.txt': 'golf' });
         await sleep(MARGIN + 20);
-        const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN, onProgress: (p) => p.phase === 'done' && (cachedHits += p.filesCached) };
+        const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN, ...limits, onProgress: (p) => p.phase === 'done' && (cachedHits += p.filesCached) };
         const scan = (o: ScanOptions) => (threaded ? scanTree(root, { jobs: 2, ...o }) : Promise.resolve(scanTreeSync(root, o)));
         await scan(opts); // prime
         for (const op of ops) {
           apply(root, op);
           const cached = await scan(opts);
-          const fresh = await scan({ cache: false });
+          const fresh = await scan({ cache: false, ...limits });
           expect(strip(cached)).toEqual(strip(fresh));
           await sleep(MARGIN + 20);
         }
@@ -342,6 +344,62 @@ describe('unchanged-tree fast path', () => {
     expect(strip(second.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
     expect(strip((await scan()).r)).toEqual(strip(second.r));
   }, 60_000);
+
+  it('stores a result cut at maxFiles and reuses it while the prefix is unchanged, whatever happens after it', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 30; i++) files[`d${String(i).padStart(2, '0')}/f`] = `${i}`;
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, files);
+    await sleep(MARGIN + 20);
+    const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN, maxFiles: 10 };
+    const run = () => {
+      const seen: ScanProgress[] = [];
+      const r = scanTreeSync(root, { ...opts, onProgress: (p) => seen.push(p) });
+      expect(strip(r)).toEqual(strip(scanTreeSync(root, { cache: false, maxFiles: 10 })));
+      return { r, seen };
+    };
+    run();
+    expect(run().seen).toHaveLength(1); // stored, cut: the fast path
+    fs.writeFileSync(path.join(root, 'd25', 'new'), 'after the cut'); // a directory after the prefix moved
+    fs.writeFileSync(path.join(root, 'd20', 'f'), 'edited after the cut');
+    await sleep(MARGIN + 20);
+    const after = run();
+    expect(after.seen).toEqual([expect.objectContaining({ filesHashed: 0 })]);
+    expect(after.r.truncated).toBe(true);
+    fs.writeFileSync(path.join(root, 'd03', 'f'), 'edited in the prefix');
+    await sleep(MARGIN + 20);
+    expect(run().seen).toEqual([expect.objectContaining({ filesHashed: 1 })]);
+    fs.writeFileSync(path.join(root, 'd02', 'new'), 'new in the prefix: the cut moves');
+    await sleep(MARGIN + 20);
+    const moved = run();
+    expect(moved.seen.length).toBeGreaterThan(1); // walked
+    expect(moved.r.files.map((f) => f.path)).toContain('d02/new');
+  });
+
+  it('a result cut by bytes is reused only while no file changes size', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, { a: 'aaaa', b: 'bbbb', c: 'cccc', d: 'dddd' });
+    await sleep(MARGIN + 20);
+    const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN, maxBytes: 10 };
+    const run = () => {
+      const seen: ScanProgress[] = [];
+      const r = scanTreeSync(root, { ...opts, onProgress: (p) => seen.push(p) });
+      expect(strip(r)).toEqual(strip(scanTreeSync(root, { cache: false, maxBytes: 10 })));
+      return { r, seen };
+    };
+    run();
+    expect(run().seen).toHaveLength(1);
+    fs.writeFileSync(path.join(root, 'a'), 'AAAA'); // same size: still the fast path
+    await sleep(MARGIN + 20);
+    expect(run().seen).toHaveLength(1);
+    fs.writeFileSync(path.join(root, 'a'), 'A'); // smaller: c may fit now
+    await sleep(MARGIN + 20);
+    const moved = run();
+    expect(moved.seen.length).toBeGreaterThan(1);
+    expect(moved.r.files.map((f) => f.path)).toEqual(['a', 'b', 'c']);
+  });
 
   it('falls back to the walk when an in-place edit pushes the total over maxBytes', async () => {
     const root = tempDir();
