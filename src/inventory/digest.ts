@@ -66,7 +66,12 @@ function digestInPieces(body: RepoSnapshotBody): string {
   const files = body.files;
   for (let i = 0; i < files.length; i += DIGEST_CHUNK) {
     const part = JSON.stringify(files.slice(i, i + DIGEST_CHUNK), BODY_KEYS_SORTED);
-    h.update(i === 0 ? part.slice(1, -1) : `,${part.slice(1, -1)}`);
+    if (i > 0) h.update(',');
+    // All-ASCII text (the usual case) as latin1 bytes: a plain copy instead of UTF-8 encoding.
+    if (Buffer.byteLength(part, 'utf8') === part.length) {
+      const b = Buffer.from(part, 'latin1');
+      h.update(b.subarray(1, b.length - 1));
+    } else h.update(part.slice(1, -1));
   }
   h.update(`],"truncated":${JSON.stringify(body.truncated)}}`);
   return `sha256:${h.digest('hex')}`;

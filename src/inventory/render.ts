@@ -30,8 +30,7 @@ export function renderRepoSnapshot(snapshot: RepoSnapshot): Buffer {
   if (hit !== null) return hit;
   const mw = memo === undefined ? null : MemoWriter.open(memo, snapshot.snapshotDigest);
   const parts: Buffer[] = [];
-  for (const p of renderPieces(snapshot)) {
-    const b = encode(p);
+  for (const b of renderPieces(snapshot)) {
     parts.push(b);
     mw?.put(b);
   }
@@ -55,15 +54,13 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
   try {
     if ('file' in to) {
       writeFileAtomicSync(to.file, (fd) => {
-        for (const p of renderPieces(snapshot)) {
-          const b = encode(p);
+        for (const b of renderPieces(snapshot)) {
           writeAll(fd, b);
           mw?.put(b);
         }
       });
     } else {
-      for (const p of renderPieces(snapshot)) {
-        const b = encode(p);
+      for (const b of renderPieces(snapshot)) {
         await writeOut(to.out, b);
         mw?.put(b);
       }
@@ -75,31 +72,39 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
 }
 
 /**
- * The text in pieces: the document's frame (every field but the entries, as JSON.stringify
- * lays it out) split where the entries go, and the entries RENDER_CHUNK at a time, each piece
- * stringified inside a frame of the same depth so its indentation is the document's own.
+ * The text in pieces, as bytes: the document's frame (every field but the entries, as
+ * JSON.stringify lays it out) split where the entries go, and the entries RENDER_CHUNK at a
+ * time, each piece stringified inside a frame of the same depth so its indentation is the
+ * document's own.
  */
-export function* renderPieces(snapshot: RepoSnapshot): Generator<string> {
+export function* renderPieces(snapshot: RepoSnapshot): Generator<Buffer> {
   const files = snapshot.body.files;
   if (files.length === 0) {
-    yield `${JSON.stringify(snapshot, null, 2)}\n`;
+    yield encode(`${JSON.stringify(snapshot, null, 2)}\n`);
     return;
   }
   const frame = JSON.stringify({ ...snapshot, body: { ...snapshot.body, files: [FILES_MARK] } }, null, 2);
   const mark = `      ${JSON.stringify(FILES_MARK)}`;
   const at = frame.indexOf(mark);
   if (at < 0 || frame.indexOf(mark, at + 1) >= 0) {
-    yield `${JSON.stringify(snapshot, null, 2)}\n`; // an unusual document: no shortcuts
+    yield encode(`${JSON.stringify(snapshot, null, 2)}\n`); // an unusual document: no shortcuts
     return;
   }
-  yield frame.slice(0, at);
+  yield encode(frame.slice(0, at));
+  const open = '{\n  "body": {\n    "files": [\n'.length;
+  const close = '\n    ]\n  }\n}'.length;
+  const comma = Buffer.from(',\n', 'latin1');
   for (let i = 0; i < files.length; i += RENDER_CHUNK) {
+    if (i > 0) yield comma;
     const wrapped = JSON.stringify({ body: { files: files.slice(i, i + RENDER_CHUNK) } }, null, 2);
-    // `{\n  "body": {\n    "files": [\n` … `\n    ]\n  }\n}`
-    const inner = wrapped.slice('{\n  "body": {\n    "files": [\n'.length, wrapped.length - '\n    ]\n  }\n}'.length);
-    yield i === 0 ? inner : `,\n${inner}`;
+    // All-ASCII (the usual case): encode the whole piece as latin1 (a plain copy) and cut the
+    // frame off the bytes, where byte and character offsets agree.
+    if (Buffer.byteLength(wrapped, 'utf8') === wrapped.length) {
+      const b = Buffer.from(wrapped, 'latin1');
+      yield b.subarray(open, b.length - close);
+    } else yield Buffer.from(wrapped.slice(open, wrapped.length - close), 'utf8');
   }
-  yield `${frame.slice(at + mark.length)}\n`;
+  yield encode(`${frame.slice(at + mark.length)}\n`);
 }
 
 function encode(piece: string): Buffer {
