@@ -345,20 +345,25 @@ describe('unchanged-tree fast path', () => {
     expect(strip((await scan()).r)).toEqual(strip(second.r));
   }, 60_000);
 
-  it('stores a result cut at maxFiles and reuses it while the prefix is unchanged, whatever happens after it', async () => {
-    const files: Record<string, string> = {};
-    for (let i = 0; i < 30; i++) files[`d${String(i).padStart(2, '0')}/f`] = `${i}`;
+  /** A tree scanned under a budget; `run` scans it (cached) and checks the answer against an uncached scan. */
+  async function cappedTree(files: Record<string, string>, limits: Pick<ScanOptions, 'maxFiles' | 'maxBytes'>) {
     const root = tempDir();
     const cacheDir = tempDir('cairn-cache-');
     writeTree(root, files);
     await sleep(MARGIN + 20);
-    const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN, maxFiles: 10 };
     const run = () => {
       const seen: ScanProgress[] = [];
-      const r = scanTreeSync(root, { ...opts, onProgress: (p) => seen.push(p) });
-      expect(strip(r)).toEqual(strip(scanTreeSync(root, { cache: false, maxFiles: 10 })));
+      const r = scanTreeSync(root, { cacheDir, racyMarginMs: MARGIN, ...limits, onProgress: (p) => seen.push(p) });
+      expect(strip(r)).toEqual(strip(scanTreeSync(root, { cache: false, ...limits })));
       return { r, seen };
     };
+    return { root, run };
+  }
+
+  it('stores a result cut at maxFiles and reuses it while the prefix is unchanged, whatever happens after it', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 30; i++) files[`d${String(i).padStart(2, '0')}/f`] = `${i}`;
+    const { root, run } = await cappedTree(files, { maxFiles: 10 });
     run();
     expect(run().seen).toHaveLength(1); // stored, cut: the fast path
     fs.writeFileSync(path.join(root, 'd25', 'new'), 'after the cut'); // a directory after the prefix moved
@@ -378,17 +383,7 @@ describe('unchanged-tree fast path', () => {
   });
 
   it('a result cut by bytes is reused only while no file changes size', async () => {
-    const root = tempDir();
-    const cacheDir = tempDir('cairn-cache-');
-    writeTree(root, { a: 'aaaa', b: 'bbbb', c: 'cccc', d: 'dddd' });
-    await sleep(MARGIN + 20);
-    const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN, maxBytes: 10 };
-    const run = () => {
-      const seen: ScanProgress[] = [];
-      const r = scanTreeSync(root, { ...opts, onProgress: (p) => seen.push(p) });
-      expect(strip(r)).toEqual(strip(scanTreeSync(root, { cache: false, maxBytes: 10 })));
-      return { r, seen };
-    };
+    const { root, run } = await cappedTree({ a: 'aaaa', b: 'bbbb', c: 'cccc', d: 'dddd' }, { maxBytes: 10 });
     run();
     expect(run().seen).toHaveLength(1);
     fs.writeFileSync(path.join(root, 'a'), 'AAAA'); // same size: still the fast path
