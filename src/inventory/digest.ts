@@ -52,6 +52,9 @@ export function computeDigestOf(files: readonly RepoSnapshotEntry[], bytes: numb
   return digestInPieces({ files: files as RepoSnapshotEntry[], truncated, counts: { files: files.length, bytes } });
 }
 
+/** Any character outside ASCII (a regex scan is the cheapest test V8 offers: ~0.1 ms a MB). */
+export const NON_ASCII = /[^\0-\x7f]/;
+
 /** Entries serialised at a time: the canonical text of a 100k-file body is never held whole. */
 const DIGEST_CHUNK = 4096;
 
@@ -67,11 +70,8 @@ function digestInPieces(body: RepoSnapshotBody): string {
   for (let i = 0; i < files.length; i += DIGEST_CHUNK) {
     const part = JSON.stringify(files.slice(i, i + DIGEST_CHUNK), BODY_KEYS_SORTED);
     if (i > 0) h.update(',');
-    // All-ASCII text (the usual case) as latin1 bytes: a plain copy instead of UTF-8 encoding.
-    if (Buffer.byteLength(part, 'utf8') === part.length) {
-      const b = Buffer.from(part, 'latin1');
-      h.update(b.subarray(1, b.length - 1));
-    } else h.update(part.slice(1, -1));
+    // All-ASCII text (the usual case) hashed as latin1: the same bytes, without UTF-8 encoding.
+    h.update(part.slice(1, -1), NON_ASCII.test(part) ? 'utf8' : 'latin1');
   }
   h.update(`],"truncated":${JSON.stringify(body.truncated)}}`);
   return `sha256:${h.digest('hex')}`;

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { tempSiblingName, writeFileAtomicSync } from '../core/atomic-write.js';
-import { renderMemoOf, snapshotDigestOf } from './digest.js';
+import { NON_ASCII, renderMemoOf, snapshotDigestOf } from './digest.js';
 import type { RepoSnapshot } from './types.js';
 
 /**
@@ -99,7 +99,7 @@ export function* renderPieces(snapshot: RepoSnapshot): Generator<Buffer> {
     const wrapped = JSON.stringify({ body: { files: files.slice(i, i + RENDER_CHUNK) } }, null, 2);
     // All-ASCII (the usual case): encode the whole piece as latin1 (a plain copy) and cut the
     // frame off the bytes, where byte and character offsets agree.
-    if (Buffer.byteLength(wrapped, 'utf8') === wrapped.length) {
+    if (!NON_ASCII.test(wrapped)) {
       const b = Buffer.from(wrapped, 'latin1');
       yield b.subarray(open, b.length - close);
     } else yield Buffer.from(wrapped.slice(open, wrapped.length - close), 'utf8');
@@ -109,7 +109,7 @@ export function* renderPieces(snapshot: RepoSnapshot): Generator<Buffer> {
 
 function encode(piece: string): Buffer {
   // All-ASCII text (the usual case) encodes as latin1: a plain copy, several times faster than UTF-8.
-  return Buffer.byteLength(piece, 'utf8') === piece.length ? Buffer.from(piece, 'latin1') : Buffer.from(piece, 'utf8');
+  return NON_ASCII.test(piece) ? Buffer.from(piece, 'utf8') : Buffer.from(piece, 'latin1');
 }
 
 function writeAll(fd: number, b: Buffer): void {
