@@ -11,7 +11,8 @@ cannot be recorded (not NFC, trailing space or dot, reserved, not UTF-8), FIFOs 
 vanish mid-scan are left out and counted on stderr (--verbose lists them).
 
 A stat cache outside the tree (under $XDG_CACHE_HOME/cairn or ~/.cache/cairn) makes repeated
-snapshots re-read only changed files; --no-cache turns it off.
+snapshots re-read only changed files and re-list only changed directories; an unchanged tree's
+output is copied from the last run's. --no-cache turns it off; --cache-dir moves it.
 
 Examples:
   cairn snapshot --root . -o before.json --include "src/**"
