@@ -60,8 +60,6 @@ interface VerifyTable {
   size: number;
   /** Row paths relative to the root ('' is the root itself). */
   paths: string[];
-  /** The same, NUL-joined, for a worker. */
-  joined: string;
   stats: Float64Array;
   flags: Uint8Array;
 }
@@ -85,10 +83,7 @@ function verifyTable(p: Prepared): VerifyTable {
     stats[o + 4] = d.stat[3];
     o += STAT_FIELDS;
   }
-  const paths = t.paths.concat(dirPaths);
-  // The loaded cache's string table is exactly this list (files, then directories), already joined.
-  const joined = p.previous.pathsTable?.text ?? paths.join('\0');
-  return { nFiles, size, paths, joined, stats, flags };
+  return { nFiles, size, paths: t.paths.concat(dirPaths), stats, flags };
 }
 
 /** What the lstat pass found: changed file rows and the directories whose stat moved (or that are gone). */
@@ -229,17 +224,10 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
  */
 export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = false): ScanResult | null {
   try {
-    const json = storedResultFor(p);
-    const v = verifyTable(p);
-    if (v.size === 0 || p.cacheFile === null) return null;
-    const prefix = prefixOf(p.rootReal);
-    const limit = changeLimit(v.size);
-    const verifier = v.size >= PARALLEL_VERIFY_MIN && p.jobs > 0 ? (p.verifier ?? new Verifier()) : null;
-    if (verifier === null) return afterVerify(p, options, json, v, changedRows(fs, prefix, v.paths, v.stats, v.flags, 0, v.size, limit), limit, digestBody);
-    const shared = startJob(verifier, v, prefix, limit);
-    const mine = claimChangedRows(fs, changedRows, shared, VERIFY_CHUNK, prefix, v.paths, v.stats, v.flags, v.size, limit);
-    if (mine === null) return null;
-    return afterVerify(p, options, json, v, verifier.waitSync(shared, VERIFY_WORKER_TIMEOUT_MS) ? withTheirs(mine, shared) : null, limit, digestBody);
+    const pass = startPass(p);
+    if (pass === null) return null;
+    const done = pass.verifier === null || (pass.mine !== null && pass.verifier.waitSync(pass.shared, VERIFY_WORKER_TIMEOUT_MS));
+    return afterVerify(p, options, pass, done ? withTheirs(pass) : null, digestBody);
   } finally {
     p.verifier?.stop();
   }
@@ -248,42 +236,62 @@ export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = 
 /** Same as tryStoredResult, the worker awaited instead of blocked on. */
 export async function tryStoredResultParallel(p: Prepared, options: ScanOptions, digestBody: boolean): Promise<ScanResult | null> {
   try {
-    const v = verifyTable(p);
-    if (v.size < PARALLEL_VERIFY_MIN || p.cacheFile === null) return tryStoredResult(p, options, digestBody);
-    const json = storedResultFor(p);
-    const prefix = prefixOf(p.rootReal);
-    const limit = changeLimit(v.size);
-    const verifier = p.verifier ?? new Verifier();
-    const shared = startJob(verifier, v, prefix, limit);
-    const mine = claimChangedRows(fs, changedRows, shared, VERIFY_CHUNK, prefix, v.paths, v.stats, v.flags, v.size, limit);
-    if (mine === null) {
-      Atomics.store(shared, 0, v.size); // over the limit: the worker stops claiming too
-      return null;
-    }
-    return afterVerify(p, options, json, v, (await verifier.wait(shared, VERIFY_WORKER_TIMEOUT_MS)) ? withTheirs(mine, shared) : null, limit, digestBody);
+    const pass = startPass(p);
+    if (pass === null) return null;
+    const done = pass.verifier === null || (pass.mine !== null && (await pass.verifier.wait(pass.shared, VERIFY_WORKER_TIMEOUT_MS)));
+    return afterVerify(p, options, pass, done ? withTheirs(pass) : null, digestBody);
   } finally {
     p.verifier?.stop();
   }
 }
 
-function startJob(verifier: Verifier, v: VerifyTable, prefix: string, limit: number): Int32Array {
+/** One lstat pass under way: this thread's share is done; `verifier` (if any) may still be at work. */
+interface Pass {
+  v: VerifyTable;
+  limit: number;
+  verifier: Verifier | null;
+  shared: Int32Array;
+  /** This thread's changed rows, or null past the limit. */
+  mine: number[] | null;
+}
+
+/** Builds the verify table and runs this thread's share of the pass (all of it for a small table). */
+function startPass(p: Prepared): Pass | null {
+  const v = verifyTable(p);
+  if (v.size === 0 || p.cacheFile === null) return null;
+  const prefix = prefixOf(p.rootReal);
+  const limit = changeLimit(v.size);
+  const verifier = v.size >= PARALLEL_VERIFY_MIN && p.jobs > 0 ? (p.verifier ?? new Verifier()) : null;
+  if (verifier === null) return { v, limit, verifier, shared: new Int32Array(0), mine: changedRows(fs, prefix, v.paths, v.stats, v.flags, 0, v.size, limit) };
+  const shared = startJob(p, verifier, v, prefix, limit);
+  const mine = claimChangedRows(fs, changedRows, shared, VERIFY_CHUNK, prefix, v.paths, v.stats, v.flags, v.size, limit);
+  if (mine === null) Atomics.store(shared, 0, v.size); // over the limit: the worker stops claiming too
+  return { v, limit, verifier, shared, mine };
+}
+
+function startJob(p: Prepared, verifier: Verifier, v: VerifyTable, prefix: string, limit: number): Int32Array {
   const shared = new Int32Array(new SharedArrayBuffer(4 * (3 + limit + 1)));
-  verifier.start({ prefix, paths: v.joined, stats: v.stats, flags: v.flags, size: v.size, limit, chunk: VERIFY_CHUNK, shared });
+  // The loaded cache's string table is exactly the row list (files, then directories), already joined.
+  const paths = p.previous.pathsTable?.text ?? v.paths.join('\0');
+  verifier.start({ prefix, paths, stats: v.stats, flags: v.flags, size: v.size, limit, chunk: VERIFY_CHUNK, shared });
   return shared;
 }
 
-/** This thread's changed rows plus the worker's (null when the worker went over the limit). */
-function withTheirs(mine: number[], shared: Int32Array): number[] | null {
+/** This thread's changed rows plus the worker's (null when either went over the limit). */
+function withTheirs(pass: Pass): number[] | null {
+  const { mine, shared, verifier } = pass;
+  if (mine === null || verifier === null) return mine;
   const n = shared[2]!;
   if (n < 0) return null;
   for (let k = 0; k < n; k++) mine.push(shared[3 + k]!);
   return mine;
 }
 
-function afterVerify(p: Prepared, options: ScanOptions, json: string | null, v: VerifyTable, rows: number[] | null, limit: number, digestBody: boolean): ScanResult | null {
-  if (rows === null || rows.length > limit) return null;
-  const { files, dirs } = splitRows(v, rows);
+function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number[] | null, digestBody: boolean): ScanResult | null {
+  if (rows === null || rows.length > pass.limit) return null;
+  const { files, dirs } = splitRows(pass.v, rows);
   noteVerified(p, files, dirs);
+  const json = storedResultFor(p);
   if (json === null) return null;
   const stored = JSON.parse(json) as StoredResult;
   const racyFrom = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
