@@ -36,11 +36,16 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   if (entryRows === undefined) return null;
   const prefix = prefixOf(p.rootReal);
   const staged = new Map<string, CachedDir>();
-  const removedDirs: string[] = [];
+  const removedDirs = new Set<string>();
   const removedPaths = new Set<string>();
   const added: string[] = [];
   const listingOf = (rel: string): Listing | undefined => (staged.get(rel) ?? prev.dirs.get(rel))?.listing;
-  const removedOrUnder = (rel: string): boolean => removedDirs.some((d) => rel === d || rel.startsWith(`${d}/`));
+  // Asked for every row of the table: a set lookup per ancestor, not a scan of every removed directory.
+  const removedOrUnder = (rel: string): boolean => {
+    if (removedDirs.size === 0) return false;
+    for (let at = rel.length; at > 0; at = rel.lastIndexOf('/', at - 1)) if (removedDirs.has(rel.slice(0, at))) return true;
+    return false;
+  };
   const join = (dir: string, name: string): string => (dir === '' ? name : `${dir}/${name}`);
   const rules = new RulesReader(p, newRules, listingOf);
   const reclassify = new Set(newRules.keys());
@@ -74,7 +79,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
     }
     for (const [name, type] of old) {
       diff.removed.push([name, type]);
-      if (type === T_DIR) removedDirs.push(join(dir, name));
+      if (type === T_DIR) removedDirs.add(join(dir, name));
     }
     // A .gitignore that appeared or went changes the rules of the whole subtree.
     if (p.respectGitignore && [...diff.added, ...diff.removed].some(([name]) => name === '.gitignore')) reclassify.add(dir);
@@ -135,7 +140,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
     }
     const skipsBefore = stored.skipped.filter((sk) => inRoots(sk.path)).map((sk) => sk.path);
     if (skipsBefore.length !== keptSkips.size || skipsBefore.some((x) => !keptSkips.has(x))) return null;
-    for (const dir of prev.dirs.keys()) if (inRoots(dir) && !visited.has(dir) && !removedOrUnder(dir)) removedDirs.push(dir);
+    for (const dir of prev.dirs.keys()) if (inRoots(dir) && !visited.has(dir) && !removedOrUnder(dir)) removedDirs.add(dir);
   }
 
   // Rows of removed files and of everything under removed directories go (a .gitignore that is
