@@ -12,17 +12,15 @@ import {
   checkSessionId,
   checkSnapshotToSave,
   defaultManifest,
+  documentIssue,
   historyFileName,
   historyIdOf,
-  manifestProblem,
   normalisePage,
   PageCollector,
   pageOfSorted,
-  parseStored,
   parseStoredManifest,
   parseStoredSnapshot,
   serialize,
-  snapshotProblem,
 } from './rules.js';
 import type {
   ManagedSnapshotStorage,
@@ -328,15 +326,8 @@ export class FileStorage implements ManagedSnapshotStorage {
         return;
       }
       if (text === null) return; // removed meanwhile
-      let value: unknown;
-      try {
-        value = parseStored(text, this.fs.pathOf(...parts, name));
-      } catch {
-        issue('invalid-json', [...parts, name], 'is not valid JSON');
-        return;
-      }
-      const problem = kind === 'snapshot' ? snapshotProblem(value) : manifestProblem(value);
-      if (problem !== undefined) issue(kind === 'snapshot' ? 'invalid-snapshot' : 'invalid-manifest', [...parts, name], problem);
+      const found = documentIssue(text, this.fs.pathOf(...parts, name), kind);
+      if (found !== undefined) issues.push(found);
     };
 
     /** A listing index is fine when stale (it is then ignored); it is an issue when malformed or when it is current but wrong. */

@@ -15,13 +15,11 @@ import {
   checkSessionId,
   checkSnapshotToSave,
   defaultManifest,
-  manifestProblem,
+  documentIssue,
   normalisePage,
-  parseStored,
   parseStoredManifest,
   parseStoredSnapshot,
   serialize,
-  snapshotProblem,
 } from './rules.js';
 import type {
   ManagedSnapshotStorage,
@@ -283,15 +281,8 @@ export class PostgresStorage implements ManagedSnapshotStorage {
     let checked = 0;
     const check = (where: string, body: unknown, kind: 'snapshot' | 'manifest'): void => {
       checked++;
-      let value: unknown;
-      try {
-        value = parseStored(typeof body === 'string' ? body : '', where);
-      } catch (e) {
-        issues.push({ kind: 'invalid-json', where, message: (e as Error).message });
-        return;
-      }
-      const problem = kind === 'manifest' ? manifestProblem(value) : snapshotProblem(value);
-      if (problem !== undefined) issues.push({ kind: kind === 'manifest' ? 'invalid-manifest' : 'invalid-snapshot', where, message: problem });
+      const found = documentIssue(typeof body === 'string' ? body : '', where, kind);
+      if (found !== undefined) issues.push(found);
     };
     const filter = params.sessionId === undefined ? '' : 'WHERE session_id = $1';
     const args = params.sessionId === undefined ? [] : [params.sessionId];

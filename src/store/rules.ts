@@ -4,7 +4,7 @@
  * the listing rules (anchored names, byte order, exclusive case-insensitive cursor, limit).
  */
 import { SessionError } from './errors.js';
-import type { JSONValue, Snapshot, SnapshotLocation, SnapshotManifest } from './types.js';
+import type { JSONValue, Snapshot, SnapshotLocation, SnapshotManifest, VerifyIssue } from './types.js';
 import { isIdentifier, isScope, validateIdentifier, validateScope, validateUuidV7 } from './validation.js';
 
 function rethrowAs(code: string, fn: () => void): void {
@@ -101,6 +101,21 @@ export function parseStoredManifest(text: string, where: string): SnapshotManife
     throw new SessionError(`File ${where} is not a valid manifest: ${problem}`, { code: 'ERR_CORRUPT' });
   }
   return value as unknown as SnapshotManifest;
+}
+
+/**
+ * What `verify` reports about a stored document's text: not JSON, or not a valid snapshot /
+ * manifest; undefined when it is fine. One wording for every backend.
+ */
+export function documentIssue(text: string, where: string, kind: 'snapshot' | 'manifest'): VerifyIssue | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch (e) {
+    return { kind: 'invalid-json', where, message: `is not valid JSON (${e instanceof Error ? e.message : String(e)})` };
+  }
+  const problem = kind === 'snapshot' ? snapshotProblem(value) : manifestProblem(value);
+  return problem === undefined ? undefined : { kind: kind === 'snapshot' ? 'invalid-snapshot' : 'invalid-manifest', where, message: problem };
 }
 
 /** The same document upstream writes: 2-space JSON, no trailing newline. */

@@ -14,14 +14,12 @@ import {
   checkSessionId,
   checkSnapshotToSave,
   defaultManifest,
+  documentIssue,
   historyIdOf,
-  manifestProblem,
   normalisePage,
-  parseStored,
   parseStoredManifest,
   parseStoredSnapshot,
   serialize,
-  snapshotProblem,
 } from './rules.js';
 import { isNoSuchBucket, isNoSuchKey, isMissingContentMd5, isNotImplemented, isPreconditionFailed, s3Failure } from './s3-errors.js';
 import { normalisePrefix, S3KeyLayout } from './s3-keys.js';
@@ -295,15 +293,7 @@ export class S3Storage implements ManagedSnapshotStorage {
       return { kind: 'unreadable', where, message: e instanceof Error ? e.message : String(e) };
     }
     if (text === null) return undefined; // deleted while we looked
-    let value: unknown;
-    try {
-      value = parseStored(text, where);
-    } catch (e) {
-      return { kind: 'invalid-json', where, message: (e as Error).message };
-    }
-    const problem = kind.kind === 'manifest' ? manifestProblem(value) : snapshotProblem(value);
-    if (problem === undefined) return undefined;
-    return { kind: kind.kind === 'manifest' ? 'invalid-manifest' : 'invalid-snapshot', where, message: problem };
+    return documentIssue(text, where, kind.kind === 'manifest' ? 'manifest' : 'snapshot');
   }
 
   async du(params: { sessionId?: string } = {}): Promise<StoreUsage[]> {
