@@ -21,6 +21,7 @@ import {
   parseStoredManifest,
   parseStoredSnapshot,
   serialize,
+  snapshotExistsError,
 } from './rules.js';
 import type {
   ManagedSnapshotStorage,
@@ -454,17 +455,18 @@ export class FileStorage implements ManagedSnapshotStorage {
 
   private async writeDocument(dir: string[], name: string, text: string, createOnly: boolean): Promise<void> {
     const file = this.fs.pathOf(...dir, name);
+    const failed = (e: unknown): SessionError => new SessionError(`Failed to write file ${file}: ${reasonOf(e)}`, { code: codeOf(e), cause: e });
     try {
       await this.fs.ensureDirs(dir);
+    } catch (e) {
+      throw failed(e); // an EEXIST here is a file in the way of a directory, not a taken id
+    }
+    try {
       await writeFileAtomic(file, text, { exclusive: createOnly, fsync: this.fsync });
     } catch (e) {
-      if (createOnly && errnoCode(e) === 'EEXIST') {
-        throw new SessionError(
-          `Snapshot ${name.slice('snapshot_'.length, -'.json'.length)} already exists at ${file}; history is immutable, save under a new id (uuidV7())`,
-          { code: 'ERR_SNAPSHOT_EXISTS', cause: e },
-        );
-      }
-      throw new SessionError(`Failed to write file ${file}: ${reasonOf(e)}`, { code: codeOf(e), cause: e });
+      // Only the create-only publish (link) says EEXIST when the id is taken.
+      if (createOnly && errnoCode(e) === 'EEXIST') throw snapshotExistsError(historyIdOf(name) ?? name, file, e);
+      throw failed(e);
     }
   }
 

@@ -1,4 +1,3 @@
-import { SessionError } from './errors.js';
 import { planPrune, selectPrunable } from './retention.js';
 import {
   checkHistoryId,
@@ -7,11 +6,13 @@ import {
   checkSessionId,
   checkSnapshotToSave,
   defaultManifest,
+  historyFileName,
   normalisePage,
   pageOf,
   parseStoredManifest,
   parseStoredSnapshot,
   serialize,
+  snapshotExistsError,
 } from './rules.js';
 import type {
   ManagedSnapshotStorage,
@@ -81,10 +82,7 @@ export class MemoryStorage implements ManagedSnapshotStorage {
         return;
       }
       if (data.history.has(snapshotId)) {
-        throw new SessionError(
-          `Snapshot ${snapshotId} already exists at ${MemoryStorage.where(location, `immutable_history/snapshot_${snapshotId}.json`)}; history is immutable, save under a new id (uuidV7())`,
-          { code: 'ERR_SNAPSHOT_EXISTS' },
-        );
+        throw snapshotExistsError(snapshotId, MemoryStorage.where(location, `immutable_history/${historyFileName(snapshotId)}`));
       }
       data.history.set(snapshotId, text);
     });

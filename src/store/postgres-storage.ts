@@ -20,6 +20,7 @@ import {
   parseStoredManifest,
   parseStoredSnapshot,
   serialize,
+  snapshotExistsError,
 } from './rules.js';
 import type {
   ManagedSnapshotStorage,
@@ -124,10 +125,7 @@ export class PostgresStorage implements ManagedSnapshotStorage {
       );
     } catch (e) {
       if (e instanceof SessionError && pgCode(e.cause) === '23505') {
-        throw new SessionError(`Snapshot ${snapshotId} already exists at ${where}; history snapshots are immutable`, {
-          code: 'ERR_SNAPSHOT_EXISTS',
-          cause: e.cause,
-        });
+        throw snapshotExistsError(snapshotId, where, e.cause);
       }
       throw e;
     }

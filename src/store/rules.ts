@@ -127,6 +127,14 @@ export function defaultManifest(now: Date = new Date()): SnapshotManifest {
   return { schemaVersion: '1.0', updatedAt: now.toISOString() };
 }
 
+/** The error every backend raises when a history snapshot id is taken (history is create-only). */
+export function snapshotExistsError(snapshotId: string, where: string, cause?: unknown): SessionError {
+  return new SessionError(`Snapshot ${snapshotId} already exists at ${where}; history is immutable, save under a new id (uuidV7())`, {
+    code: 'ERR_SNAPSHOT_EXISTS',
+    ...(cause !== undefined ? { cause } : {}),
+  });
+}
+
 /** File name of a history snapshot. */
 export function historyFileName(snapshotId: string): string {
   return `snapshot_${snapshotId}.json`;

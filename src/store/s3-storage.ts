@@ -20,6 +20,7 @@ import {
   parseStoredManifest,
   parseStoredSnapshot,
   serialize,
+  snapshotExistsError,
 } from './rules.js';
 import { isNoSuchBucket, isNoSuchKey, isMissingContentMd5, isNotImplemented, isPreconditionFailed, s3Failure } from './s3-errors.js';
 import { normalisePrefix, S3KeyLayout } from './s3-keys.js';
@@ -436,10 +437,7 @@ export class S3Storage implements ManagedSnapshotStorage {
   }
 
   private async createOnly(key: string, body: string, mode: ConditionalWrites, snapshotId: string): Promise<void> {
-    const exists = (): SessionError =>
-      new SessionError(`Snapshot ${snapshotId} already exists at ${this.url(key)}; history snapshots are immutable`, {
-        code: 'ERR_SNAPSHOT_EXISTS',
-      });
+    const exists = (): SessionError => snapshotExistsError(snapshotId, this.url(key));
     if (mode === 'enforced') {
       try {
         await this.put(key, body, 'Failed to write', true);

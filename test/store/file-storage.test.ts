@@ -101,6 +101,16 @@ describe('FileStorage base directory (upstream defect: relative baseDir)', () =>
 });
 
 describe('FileStorage reports real file-system failures as SessionError naming the file', () => {
+  it('a file where the store directory should be is a write failure, not "snapshot already exists"', async () => {
+    const inTheWay = path.join(base, 'plain-file');
+    await fs.mkdir(base, { recursive: true });
+    await fs.writeFile(inTheWay, 'in the way');
+    const w = await rejection(new FileStorage(inTheWay).saveSnapshot({ location, snapshotId: IDS[0]!, isLatest: false, snapshot }));
+    expect(w.code).not.toBe('ERR_SNAPSHOT_EXISTS');
+    expect(w.message).not.toMatch(/^Snapshot /);
+    expect(w.message).toContain('Failed to write file');
+  });
+
   it('a directory where snapshot_latest.json should be: save fails with "Failed to write file", load with "File system error reading"', async () => {
     await fs.mkdir(path.join(snapDir(), 'snapshot_latest.json'), { recursive: true });
     const file = path.join(snapDir(), 'snapshot_latest.json');
