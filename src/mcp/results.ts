@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { CairnError, errnoCode, isCairnError } from '../core/errors.js';
-import { SessionError } from '../store/index.js';
+import { SessionError } from '../store/errors.js';
 
 /** The seed's error document: what an `isError` tool result carries as its text. */
 export interface ToolErrorPayload {

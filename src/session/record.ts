@@ -5,8 +5,10 @@
  * Location: `{sessionId, scope: 'agent', scopeId: 'iterations'}`; each record is saved as an
  * immutable history snapshot (id `uuidV7()`) and then as the latest.
  */
-import type { JSONValue, ManagedSnapshotStorage, Snapshot, SnapshotLocation, SnapshotStorage } from '../store/index.js';
-import { SNAPSHOT_SCHEMA_VERSION, uuidV7 } from '../store/index.js';
+import type { JSONValue, ManagedSnapshotStorage, Snapshot, SnapshotLocation, SnapshotStorage } from '../store/types.js';
+// The modules themselves, not the store's index: the CLI loads this at start-up (DEFAULT_SESSION_ID).
+import { SNAPSHOT_SCHEMA_VERSION } from '../store/types.js';
+import { uuidV7 } from '../store/uuid.js';
 import type { PostSnapshot, PreSnapshot, SnapshotDiff } from './types.js';
 
 export const ITERATION_SCOPE_ID = 'iterations';

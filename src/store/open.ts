@@ -2,10 +2,10 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CairnError } from '../core/errors.js';
 import { FileStorage } from './file-storage.js';
+import { DEFAULT_STORE_DIR } from './defaults.js';
 import type { ManagedSnapshotStorage } from './types.js';
 
-/** Where a store lives when nothing says otherwise: `.cairn/store` under the working directory. */
-export const DEFAULT_STORE_DIR = path.join('.cairn', 'store');
+export { DEFAULT_STORE_DIR };
 
 const ACCEPTED =
   'use file:DIR or a plain directory path (default .cairn/store), s3://bucket/prefix?endpoint=…&region=…, or postgres://host/db (credentials from the environment)';

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { CairnError } from '../../core/errors.js';
 import { SessionError } from '../../store/errors.js';
-import { DEFAULT_STORE_DIR, openStore } from '../../store/open.js';
+import { DEFAULT_STORE_DIR } from '../../store/defaults.js';
 import type { ManagedSnapshotStorage, PruneResult, Scope, SnapshotLocation, StoreUsage } from '../../store/types.js';
 import { ExitCode, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
 import { isScope } from '../../store/validation.js';
@@ -63,6 +63,8 @@ async function withStore(io: CliIO, opts: CommonOptions, fn: (store: ManagedSnap
   let store: ManagedSnapshotStorage | undefined;
   const name = opts.store ?? (io.env.CAIRN_STORE || undefined) ?? DEFAULT_STORE_DIR;
   try {
+    // Lazy: `cairn <anything else>` does not pay for loading the store backends.
+    const { openStore } = await import('../../store/open.js');
     store = await openStore(opts.store, { cwd: io.cwd, env: io.env });
     await fn(store, name);
   } catch (e) {

@@ -1,0 +1,34 @@
+// `cairn` starts fast because each command loads its library only when it runs: the modules a
+// bare start-up imports (static, non-type imports from src/cli/main.ts) never reach the scanner,
+// the session library or the store backends.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../support/cli.js';
+
+const SRC = path.join(REPO_ROOT, 'src');
+
+/** Every src module reachable from `entry` through static value imports (`import type` and `import(...)` do not count). */
+function startupGraph(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/^import\s+(?!type\s)[^'"]*?from\s+'(\.[^']+)'|^export\s+(?!type\s)[^'"]*?from\s+'(\.[^']+)'/gms)) {
+      const spec = (m[1] ?? m[2])!;
+      visit(path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts')));
+    }
+  };
+  visit(entry);
+  return new Set([...seen].map((f) => path.relative(SRC, f)));
+}
+
+describe('CLI start-up', () => {
+  it('imports no scanner, session library or store backend before a command runs', () => {
+    const graph = startupGraph(path.join(SRC, 'cli', 'main.ts'));
+    expect(graph.has(path.join('cli', 'commands', 'store.ts'))).toBe(true); // the walk does follow imports
+    const heavy = [...graph].filter((f) => /^(inventory|mcp)\//.test(f) || /^session\/(?!record\.ts$)/.test(f) || /^store\/(file|s3|postgres|memory)-storage\.ts$|^store\/(index|open)\.ts$|^store\/conformance\//.test(f));
+    expect(heavy).toEqual([]);
+  });
+});
