@@ -1,4 +1,4 @@
-import { CairnError, isCairnError } from '../core/errors.js';
+import { CairnError, isCodedError } from '../core/errors.js';
 
 /** Everything a command needs to talk to the terminal; injectable so tests can run commands in-process. */
 export interface CliIO {
@@ -40,12 +40,12 @@ export function progressAllowed(io: CliIO, json = false): boolean {
 }
 
 /**
- * Prints an error the way every command does: CairnError as its JSON `{code, message, path?, details?}`
+ * Prints an error the way every command does: CairnError or SessionError as its JSON `{code, message, path?, details?}`
  * on stderr; anything else as one line. Returns the exit code to use.
  */
 export function reportError(io: CliIO, e: unknown): number {
   if (e instanceof ExitCode) return e.code;
-  if (isCairnError(e)) {
+  if (isCodedError(e)) {
     io.stderr.write(`${JSON.stringify(e.toJSON())}\n`);
     return e.exitCode;
   }

@@ -75,6 +75,30 @@ export function isCairnError(e: unknown): e is CairnError {
   return e instanceof CairnError;
 }
 
+/** The error document every surface prints: CLI stderr, MCP tool results. */
+export interface ErrorDocument {
+  code: string;
+  message: string;
+  path?: string;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * An error that knows its stable code, its exit code and its error document: CairnError, and the
+ * store's SessionError (kept a separate class for upstream's contract, same shape).
+ */
+export interface CodedError extends Error {
+  code: string;
+  exitCode: number;
+  toJSON(): ErrorDocument;
+}
+
+export function isCodedError(e: unknown): e is CodedError {
+  if (!(e instanceof Error)) return false;
+  const c = e as Partial<CodedError>;
+  return typeof c.code === 'string' && typeof c.exitCode === 'number' && typeof c.toJSON === 'function';
+}
+
 /** Node's errno code of an unknown thrown value, if any. */
 export function errnoCode(e: unknown): string | undefined {
   if (typeof e === 'object' && e !== null && 'code' in e) {

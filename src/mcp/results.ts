@@ -1,7 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import { CairnError, errnoCode, isCairnError } from '../core/errors.js';
-import { SessionError } from '../store/errors.js';
+import { CairnError, errnoCode, isCodedError } from '../core/errors.js';
 
 /** The seed's error document: what an `isError` tool result carries as its text. */
 export interface ToolErrorPayload {
@@ -13,8 +12,7 @@ export interface ToolErrorPayload {
 
 /** Any thrown value as `{code, message, path?, details?}`; codes stay stable, unknown failures are ERR_INTERNAL. */
 export function errorPayload(e: unknown): ToolErrorPayload {
-  if (isCairnError(e)) return e.toJSON();
-  if (e instanceof SessionError) return { code: e.code, message: e.message };
+  if (isCodedError(e)) return e.toJSON();
   if (e instanceof Error) {
     const code = errnoCode(e);
     if (code !== undefined && code.startsWith('ERR_')) return { code, message: e.message };

@@ -45,6 +45,12 @@ export class SessionError extends Error {
     if (this.code === 'ERR_SNAPSHOT_EXISTS') return 3;
     return 1;
   }
+
+  /** The error document the CLI and the MCP server print; the cause's message when the message does not already say it. */
+  toJSON(): { code: string; message: string; details?: Record<string, unknown> } {
+    const cause = this.cause instanceof Error && !this.message.includes(this.cause.message) ? this.cause.message : undefined;
+    return cause === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, details: { cause } };
+  }
 }
 
 export function isSessionError(e: unknown): e is SessionError {

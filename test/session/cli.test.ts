@@ -107,6 +107,18 @@ describe('cairn session post', () => {
     expect(fs.existsSync(path.join(root, '.cairn', 'iterations', '001', 'post-snapshot.json'))).toBe(true);
   });
 
+  it('prints a store failure as the JSON error document every command prints, exit 1', () => {
+    const root = repo();
+    cli(['session', 'pre'], root);
+    const inTheWay = path.join(scratch('cairn-store-'), 'plain-file');
+    fs.writeFileSync(inTheWay, 'not a directory');
+    const r = cli(['session', 'post', '--store', inTheWay], root);
+    expect(r.status).toBe(1);
+    const err = JSON.parse(r.stderr.trim().split('\n').at(-1)!) as { code: string; message: string };
+    expect(err.code).toBe('ERR_IO');
+    expect(err.message).toContain('Failed to write file');
+  });
+
   it('fails with a clear message when no pre-snapshot exists', () => {
     const root = repo();
     const r = cli(['session', 'post'], root);

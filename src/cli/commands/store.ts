@@ -1,6 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { CairnError } from '../../core/errors.js';
-import { SessionError } from '../../store/errors.js';
 import { DEFAULT_STORE_DIR } from '../../store/defaults.js';
 import type { ManagedSnapshotStorage, PruneResult, Scope, SnapshotLocation, StoreUsage } from '../../store/types.js';
 import { ExitCode, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
@@ -67,12 +66,6 @@ async function withStore(io: CliIO, opts: CommonOptions, fn: (store: ManagedSnap
     const { openStore } = await import('../../store/open.js');
     store = await openStore(opts.store, { cwd: io.cwd, env: io.env });
     await fn(store, name);
-  } catch (e) {
-    if (e instanceof SessionError) {
-      const cause = e.cause instanceof Error && !e.message.includes(e.cause.message) ? e.cause.message : undefined;
-      throw new CairnError(e.code, e.message, { exitCode: e.exitCode, cause: e, ...(cause === undefined ? {} : { details: { cause } }) });
-    }
-    throw e;
   } finally {
     await store?.close();
   }
