@@ -35,14 +35,9 @@ export function buildProgram(io: CliIO): Command {
   registerStoreCommands(program, io);
   registerStageCommands(program, io);
   registerMcpCommands(program, io);
-  // Every subcommand maps usage errors itself through exitOverride.
-  for (const cmd of program.commands) applyExitOverride(cmd, io);
+  // Subcommands inherit exitOverride and the output streams (commander copies them to every
+  // command created with .command()), so usage errors reach main() as CommanderError.
   return program;
-}
-
-function applyExitOverride(cmd: Command, io: CliIO): void {
-  cmd.exitOverride().configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
-  for (const sub of cmd.commands) applyExitOverride(sub, io);
 }
 
 /** Runs the CLI and resolves to the exit code; never calls process.exit itself. */
@@ -50,7 +45,7 @@ export async function main(argv: string[], io: CliIO = defaultIO()): Promise<num
   const program = buildProgram(io);
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+    return 0; // a command that fails throws (ExitCode for a plain non-zero exit)
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
