@@ -13,6 +13,8 @@
  * of this module: a snapshot must not depend on the machine that took it.
  */
 
+import { NON_ASCII } from './digest.js';
+
 export interface GitignoreFile {
   /** POSIX dir of the .gitignore relative to the scan root ('' for the root). */
   readonly base: string;
@@ -54,7 +56,6 @@ function makeRule(negated: boolean, dirOnly: boolean, onBasename: boolean, token
 function toBytes(s: string): string {
   return NON_ASCII.test(s) ? Buffer.from(s, 'utf8').toString('latin1') : s;
 }
-const NON_ASCII = /[^\p{ASCII}]/u;
 
 /** Regex text for one byte, always safe inside or outside a class. */
 function byteLiteral(code: number): string {

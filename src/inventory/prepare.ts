@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CairnError, errnoCode } from '../core/errors.js';
-import { compileGlobs, validateGlob, type PathMatcher } from './glob.js';
+import { compileDirectoryExcludes, compileGlobs, validateGlob, type PathMatcher } from './glob.js';
 import { cacheFilePath, defaultStatCacheDir, emptyCache, loadCache, type StatCacheData } from './stat-cache.js';
 import type { ScanOptions, ScanWarning } from './types.js';
 import { Verifier } from './verifier.js';
@@ -115,7 +115,7 @@ export function prepare(root: string, options: ScanOptions): Prepared {
     }
   }
   const resultKey = JSON.stringify({ maxFiles, maxBytes });
-  const excludeDirs = compileGlobs(exclude.filter((g) => g.endsWith('/**') && g.length > 3).map((g) => g.slice(0, -3)));
+  const excludeDirs = compileDirectoryExcludes(exclude);
   return { rootReal, include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}) };
 }
 

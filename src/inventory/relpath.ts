@@ -5,10 +5,12 @@
  * and Linux and names the same file there.
  */
 
+import { hasLoneSurrogate } from '../core/utf8.js';
+
 export const MAX_REL_PATH_LENGTH = 1024;
 
 // Windows device names, reserved with or without an extension and in any case ("con.txt").
-const RESERVED_WINDOWS_NAME = /^(CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])(\..*)?$/i;
+export const RESERVED_WINDOWS_NAME = /^(CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])(\..*)?$/i;
 // Characters Windows forbids in names; `\` is also its separator, so `a\b` would be two segments.
 const FORBIDDEN_CHAR = /[<>:"|?*\\]/;
 /** C0 controls and DEL (not C1: the seed allows them). */
@@ -19,7 +21,6 @@ function hasControlChar(p: string): boolean {
   }
   return false;
 }
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** `null` when `p` is a valid RelPath, else a short reason naming the first rule it breaks. */
 export function relPathProblem(p: string): string | null {
@@ -27,7 +28,7 @@ export function relPathProblem(p: string): string | null {
   if (p.length > MAX_REL_PATH_LENGTH) return 'too long';
   if (p.startsWith('/') || p.startsWith('\\') || /^[A-Za-z]:/.test(p)) return 'absolute path';
   if (hasControlChar(p)) return 'control character';
-  if (LONE_SURROGATE.test(p)) return 'lone surrogate';
+  if (hasLoneSurrogate(p)) return 'lone surrogate';
   if (p.normalize('NFC') !== p) return 'not NFC';
   const forbidden = FORBIDDEN_CHAR.exec(p);
   if (forbidden) return `contains "${forbidden[0]}"`;

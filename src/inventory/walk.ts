@@ -1,21 +1,17 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { errnoCode } from '../core/errors.js';
 import { compareUtf8 } from '../core/utf8.js';
 import { isIgnored, parseGitignore, type GitignoreFile } from './gitignore.js';
 import type { PathMatcher } from './glob.js';
-import { relPathProblem } from './relpath.js';
+import { MAX_REL_PATH_LENGTH, relPathProblem, RESERVED_WINDOWS_NAME } from './relpath.js';
 import { RELIST_DIR, type CachedDir, type DirStatRow, type Listing, type StatCacheData } from './stat-cache.js';
 import type { FileOutcome } from './read-file.js';
 import type { SkippedEntry, SkipReason } from './types.js';
 
-/** The seed's RelPath length limit, checked on the whole path (segments are checked one by one). */
-const MAX_REL_PATH = 1024;
-
 /** Names made only of these characters pass every RelPath rule but the two checked next to it. */
 const PLAIN_NAME = /^[A-Za-z0-9_.-]+$/;
 const DOT = 0x2e;
-/** relpath.ts's rule: Windows device names, with or without an extension, in any case. */
-const RESERVED_WINDOWS_NAME = /^(CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])(\..*)?$/i;
 
 const T_DIR = 'd'.charCodeAt(0);
 const T_FILE = 'f'.charCodeAt(0);
@@ -74,7 +70,7 @@ export function classifyEntry(o: WalkRules, ignoreStack: readonly GitignoreFile[
   if (type === T_BAD_UTF8) return { path: rel, reason: 'invalid-utf8', detail: 'the name on disk is not valid UTF-8' };
   if (type === T_DIR) {
     if (o.respectGitignore && isIgnored(ignoreStack, rel, true)) return V_OUT;
-    if (o.exclude?.(rel) || o.excludeDirs?.(rel)) return V_OUT;
+    if (o.excludeDirs?.(rel)) return V_OUT;
     const problem = nameProblem(rel, name);
     if (problem !== null) return { path: rel, reason: 'invalid-name', detail: `${problem} (directory: its whole subtree is left out)` };
     return V_DIR;
@@ -90,7 +86,7 @@ export function classifyEntry(o: WalkRules, ignoreStack: readonly GitignoreFile[
 
 /** The seed's RelPath rules: the whole path's length, the new segment's content. */
 function nameProblem(rel: string, name: string): string | null {
-  if (rel.length > MAX_REL_PATH) return `longer than ${MAX_REL_PATH} characters`;
+  if (rel.length > MAX_REL_PATH_LENGTH) return `longer than ${MAX_REL_PATH_LENGTH} characters`;
   // Most names are plain ASCII words: those break no rule unless they end in '.' or are a
   // reserved Windows name, and the full check (NFC normalisation, regexes) is skipped.
   if (PLAIN_NAME.test(name) && name.charCodeAt(name.length - 1) !== DOT && !RESERVED_WINDOWS_NAME.test(name)) return null;
@@ -102,8 +98,8 @@ export interface WalkOptions {
   include: PathMatcher | null;
   exclude: PathMatcher | null;
   /**
-   * Matches a directory D when some exclude glob is `X/**` with X matching D: then every path
-   * below D is excluded, so D is not opened at all (the glob alone does not match D itself).
+   * The directories `exclude` drops whole, never opened (glob.ts compileDirectoryExcludes): one an
+   * exclude glob matches itself, or `X` for a glob `X/**`.
    */
   excludeDirs: PathMatcher | null;
   respectGitignore: boolean;
@@ -291,8 +287,7 @@ function sameDirStat(a: DirStatRow, b: DirStatRow): boolean {
 }
 
 function errText(e: unknown): string {
-  const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
-  return typeof code === 'string' ? code : e instanceof Error ? e.message : String(e);
+  return errnoCode(e) ?? (e instanceof Error ? e.message : String(e));
 }
 
 /**
