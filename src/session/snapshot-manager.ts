@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomicSync } from '../core/atomic-write.js';
 import { CairnError, errnoCode } from '../core/errors.js';
-import { scanTreeSync, type ScanOptions } from '../inventory/index.js';
+import { ALWAYS_SKIP, isValidRelPath, scanTreeSync, type ScanOptions } from '../inventory/index.js';
 import { calculateDiff } from './diff.js';
 import { formatDuration } from './duration.js';
 import {
@@ -192,32 +192,32 @@ export class SnapshotManager {
     const root = path.resolve(projectRoot);
     // The state dir is reported through the aiwg fields, and the iteration's own files are not work.
     // stateDir is relative to the project root; iterationDir, like any fs path, to the process cwd.
-    const excludedDirs = [path.resolve(root, stateDir), path.resolve(iterationDir), cairnDir]
-      .map((dir) => relativeInside(root, dir))
-      .filter((rel): rel is string => rel !== null);
-    // Only stable directories become engine excludes: the exclude list is part of the stat
-    // cache's key, so a per-iteration exclude would throw the cache away on every snapshot.
-    // The iteration dir (usually under .cairn or the state dir anyway) is filtered afterwards.
-    const stable = [stateDir, cairnDir].map((dir) => relativeInside(root, dir)).filter((rel): rel is string => rel !== null && rel !== '.cairn');
-    const exclude = stable.filter((rel) => !/[*?[\]{}\\]/.test(rel)).map((rel) => `${rel}/**`);
+    const stableDirs = relativesInside(root, [path.resolve(root, stateDir), cairnDir]);
+    const excludedDirs = [...stableDirs, ...relativesInside(root, [path.resolve(iterationDir)])];
+    // The engine is told about the stable directories it does not skip anyway, when `<dir>/x` is
+    // a valid RelPath (the check its glob validation makes): the glob language has no escapes, but
+    // its only wildcards (`*`, `?`) cannot occur in one, so `<dir>/**` then matches exactly that
+    // directory's tree (`st[1]` included). Only stable directories: the exclude list is part of the
+    // stat cache's key, so a per-iteration exclude would throw the cache away on every snapshot.
+    const engineDirs = stableDirs.filter((rel) => isValidRelPath(`${rel}/x`) && !alwaysSkipped(rel));
+    // Every other excluded directory (the iteration dir, a state dir named `st*`…) is filtered
+    // afterwards; one the engine already leaves out needs no filter (usually nothing is left).
+    const leftToFilter = excludedDirs.filter((dir) => !alwaysSkipped(dir) && !under(dir, engineDirs));
     const scanOptions: ScanOptions = {
       respectGitignore: this.options.respectGitignore ?? true,
       withContentDigest: true,
       cache: true,
-      exclude,
+      exclude: engineDirs.map((rel) => `${rel}/**`),
     };
     // The engine keeps its stat cache outside the snapshotted tree (its default, under
     // $XDG_CACHE_HOME/cairn) and refuses one inside it; a caller may still choose the place.
     if (this.options.cacheDir !== undefined) scanOptions.cacheDir = path.resolve(projectRoot, this.options.cacheDir);
     if (this.options.onProgress !== undefined) scanOptions.onProgress = this.options.onProgress;
     const result = scanTreeSync(root, scanOptions);
-    const isExcluded = (rel: string): boolean => excludedDirs.some((dir) => rel === dir || rel.startsWith(`${dir}/`));
-    // Only what the engine did not already leave out needs filtering (usually nothing).
-    const covered = (dir: string): boolean => [...stable, '.cairn'].some((st) => dir === st || dir.startsWith(`${st}/`));
-    const leftToFilter = excludedDirs.filter((dir) => !covered(dir)).map((dir) => `${dir}/`);
+    const isExcluded = (rel: string): boolean => under(rel, excludedDirs);
     const recovered = recoverInvalidNames(root, result.skipped, isExcluded);
     let files = recovered.entries.length > 0 ? [...result.files, ...recovered.entries] : result.files;
-    if (leftToFilter.length > 0) files = files.filter((f) => !leftToFilter.some((prefix) => f.path.startsWith(prefix)));
+    if (leftToFilter.length > 0) files = files.filter((f) => !under(f.path, leftToFilter));
     const store = this.inventoryStore(projectRoot);
     const stored = store.put(files);
     const ref: InventoryRef = {
@@ -249,6 +249,21 @@ function relativeInside(root: string, dir: string): string | null {
   const relative = toPosixRelative(root, path.resolve(root, dir));
   if (relative === '' || relative === '..' || relative.startsWith('../') || path.isAbsolute(relative)) return null;
   return relative;
+}
+
+/** The distinct `dirs` that lie inside root, as POSIX paths relative to it. */
+function relativesInside(root: string, dirs: readonly string[]): string[] {
+  return [...new Set(dirs.map((dir) => relativeInside(root, dir)).filter((rel): rel is string => rel !== null))];
+}
+
+/** Whether `rel` is one of `dirs` or lies below one. */
+function under(rel: string, dirs: readonly string[]): boolean {
+  return dirs.some((dir) => rel === dir || rel.startsWith(`${dir}/`));
+}
+
+/** Whether the engine never enters `rel` (a `.git` or `.cairn` segment, at any depth). */
+function alwaysSkipped(rel: string): boolean {
+  return rel.split('/').some((segment) => ALWAYS_SKIP.includes(segment));
 }
 
 /**

@@ -53,11 +53,13 @@ function walk(root: string, rel: string, out: InventoryEntry[]): void {
 
 /**
  * Entries for the skipped `invalid-name` paths (files, and every file under a skipped directory),
- * plus the skipped entries that remain unrecovered.
+ * plus the skipped entries that remain unrecovered. Skipped paths under an `excluded` directory
+ * are neither: they are not work, so they are not reported as skipped either.
  */
 export function recoverInvalidNames(root: string, skipped: readonly SkippedEntry[], excluded: (rel: string) => boolean): { entries: InventoryEntry[]; stillSkipped: SkippedEntry[] } {
-  const candidates = skipped.filter((s) => s.reason === 'invalid-name' && !excluded(s.path));
-  if (candidates.length === 0) return { entries: [], stillSkipped: [...skipped] };
+  const relevant = skipped.filter((s) => !excluded(s.path));
+  const candidates = relevant.filter((s) => s.reason === 'invalid-name');
+  if (candidates.length === 0) return { entries: [], stillSkipped: relevant };
   const listed = runGit(root, ['ls-files', '-z', '--cached', '--others', '--exclude-standard']);
   const gitPaths = listed === null ? null : splitNul(listed);
   const entries: InventoryEntry[] = [];
@@ -89,5 +91,5 @@ export function recoverInvalidNames(root: string, skipped: readonly SkippedEntry
     if (entries.length > before || gitPaths !== null) recovered.add(s.path);
   }
   const unique = new Map(entries.filter((e) => !excluded(e.path)).map((e) => [e.path, e]));
-  return { entries: [...unique.values()], stillSkipped: skipped.filter((s) => !recovered.has(s.path)) };
+  return { entries: [...unique.values()], stillSkipped: relevant.filter((s) => !recovered.has(s.path)) };
 }

@@ -55,6 +55,30 @@ describe('calculateDiff on real snapshots', () => {
     expect(diff.aiwgArtifactsCreated).toEqual(['.aiwg/notes.md']);
   });
 
+  // `[`, `]`, `{`, `}` are literal in the scanner's globs; `*` and `?` are not (and no RelPath holds
+  // them), so such a state dir, like any other invalid RelPath, is filtered after the scan.
+  it.each(['st[1]', 'st{a,b}', 'st*', 'st?x', 'st:1'])('does not count files under a state dir named %s as work', (stateDir) => {
+    const root = repo();
+    commitAll(root, 'init');
+    write(root, `${stateDir}/s.txt`, 's');
+    write(root, 'kept.txt', 'k');
+    const manager = new SnapshotManager(root, { stateDir });
+    const dir = path.join(root, 'iterations-here', '001');
+    const pre = manager.capturePreSnapshot(root, dir);
+    expect(pre.inventory?.files).toBe(1);
+    expect(pre.inventory?.skipped).toBe(0);
+    write(root, `${stateDir}/new.txt`, 'n');
+    fs.rmSync(path.join(root, stateDir, 's.txt'));
+    write(root, 'real.txt', 'r');
+    const post = manager.capturePostSnapshot(root, dir);
+    expect(post.inventory?.files).toBe(2);
+    expect(post.inventory?.skipped).toBe(0);
+    expect(post.workingTree?.added).toEqual(['real.txt']);
+    expect(post.workingTree?.modified).toEqual([]);
+    expect(post.workingTree?.deleted).toEqual([]);
+    expect(manager.calculateDiff(pre, post).filesAdded).toEqual(['real.txt']);
+  });
+
   it('falls back to the commit range when inventories are turned off', () => {
     const root = repo();
     commitAll(root, 'init');
