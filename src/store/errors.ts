@@ -56,3 +56,6 @@ export class SessionError extends Error {
 export function isSessionError(e: unknown): e is SessionError {
   return e instanceof SessionError;
 }
+
+/** Errno codes that mean the server never answered (refused, reset, unreachable, DNS): the backend is unavailable. */
+export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);

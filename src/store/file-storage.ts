@@ -11,6 +11,7 @@ import {
   checkManifestToSave,
   checkSessionId,
   checkSnapshotToSave,
+  compareLocations,
   defaultManifest,
   documentIssue,
   historyFileName,
@@ -239,7 +240,7 @@ export class FileStorage implements ManagedSnapshotStorage {
         if (idEntry.isDirectory() && isIdentifier(idEntry.name)) out.push({ sessionId, scope, scopeId: idEntry.name });
       }
     }
-    return out.sort((a, b) => (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.scopeId < b.scopeId ? -1 : a.scopeId > b.scopeId ? 1 : 0));
+    return out.sort(compareLocations);
   }
 
   async prune(options: PruneOptions): Promise<PruneResult> {

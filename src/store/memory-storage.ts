@@ -5,6 +5,7 @@ import {
   checkManifestToSave,
   checkSessionId,
   checkSnapshotToSave,
+  compareLocations,
   defaultManifest,
   historyFileName,
   normalisePage,
@@ -144,7 +145,7 @@ export class MemoryStorage implements ManagedSnapshotStorage {
       if (session === undefined) return [];
       return [...session.values()]
         .map((d) => ({ sessionId: params.sessionId, scope: d.scope, scopeId: d.scopeId }))
-        .sort((a, b) => (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : a.scopeId < b.scopeId ? -1 : a.scopeId > b.scopeId ? 1 : 0));
+        .sort(compareLocations);
     });
   }
 
@@ -193,7 +194,7 @@ export class MemoryStorage implements ManagedSnapshotStorage {
           out.push({ sessionId, scope: d.scope, scopeId: d.scopeId, history: d.history.size, hasLatest: d.latest !== undefined, hasManifest: d.manifest !== undefined, bytes });
         }
       }
-      return out.sort((a, b) => (a.sessionId !== b.sessionId ? (a.sessionId < b.sessionId ? -1 : 1) : a.scope !== b.scope ? (a.scope < b.scope ? -1 : 1) : a.scopeId < b.scopeId ? -1 : a.scopeId > b.scopeId ? 1 : 0));
+      return out.sort(compareLocations);
     });
   }
 

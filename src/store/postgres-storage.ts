@@ -4,7 +4,7 @@
  * imported only when a store first connects.
  */
 import type { Pool, PoolClient, PoolConfig } from 'pg';
-import { SessionError } from './errors.js';
+import { NETWORK_ERROR_CODES, SessionError } from './errors.js';
 import { migrate, tableNames, type PgTableNames, type Queryable } from './postgres-schema.js';
 import { planPrune, selectPrunable } from './retention.js';
 import {
@@ -59,7 +59,6 @@ type PgModule = typeof import('pg');
 const VERIFY_BATCH = 500;
 /** SQLSTATE classes meaning "no usable connection": connection exceptions, operator intervention, and the client's own errors. */
 const UNAVAILABLE = /^(08|57P0[1-3])/;
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
 function pgCode(e: unknown): string {
   return typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : '';
@@ -67,7 +66,7 @@ function pgCode(e: unknown): string {
 
 function isUnavailable(e: unknown): boolean {
   const code = pgCode(e);
-  if (UNAVAILABLE.test(code) || NETWORK_CODES.has(code)) return true;
+  if (UNAVAILABLE.test(code) || NETWORK_ERROR_CODES.has(code)) return true;
   const message = e instanceof Error ? e.message : '';
   return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connection timeout|Client has encountered a connection error/i.test(message);
 }

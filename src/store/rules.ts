@@ -4,7 +4,7 @@
  * the listing rules (anchored names, byte order, exclusive case-insensitive cursor, limit).
  */
 import { SessionError } from './errors.js';
-import type { JSONValue, Snapshot, SnapshotLocation, SnapshotManifest, VerifyIssue } from './types.js';
+import { SNAPSHOT_SCHEMA_VERSION, type JSONValue, type Snapshot, type SnapshotLocation, type SnapshotManifest, type VerifyIssue } from './types.js';
 import { isIdentifier, isScope, validateIdentifier, validateScope, validateUuidV7 } from './validation.js';
 
 function rethrowAs(code: string, fn: () => void): void {
@@ -124,7 +124,7 @@ export function serialize(value: Snapshot | SnapshotManifest): string {
 }
 
 export function defaultManifest(now: Date = new Date()): SnapshotManifest {
-  return { schemaVersion: '1.0', updatedAt: now.toISOString() };
+  return { schemaVersion: SNAPSHOT_SCHEMA_VERSION, updatedAt: now.toISOString() };
 }
 
 /** The error every backend raises when a history snapshot id is taken (history is create-only). */
@@ -260,4 +260,9 @@ export function pageOfSorted(sortedIds: readonly string[], after: string | undef
 
 export function byteOrder(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The order every backend lists locations in: session, then scope, then scope id. */
+export function compareLocations(a: SnapshotLocation, b: SnapshotLocation): number {
+  return byteOrder(a.sessionId, b.sessionId) || byteOrder(a.scope, b.scope) || byteOrder(a.scopeId, b.scopeId);
 }

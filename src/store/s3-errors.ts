@@ -1,5 +1,5 @@
 /** How S3 failures map onto cairn's outcomes (null, "exists", "unsupported", SessionError). */
-import { SessionError } from './errors.js';
+import { NETWORK_ERROR_CODES, SessionError } from './errors.js';
 
 interface S3ErrorShape {
   name?: string;
@@ -50,13 +50,12 @@ export function isMissingContentMd5(e: unknown): boolean {
   return httpStatusOf(e) === 400 && /content-?md5/i.test(`${nameOf(e)} ${s.message ?? ''}`);
 }
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** No HTTP answer at all: refused, reset, timed out. */
 export function isUnreachable(e: unknown): boolean {
   const s = shape(e);
   if (httpStatusOf(e) !== undefined && httpStatusOf(e)! > 0) return false;
-  return NETWORK_CODES.has(s.code ?? '') || /TimeoutError|RequestTimeout|AbortError/.test(nameOf(e)) || /ECONNREFUSED|ECONNRESET|socket hang up|timed? ?out/i.test(s.message ?? '');
+  return NETWORK_ERROR_CODES.has(s.code ?? '') || /TimeoutError|RequestTimeout|AbortError/.test(nameOf(e)) || /ECONNREFUSED|ECONNRESET|socket hang up|timed? ?out/i.test(s.message ?? '');
 }
 
 /** The SessionError for a failed S3 call; `what` says what cairn was doing and on which key. */

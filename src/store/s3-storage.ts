@@ -13,6 +13,7 @@ import {
   checkManifestToSave,
   checkSessionId,
   checkSnapshotToSave,
+  compareLocations,
   defaultManifest,
   documentIssue,
   historyIdOf,
@@ -315,7 +316,7 @@ export class S3Storage implements ManagedSnapshotStorage {
       else if (kind.kind === 'manifest') usage.hasManifest = true;
     }
     return [...byLocation.values()].sort(
-      (a, b) => byteOrder(a.sessionId, b.sessionId) || byteOrder(a.scope, b.scope) || byteOrder(a.scopeId, b.scopeId),
+      compareLocations,
     );
   }
 

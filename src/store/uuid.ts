@@ -1,4 +1,5 @@
 import { randomFillSync } from 'node:crypto';
+import { isUuidV7 } from './validation.js';
 
 export interface UuidV7GeneratorOptions {
   /** Milliseconds since the Unix epoch (default `Date.now`); injectable to test clock steps. */
@@ -71,6 +72,6 @@ export const uuidV7: () => string = createUuidV7Generator();
 
 /** The millisecond timestamp carried by a UUID v7, or undefined if `id` is not one. */
 export function uuidV7Timestamp(id: string): number | undefined {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(id)) return undefined;
+  if (!isUuidV7(id)) return undefined;
   return parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 }
