@@ -8,11 +8,11 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { SkippedEntry } from '../inventory/index.js';
+import { ALWAYS_SKIP, type SkippedEntry } from '../inventory/index.js';
 import { runGit, splitNul } from './git.js';
 import type { InventoryEntry } from './inventory-store.js';
 
-const NEVER_ENTER = new Set(['.git', '.cairn']);
+const NEVER_ENTER = new Set(ALWAYS_SKIP);
 
 function entryFor(root: string, rel: string): InventoryEntry | null {
   const absolute = path.join(root, ...rel.split('/'));
@@ -22,7 +22,8 @@ function entryFor(root: string, rel: string): InventoryEntry | null {
   } catch {
     return null;
   }
-  const mode = (stat.mode & 0o111) !== 0 ? '0755' : '0644';
+  // The scanner's rule (owner execute bit), so a file gets the same mode however it was found.
+  const mode = (stat.mode & 0o100) !== 0 ? '0755' : '0644';
   if (stat.isSymbolicLink()) return { path: rel, bytes: 0, mode: '0644', kind: 'symlink' };
   if (!stat.isFile()) return null;
   try {

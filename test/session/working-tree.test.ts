@@ -2,7 +2,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { scanTreeSync } from '../../src/inventory/index.js';
 import { SnapshotManager } from '../../src/session/index.js';
+import { recoverInvalidNames } from '../../src/session/supplement.js';
 import { commitAll, git, seedIterationDir, write, useTempCacheHome, trackedDirs } from './helpers.js';
 
 useTempCacheHome();
@@ -118,6 +120,23 @@ describe('calculateDiff on real snapshots', () => {
     expect(pre.inventory?.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(pre.inventory?.files).toBe(500);
     expect(fs.statSync(path.join(dir, 'pre-snapshot.json')).size).toBeLessThan(4096);
+  });
+});
+
+describe('files recovered from invalid names', () => {
+  it('get the scanner\'s mode: 0755 only with the owner execute bit', () => {
+    const root = repo();
+    const modes = { owner: 0o744, others: 0o655, none: 0o644 } as const;
+    for (const [name, mode] of Object.entries(modes)) {
+      fs.chmodSync(write(root, `${name}.sh`, 'x'), mode);
+      fs.chmodSync(write(root, `${name}".sh`, 'x'), mode); // `"` breaks the RelPath rules
+    }
+    const scan = scanTreeSync(root, { withContentDigest: true, cache: false });
+    const recovered = recoverInvalidNames(root, scan.skipped, () => false);
+    const modeOf = (entries: readonly { path: string; mode: string }[]): Record<string, string> => Object.fromEntries(entries.map((e) => [e.path.replace('"', ''), e.mode]));
+    const expected = { 'owner.sh': '0755', 'others.sh': '0644', 'none.sh': '0644' };
+    expect(modeOf(scan.files)).toEqual(expected);
+    expect(modeOf(recovered.entries)).toEqual(expected);
   });
 });
 
