@@ -178,6 +178,19 @@ export class FileStorage implements ManagedSnapshotStorage {
     return collector.result();
   }
 
+  /**
+   * Every history id of a location, sorted, by a plain scan: what prune works from (listing
+   * through listSnapshotIds could write a listing index that the deletions then make stale).
+   */
+  private async allHistoryIds(location: SnapshotLocation): Promise<string[]> {
+    const histParts = [...FileStorage.dirOf(location), HISTORY_DIR];
+    try {
+      return (await this.fs.probeDirs(histParts)) ? await this.scanAll(histParts) : [];
+    } catch (e) {
+      throw new SessionError(`Failed to list snapshots for session ${location.sessionId}: ${reasonOf(e)}`, { code: codeOf(e), cause: e });
+    }
+  }
+
   /** Every history id of a directory, sorted. */
   private async scanAll(histParts: string[]): Promise<string[]> {
     const ids: string[] = [];
@@ -248,7 +261,7 @@ export class FileStorage implements ManagedSnapshotStorage {
     checkLocation(location);
     const plan = planPrune(options);
     const dryRun = options.dryRun === true;
-    const ids = await this.listSnapshotIds({ location });
+    const ids = await this.allHistoryIds(location);
     const doomed = await selectPrunable(ids, plan, async (id) => {
       try {
         const snap = await this.loadSnapshot({ location, snapshotId: id });
