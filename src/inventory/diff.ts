@@ -1,7 +1,19 @@
 import { compareUtf8 } from '../core/utf8.js';
 import type { RepoSnapshot, RepoSnapshotEntry, RepoSnapshotChange, RepoSnapshotDiff } from './types.js';
 
-function sameContent(a: RepoSnapshotEntry, b: RepoSnapshotEntry): boolean {
+/** What content comparison looks at in an entry (a RepoSnapshot entry or an inventory-store file node). */
+export interface ContentRecord {
+  mode: string;
+  kind: string;
+  bytes: number;
+  sha256?: string | undefined;
+}
+
+/**
+ * Whether two records of one path describe the same content. Shared with the session's
+ * inventory store, so a snapshot diff and an iteration's working-tree changes agree.
+ */
+export function sameContent(a: ContentRecord, b: ContentRecord): boolean {
   if (a.mode !== b.mode || a.kind !== b.kind) return false;
   // The seed's rule: digests when BOTH sides have one, else size (+ kind, checked above).
   // Upstream compared a digest with "bytes:<n>" when only one side had one, reporting every

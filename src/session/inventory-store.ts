@@ -17,6 +17,7 @@ import { writeFileAtomicSync } from '../core/atomic-write.js';
 import { CairnError, errnoCode } from '../core/errors.js';
 import { canonicalize } from '../core/jcs.js';
 import { compareUtf8 } from '../core/utf8.js';
+import { sameContent } from '../inventory/diff.js';
 import type { WorkingTreeChanges } from './types.js';
 
 /** One inventoried path, as the repo-snapshot engine reports it. */
@@ -209,7 +210,7 @@ export class InventoryStore {
         // a directory became a file or the reverse
         this.allFiles(before, entryPath, changes.deleted);
         this.allFiles(after, entryPath, changes.added);
-      } else if (fileChanged(before, after)) changes.modified.push(entryPath);
+      } else if (!sameContent(before, after)) changes.modified.push(entryPath);
     }
     for (const [name, after] of toEntries) {
       if (!fromEntries.has(name)) this.allFiles(after, prefix + name, changes.added);
@@ -341,11 +342,6 @@ function canonicalNumber(n: number): string {
   return Number.isSafeInteger(n) ? String(n) : canonicalize(n);
 }
 
-function fileChanged(a: FileNode, b: FileNode): boolean {
-  if (a.mode !== b.mode || a.kind !== b.kind) return true;
-  if (a.sha256 !== undefined && b.sha256 !== undefined) return a.sha256 !== b.sha256;
-  return a.bytes !== b.bytes;
-}
 
 function safeReaddir(dir: string): string[] {
   try {
