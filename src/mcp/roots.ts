@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CairnError } from '../core/errors.js';
+import { containedPath, isSameOrInside } from '../core/paths.js';
 
 /**
  * The allowlist of directories an MCP client may touch. Every root is realpath'd once at start;
@@ -61,47 +62,9 @@ export class RootAllowlist {
    * any symlinks on the existing part of the path. The path itself need not exist yet.
    */
   static containedPath(base: string, p: string): string {
-    const abs = path.resolve(base, p);
-    let existing = abs;
-    const rest: string[] = [];
-    let retries = 0;
-    for (;;) {
-      try {
-        existing = fs.realpathSync(existing);
-        break;
-      } catch {
-        const kind = entryKind(existing);
-        // Another process created it between the two calls (two servers on one root): look again.
-        if (kind === 'other' && retries++ < 8) continue;
-        // An entry that is there but does not resolve is a dangling or looping link: creating a
-        // file through it could land anywhere, so it is refused rather than walked past.
-        if (kind !== 'missing') {
-          throw new CairnError('ERR_CONTAINMENT', `${JSON.stringify(p)} goes through ${existing}, a link that does not resolve (dangling or a loop); name a path inside the root`, { path: p });
-        }
-        const parent = path.dirname(existing);
-        if (parent === existing) break;
-        rest.unshift(path.basename(existing));
-        existing = parent;
-      }
-    }
-    const real = path.join(existing, ...rest);
-    if (!isSameOrInside(real, base)) {
-      throw new CairnError('ERR_CONTAINMENT', `${JSON.stringify(p)} resolves outside ${base}; name a path inside the root`, { path: p });
-    }
-    return real;
+    return containedPath(base, p);
   }
 }
 
-function entryKind(p: string): 'missing' | 'symlink' | 'other' {
-  try {
-    return fs.lstatSync(p).isSymbolicLink() ? 'symlink' : 'other';
-  } catch {
-    return 'missing';
-  }
-}
-
-/** Lexical containment of two absolute paths; a name that merely starts with `..` (`..cache`) is inside. */
-export function isSameOrInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
-}
+/** Moved to core/paths.ts (the stage notes use it too); still exported here for existing callers. */
+export { isSameOrInside };

@@ -14,7 +14,7 @@ import {
   readPreSnapshot,
   saveIterationRecord,
 } from '../session/index.js';
-import { readStageSnapshot, stageSnapshotPath, writeStageSnapshot } from '../stage/index.js';
+import { readStageSnapshot, writeStageSnapshot } from '../stage/index.js';
 import { openStore } from '../store/index.js';
 import type { ManagedSnapshotStorage } from '../store/index.js';
 import { jsonResult } from './results.js';
@@ -233,9 +233,7 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: async (args) => {
       const root = allow.resolveRoot(args.root);
-      // The writer proves its directory is inside the root too; checking first gives the same
-      // refusal for a dangling link, which the writer would report as an I/O error.
-      RootAllowlist.containedPath(root, path.dirname(stageSnapshotPath(root, args.task)));
+      // The allowlist admits the root; the stage writer keeps the note inside it (ERR_CONTAINMENT).
       const writeOptions: Parameters<typeof writeStageSnapshot>[0] = {
         root,
         task: args.task,
@@ -260,8 +258,7 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
     annotations: READ_ONLY,
     run: (args) => {
       const root = allow.resolveRoot(args.root);
-      // The note's directory may be a planted link: prove where it really is before reading.
-      RootAllowlist.containedPath(root, stageSnapshotPath(root, args.task));
+      // The allowlist admits the root; the stage reader refuses a note dir that leads out of it.
       return jsonResult(readStageSnapshot(root, args.task));
     },
   });

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CairnError, errnoCode } from '../core/errors.js';
+import { containedPath, isStrictlyInside } from '../core/paths.js';
 import { DEFAULT_SNAPSHOT_DIR } from './constants.js';
 
 /**
@@ -21,43 +22,49 @@ export function resolveRoot(root: string, exitCode = 1): string {
   return real;
 }
 
-function isInside(parent: string, child: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
-}
-
-function containmentError(dir: string, rootReal: string): CairnError {
-  return new CairnError('ERR_CONTAINMENT', `snapshot dir ${JSON.stringify(dir)} is not inside the root ${rootReal}; give a directory below the root`, {
-    exitCode: 1,
+function containmentError(dir: string, rootReal: string, exitCode: number, reason?: string): CairnError {
+  return new CairnError('ERR_CONTAINMENT', `snapshot dir ${JSON.stringify(dir)} is not inside the root ${rootReal}${reason === undefined ? '' : ` (${reason})`}; give a directory below the root`, {
+    exitCode,
     path: dir,
   });
 }
 
-/** `<root>/<dir>` without touching the disk; the dir must lie strictly below the root. */
-export function snapshotDirPath(rootReal: string, dir: string = DEFAULT_SNAPSHOT_DIR): string {
-  const full = path.resolve(rootReal, dir);
-  if (!isInside(rootReal, full)) throw containmentError(dir, rootReal);
-  return full;
+/**
+ * The real path of `<root>/<dir>`, proved to lie strictly below the root: lexically first (so
+ * `..`, an absolute path elsewhere and the root itself are refused, while a name that merely
+ * starts with `..`, like `..notes`, is fine), then with every symlink on its existing part
+ * followed (core/paths.ts), so a planted link cannot lead out and a dangling one is refused.
+ * The directory need not exist. ERR_CONTAINMENT with `exitCode` (writer 1, readers 2).
+ */
+export function snapshotDirPath(rootReal: string, dir: string = DEFAULT_SNAPSHOT_DIR, exitCode = 1): string {
+  if (!isStrictlyInside(path.resolve(rootReal, dir), rootReal)) throw containmentError(dir, rootReal, exitCode);
+  const real = containedPath(rootReal, dir, { what: `snapshot dir ${JSON.stringify(dir)}`, hint: 'give a directory below the root', exitCode });
+  if (!isStrictlyInside(real, rootReal)) throw containmentError(dir, rootReal, exitCode, 'it resolves to the root itself');
+  return real;
 }
 
 /**
- * Creates the snapshot dir (mode 0700, as the seed says) and proves it resolves inside the
- * root, so a symlinked component cannot send writes elsewhere.
+ * Creates the snapshot dir (mode 0700, as the seed says) below its contained real path, one
+ * component at a time, each lstat-checked to be a real directory, so a link swapped in after
+ * the containment check is refused rather than written through. Returns the directory's real path.
  */
 export function ensureSnapshotDir(rootReal: string, dir: string = DEFAULT_SNAPSHOT_DIR): string {
   const full = snapshotDirPath(rootReal, dir);
-  // Check the deepest existing ancestor before creating anything below it.
-  let probe = full;
-  while (!fs.existsSync(probe)) probe = path.dirname(probe);
-  const probeReal = fs.realpathSync(probe);
-  if (probeReal !== rootReal && !isInside(rootReal, probeReal)) throw containmentError(dir, rootReal);
   try {
-    fs.mkdirSync(full, { recursive: true });
-    const real = fs.realpathSync(full);
-    if (!isInside(rootReal, real)) throw containmentError(dir, rootReal);
-    if (!fs.statSync(real).isDirectory()) throw new Error(`not a directory: ${full}`);
-    fs.chmodSync(real, 0o700);
-    return real;
+    let at = rootReal;
+    for (const name of path.relative(rootReal, full).split(path.sep)) {
+      at = path.join(at, name);
+      try {
+        fs.mkdirSync(at);
+      } catch (e) {
+        if (errnoCode(e) !== 'EEXIST') throw e;
+      }
+      const st = fs.lstatSync(at);
+      if (st.isSymbolicLink()) throw containmentError(dir, rootReal, 1, `${at} turned into a symlink after the check`);
+      if (!st.isDirectory()) throw new Error(`not a directory: ${at}`);
+    }
+    fs.chmodSync(full, 0o700);
+    return full;
   } catch (e) {
     if (e instanceof CairnError) throw e;
     throw new CairnError('ERR_IO', `cannot create snapshot dir ${full}: ${(e as Error).message}`, { exitCode: 1, path: full, cause: e });

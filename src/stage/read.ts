@@ -1,9 +1,8 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CairnError, errnoCode } from '../core/errors.js';
+import { CairnError } from '../core/errors.js';
 import { snapshotFileName } from './constants.js';
 import { assertTaskId } from './input.js';
-import { parseStageSnapshot } from './parse.js';
+import { loadNote } from './load.js';
 import { resolveRoot, snapshotDirPath } from './paths.js';
 
 export interface StageSnapshotLocation {
@@ -18,16 +17,21 @@ export interface StageSnapshotNote {
   body: string;
 }
 
-/** Where the note of `task` lives; validates the id (exit 2) and the root first. */
+/**
+ * Where the note of `task` lives: the real path of the snapshot dir, proved inside the root
+ * (a `datarim` link that leads out of it, or dangles, is ERR_CONTAINMENT, exit 2), joined with
+ * the note's name, which is not resolved: a link there is the reader's to refuse. Validates the
+ * id (exit 2) and the root first.
+ */
 export function stageSnapshotPath(root: string, task: string, where: StageSnapshotLocation = {}): string {
   assertTaskId(task, 2);
   const rootReal = resolveRoot(root, 2);
-  return path.join(snapshotDirPath(rootReal, where.dir), snapshotFileName(task));
+  return path.join(snapshotDirPath(rootReal, where.dir, 2), snapshotFileName(task));
 }
 
 /**
- * Reads one note. A symlink is refused (T-7: the writer never creates one, so it was planted),
- * a missing note is ERR_NOT_FOUND (exit 1), a malformed one ERR_CORRUPT (exit 2).
+ * Reads one note. A symlink is refused (ERR_SYMLINK, exit 2), a missing note is ERR_NOT_FOUND
+ * (exit 1), a malformed one ERR_CORRUPT (exit 2), a snapshot dir outside the root ERR_CONTAINMENT.
  */
 export function readStageSnapshot(root: string, task: string, where: StageSnapshotLocation = {}): StageSnapshotNote {
   const { bodyBytes, ...note } = readStageSnapshotBytes(root, task, where);
@@ -37,18 +41,18 @@ export function readStageSnapshot(root: string, task: string, where: StageSnapsh
 /** As readStageSnapshot, with the body as the exact bytes of the file (for printing it verbatim). */
 export function readStageSnapshotBytes(root: string, task: string, where: StageSnapshotLocation = {}): Omit<StageSnapshotNote, 'body'> & { bodyBytes: Buffer } {
   const file = stageSnapshotPath(root, task, where);
-  let st: fs.Stats;
-  try {
-    st = fs.lstatSync(file);
-  } catch (e) {
-    if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') {
+  const loaded = loadNote(file);
+  if (loaded.ok) return { task_id: task, path: file, frontmatter: loaded.note.frontmatter, bodyBytes: loaded.note.body };
+  switch (loaded.failure) {
+    case 'missing':
       throw new CairnError('ERR_NOT_FOUND', `no stage snapshot for ${task} at ${file}; write one with \`cairn stage write\``, { exitCode: 1, path: file });
-    }
-    throw new CairnError('ERR_IO', `cannot read ${file}: ${(e as Error).message}`, { exitCode: 1, path: file, cause: e });
+    case 'symlink':
+      throw new CairnError('ERR_SYMLINK', `${file} is a symlink; a stage snapshot must be a regular file (remove the link and write the note again)`, { exitCode: 2, path: file });
+    case 'not-a-file':
+      throw new CairnError('ERR_CORRUPT', `${file} is not a regular file`, { exitCode: 2, path: file });
+    case 'malformed':
+      throw new CairnError('ERR_CORRUPT', `${file}: ${loaded.problem}`, { exitCode: 2, path: file });
+    case 'unreadable':
+      throw new CairnError('ERR_IO', `cannot read ${file}: ${(loaded.cause as Error | undefined)?.message ?? loaded.problem}`, { exitCode: 1, path: file, cause: loaded.cause });
   }
-  if (st.isSymbolicLink()) throw new CairnError('ERR_SYMLINK', `${file} is a symlink; a stage snapshot must be a regular file (remove the link and write the note again)`, { exitCode: 2, path: file });
-  if (!st.isFile()) throw new CairnError('ERR_CORRUPT', `${file} is not a regular file`, { exitCode: 2, path: file });
-  const parsed = parseStageSnapshot(fs.readFileSync(file));
-  if (!parsed.ok) throw new CairnError('ERR_CORRUPT', `${file}: ${parsed.problem}`, { exitCode: 2, path: file });
-  return { task_id: task, path: file, frontmatter: parsed.note.frontmatter, bodyBytes: parsed.note.body };
 }

@@ -1,7 +1,7 @@
-import * as fs from 'node:fs';
-import { isCairnError, errnoCode } from '../core/errors.js';
+import { isCairnError } from '../core/errors.js';
 import { ARTIFACT_NAME, SCHEMA_VERSION, STAGE_PATTERN, STAGE_SNAPSHOT_MAX_BYTES } from './constants.js';
-import { endsWithTruncationMarker, parseStageSnapshot } from './parse.js';
+import { loadNote } from './load.js';
+import { endsWithTruncationMarker } from './parse.js';
 import { stageSnapshotPath, type StageSnapshotLocation } from './read.js';
 
 export interface ValidateStageSnapshotOptions extends StageSnapshotLocation {
@@ -53,7 +53,7 @@ function frontmatterProblems(fm: Record<string, unknown>, task: string, size: nu
 
 /**
  * Checks the note of `task` the way the upstream validator does, and more: it rejects a bad
- * task id, a symlink, and with `validateFrontmatter` it proves `size_bytes` and `truncated`
+ * task id, a snapshot dir outside the root, a symlink, and with `validateFrontmatter` it proves `size_bytes` and `truncated`
  * against the file itself. Never throws for a bad note; the result carries the exit code.
  */
 export function validateStageSnapshot(root: string, task: string, options: ValidateStageSnapshotOptions = {}): StageSnapshotCheck {
@@ -64,23 +64,8 @@ export function validateStageSnapshot(root: string, task: string, options: Valid
     if (isCairnError(e)) return result(task, '', [e.message]);
     throw e;
   }
-  let st: fs.Stats;
-  try {
-    st = fs.lstatSync(file);
-  } catch (e) {
-    if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return result(task, file, ['no snapshot file'], true);
-    return result(task, file, [`cannot stat the file: ${(e as Error).message}`]);
-  }
-  if (st.isSymbolicLink()) return result(task, file, ['the snapshot is a symlink; it must be a regular file']);
-  if (!st.isFile()) return result(task, file, ['the snapshot is not a regular file']);
-  let bytes: Buffer;
-  try {
-    bytes = fs.readFileSync(file);
-  } catch (e) {
-    return result(task, file, [`cannot read the file: ${(e as Error).message}`]);
-  }
-  const parsed = parseStageSnapshot(bytes);
-  if (!parsed.ok) return result(task, file, [parsed.problem]);
+  const loaded = loadNote(file);
+  if (!loaded.ok) return result(task, file, [loaded.problem], loaded.failure === 'missing');
   if (!options.validateFrontmatter) return result(task, file, []);
-  return result(task, file, frontmatterProblems(parsed.note.frontmatter, task, bytes.length, parsed.note.body));
+  return result(task, file, frontmatterProblems(loaded.note.frontmatter, task, loaded.bytes.length, loaded.note.body));
 }
