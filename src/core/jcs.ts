@@ -94,3 +94,8 @@ export function sha256Hex(data: string | Uint8Array): string {
 export function canonicalDigest(value: unknown): string {
   return `sha256:${sha256Hex(canonicalize(value))}`;
 }
+
+/** A JSON object: not null, not an array. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

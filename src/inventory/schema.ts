@@ -3,6 +3,7 @@ import { hasLoneSurrogate } from '../core/utf8.js';
 import { snapshotDigestOf } from './digest.js';
 import { relPathProblem } from './relpath.js';
 import type { RepoSnapshot } from './types.js';
+import { isRecord } from '../core/jcs.js';
 
 /**
  * JSON Schema (draft 2020-12) of the seed's RepoSnapshot document, identical to
@@ -65,10 +66,6 @@ export const RepoSnapshotSchema = {
 const DIGEST_RE = /^sha256:[a-f0-9]{64}$/;
 const SHA_RE = /^[a-f0-9]{64}$/;
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function isNonNegInt(v: unknown): boolean {
   return typeof v === 'number' && Number.isInteger(v) && v >= 0;
 }
@@ -101,14 +98,14 @@ function codePointLength(s: string): number {
  */
 export function repoSnapshotSchemaErrors(doc: unknown): string[] {
   const errors: string[] = [];
-  if (!isObject(doc)) return ['document: must be a JSON object'];
+  if (!isRecord(doc)) return ['document: must be a JSON object'];
   onlyKeys(doc, ['apiVersion', 'kind', 'root', 'snapshotDigest', 'body'], 'document', errors);
   requireKeys(doc, ['apiVersion', 'kind', 'root', 'snapshotDigest', 'body'], 'document', errors);
   if ('apiVersion' in doc && doc.apiVersion !== 'axiom.dev/v2') errors.push('apiVersion: must be "axiom.dev/v2"');
   if ('kind' in doc && doc.kind !== 'RepoSnapshot') errors.push('kind: must be "RepoSnapshot"');
   if ('root' in doc) {
     const root = doc.root;
-    if (!isObject(root)) errors.push('root: must be an object');
+    if (!isRecord(root)) errors.push('root: must be an object');
     else {
       onlyKeys(root, ['kind'], 'root', errors);
       requireKeys(root, ['kind'], 'root', errors);
@@ -118,14 +115,14 @@ export function repoSnapshotSchemaErrors(doc: unknown): string[] {
   if ('snapshotDigest' in doc && (typeof doc.snapshotDigest !== 'string' || !DIGEST_RE.test(doc.snapshotDigest))) errors.push('snapshotDigest: must match sha256:<64 lowercase hex>');
   if ('body' in doc) {
     const body = doc.body;
-    if (!isObject(body)) errors.push('body: must be an object');
+    if (!isRecord(body)) errors.push('body: must be an object');
     else {
       onlyKeys(body, ['files', 'truncated', 'counts'], 'body', errors);
       requireKeys(body, ['files', 'truncated', 'counts'], 'body', errors);
       if ('truncated' in body && typeof body.truncated !== 'boolean') errors.push('body.truncated: must be a boolean');
       if ('counts' in body) {
         const counts = body.counts;
-        if (!isObject(counts)) errors.push('body.counts: must be an object');
+        if (!isRecord(counts)) errors.push('body.counts: must be an object');
         else {
           onlyKeys(counts, ['files', 'bytes'], 'body.counts', errors);
           requireKeys(counts, ['files', 'bytes'], 'body.counts', errors);
@@ -143,7 +140,7 @@ export function repoSnapshotSchemaErrors(doc: unknown): string[] {
 }
 
 function entryErrors(e: unknown, at: string, errors: string[]): void {
-  if (!isObject(e)) {
+  if (!isRecord(e)) {
     errors.push(`${at}: must be an object`);
     return;
   }

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { compareUtf8 } from '../core/utf8.js';
 import { isTempName } from '../core/atomic-write.js';
 import type { AiwgState, FileSnapshot } from './types.js';
+import { isRecord } from '../core/jcs.js';
 
 /** The seed's key files, in the seed's order. */
 export const KEY_FILES: readonly string[] = Object.freeze([
@@ -103,7 +104,7 @@ export function captureStateDir(projectRoot: string, stateDir: string = DEFAULT_
 function readRalphState(stateDirAbsolute: string): Record<string, unknown> | null {
   try {
     const parsed: unknown = JSON.parse(fs.readFileSync(path.join(stateDirAbsolute, 'ralph', 'current-loop.json'), 'utf8'));
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+    return isRecord(parsed) ? parsed : null;
   } catch {
     return null;
   }

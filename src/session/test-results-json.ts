@@ -3,12 +3,9 @@
  * `--reporter=json`), Mocha's JSON reporter and `go test -json` event streams.
  */
 import { compact, makeSnippet, sumCounts, toCount, type TestSummary } from './test-results-summary.js';
+import { isRecord } from '../core/jcs.js';
 
 const JEST_KEYS = ['numTotalTests', 'numPassedTests', 'numFailedTests', 'numPendingTests'] as const;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * A Jest-style report is any object carrying one of Jest's numeric count keys, whatever the

@@ -11,6 +11,7 @@
  */
 import { XMLParser } from 'fast-xml-parser';
 import { compact, sumCounts, toCount, type TestSummary } from './test-results-summary.js';
+import { isRecord } from '../core/jcs.js';
 
 type XmlNode = Record<string, unknown>;
 
@@ -60,7 +61,7 @@ export function parseJUnitXml(content: string): TestSummary | null {
 }
 
 function isNode(value: unknown): value is XmlNode {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return isRecord(value);
 }
 
 /** Elements as nodes; an empty element (`<testcase/>`) parses to '' and is still one element. */

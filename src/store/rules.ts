@@ -6,6 +6,7 @@
 import { SessionError } from './errors.js';
 import { SNAPSHOT_SCHEMA_VERSION, type JSONValue, type Snapshot, type SnapshotLocation, type SnapshotManifest, type VerifyIssue } from './types.js';
 import { isIdentifier, isScope, validateIdentifier, validateScope, validateUuidV7 } from './validation.js';
+import { isRecord } from '../core/jcs.js';
 
 function rethrowAs(code: string, fn: () => void): void {
   try {
@@ -35,18 +36,14 @@ export function checkHistoryId(snapshotId: string): void {
   rethrowAs('ERR_INVALID_IDENTIFIER', () => validateIdentifier(snapshotId));
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** What is wrong with `value` as a Snapshot, or undefined when it is one. */
 export function snapshotProblem(value: unknown): string | undefined {
-  if (!isPlainObject(value)) return 'it is not a JSON object';
+  if (!isRecord(value)) return 'it is not a JSON object';
   if (!isScope(value.scope)) return `"scope" must be 'agent' or 'multiAgent'`;
   if (typeof value.schemaVersion !== 'string') return '"schemaVersion" must be a string';
   if (typeof value.createdAt !== 'string') return '"createdAt" must be an ISO 8601 string';
-  if (!isPlainObject(value.data)) return '"data" must be an object';
-  if (!isPlainObject(value.appData)) return '"appData" must be an object';
+  if (!isRecord(value.data)) return '"data" must be an object';
+  if (!isRecord(value.appData)) return '"appData" must be an object';
   return undefined;
 }
 
@@ -55,7 +52,7 @@ export function isSnapshot(value: unknown): value is Snapshot {
 }
 
 export function manifestProblem(value: unknown): string | undefined {
-  if (!isPlainObject(value)) return 'it is not a JSON object';
+  if (!isRecord(value)) return 'it is not a JSON object';
   if (typeof value.schemaVersion !== 'string') return '"schemaVersion" must be a string';
   if (typeof value.updatedAt !== 'string') return '"updatedAt" must be an ISO 8601 string';
   return undefined;
