@@ -120,11 +120,78 @@ function capDiff(patch: string): string {
 
 const STATUS_BY_LETTER: Record<string, FileDiff['status']> = { A: 'added', D: 'deleted' };
 
+/** The flags of every patch this module asks for; the one-run and per-file paths must agree. */
+const PATCH_ARGS = ['diff', '--relative', '--no-color', '--no-ext-diff', '--no-textconv'];
+
+/** Every name-status letter except A and D: the pairs that get a patch (R and C cannot occur with --no-renames). */
+const MODIFIED_FILTER = '--diff-filter=BCMRTUX';
+
+/** Control characters, `"` and `\\`: what git C-quotes in a header even with core.quotePath=false. */
+const C_ESCAPES: Record<string, string> = { '\x07': 'a', '\b': 'b', '\t': 't', '\n': 'n', '\v': 'v', '\f': 'f', '\r': 'r', '"': '"', '\\': '\\' };
+
+/** How `path` ends a `diff --git` header line: as is, or inside git's C quotes. */
+function headerTail(filePath: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (!/[\x00-\x1f\x7f"\\]/.test(filePath)) return filePath;
+  let quoted = '';
+  for (const ch of filePath) {
+    const code = ch.charCodeAt(0);
+    const named = C_ESCAPES[ch];
+    if (named !== undefined) quoted += `\\${named}`;
+    else if (code < 0x20 || code === 0x7f) quoted += `\\${code.toString(8).padStart(3, '0')}`;
+    else quoted += ch;
+  }
+  return `${quoted}"`;
+}
+
+/**
+ * Splits one `git diff` into per-file patches, in output order. A patch starts at a `diff --git `
+ * line (no body line can: they start with ' ', '+', '-', '\\', '@' or an extended-header word, and
+ * git quotes any name holding a newline); a type change is two patches with the same header, so
+ * consecutive pieces with one header are one file's. Null when the output does not start with one.
+ */
+function splitPatches(out: string): Array<{ header: string; patch: string }> | null {
+  if (out.length === 0) return [];
+  if (!out.startsWith('diff --git ')) return null;
+  const starts = [0];
+  for (let at = out.indexOf('\ndiff --git '); at !== -1; at = out.indexOf('\ndiff --git ', at + 1)) starts.push(at + 1);
+  const files: Array<{ header: string; patch: string }> = [];
+  for (let i = 0; i < starts.length; i++) {
+    const start = starts[i] as number;
+    const end = i + 1 < starts.length ? (starts[i + 1] as number) : out.length;
+    const lineEnd = out.indexOf('\n', start);
+    const header = out.slice(start, lineEnd === -1 || lineEnd > end ? end : lineEnd);
+    const piece = out.slice(start, end);
+    const last = files[files.length - 1];
+    if (last !== undefined && last.header === header) last.patch += piece;
+    else files.push({ header, patch: piece });
+  }
+  return files;
+}
+
+/**
+ * The patches of `paths` (the modified files, in `git diff --name-status` order) from ONE `git diff`
+ * over the range, or null when its pieces cannot be matched to `paths` one for one, in order.
+ * `--no-renames` and the filter only drop added and deleted pairs (rename detection never touches a
+ * modified pair without -B), so each modified file's patch is the one a per-file run gives.
+ */
+function patchesInOneRun(projectRoot: string, fromCommit: string, toCommit: string, paths: string[]): string[] | null {
+  const out = runGit(projectRoot, [...PATCH_ARGS, '--no-renames', MODIFIED_FILTER, fromCommit, toCommit, '--']);
+  if (out === null) return null;
+  const files = splitPatches(out);
+  if (files === null || files.length !== paths.length) return null;
+  for (let i = 0; i < paths.length; i++) {
+    if (!(files[i] as { header: string }).header.endsWith(headerTail(paths[i] as string))) return null;
+  }
+  return files.map((file) => file.patch);
+}
+
 /**
  * Files changed between two commits. Renames are split into the old path `deleted` and the new
  * path `added` (`--no-renames`), so no path is lost; type changes and the rest are `modified`.
- * Modified files carry their own `git diff` (one git process per file, as upstream; capped at
- * MAX_DIFF_CHARS).
+ * Modified files carry their own `git diff` (capped at MAX_DIFF_CHARS), cut from one `git diff`
+ * over the whole range; when that output cannot be matched to the files exactly, one git process
+ * per file, as upstream.
  */
 export function calculateFileDiffs(projectRoot: string, fromCommit: string, toCommit: string): FileDiff[] {
   if (fromCommit === UNKNOWN || toCommit === UNKNOWN) return [];
@@ -133,17 +200,26 @@ export function calculateFileDiffs(projectRoot: string, fromCommit: string, toCo
   if (out === null) return [];
   const fields = splitNul(out);
   const diffs: FileDiff[] = [];
+  const modified: FileDiff[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const letter = (fields[i] ?? '').charAt(0);
     const filePath = fields[i + 1] as string;
     const status = STATUS_BY_LETTER[letter] ?? 'modified';
     const entry: FileDiff = { path: filePath, status };
-    if (status === 'modified') {
-      const patch = runGit(projectRoot, ['diff', '--relative', '--no-color', '--no-ext-diff', '--no-textconv', fromCommit, toCommit, '--', filePath]);
-      if (patch !== null) entry.diff = capDiff(patch);
-    }
+    if (status === 'modified') modified.push(entry);
     diffs.push(entry);
   }
+  if (modified.length === 0) return diffs;
+  const patches = patchesInOneRun(
+    projectRoot,
+    fromCommit,
+    toCommit,
+    modified.map((entry) => entry.path),
+  );
+  modified.forEach((entry, i) => {
+    const patch = patches !== null ? (patches[i] as string) : runGit(projectRoot, [...PATCH_ARGS, fromCommit, toCommit, '--', entry.path]);
+    if (patch !== null) entry.diff = capDiff(patch);
+  });
   return diffs;
 }
 
