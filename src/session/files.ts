@@ -29,37 +29,38 @@ export function toPosixRelative(from: string, to: string): string {
   return path.relative(from, to).split(path.sep).join('/');
 }
 
-/** SHA-256, size and mtime of one file; `path` is POSIX and relative to projectRoot. */
+/**
+ * SHA-256, size and mtime of one file; `path` is POSIX and relative to projectRoot. One open:
+ * the size is that of the bytes hashed and the mtime that of the file read (no second stat that
+ * could see another version). Opened non-blocking, so a FIFO in its place cannot hang the
+ * snapshot; anything but a regular file is refused.
+ */
 export function createFileSnapshot(projectRoot: string, filePath: string): FileSnapshot {
   const absolute = path.resolve(projectRoot, filePath);
-  const content = fs.readFileSync(absolute);
-  const stat = fs.statSync(absolute);
-  return {
-    path: toPosixRelative(path.resolve(projectRoot), absolute),
-    hash: createHash('sha256').update(content).digest('hex'),
-    size: stat.size,
-    mtime: stat.mtime.toISOString(),
-  };
-}
-
-function isRegularFile(absolute: string): boolean {
+  const fd = fs.openSync(absolute, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   try {
-    return fs.statSync(absolute).isFile();
-  } catch {
-    return false;
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw Object.assign(new Error(`not a regular file: ${absolute}`), { code: stat.isDirectory() ? 'EISDIR' : 'EINVAL' });
+    const content = fs.readFileSync(fd);
+    return {
+      path: toPosixRelative(path.resolve(projectRoot), absolute),
+      hash: createHash('sha256').update(content).digest('hex'),
+      size: content.length,
+      mtime: stat.mtime.toISOString(),
+    };
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
-/** A snapshot of each key file that exists as a file; missing ones and directories are skipped. */
+/** A snapshot of each key file that exists as a regular file; missing ones, directories and the like are skipped. */
 export function captureKeyFiles(projectRoot: string): FileSnapshot[] {
   const out: FileSnapshot[] = [];
   for (const name of KEY_FILES) {
-    const absolute = path.join(projectRoot, name);
-    if (!isRegularFile(absolute)) continue;
     try {
-      out.push(createFileSnapshot(projectRoot, absolute));
+      out.push(createFileSnapshot(projectRoot, path.join(projectRoot, name)));
     } catch {
-      // vanished or unreadable between the check and the read: skipped, as a missing file is
+      // missing, not a regular file, or unreadable: skipped
     }
   }
   return out;

@@ -7,6 +7,7 @@ import { KEY_FILES, SnapshotManager, formatDuration } from '../../src/session/in
 import type { PostSnapshot, PreSnapshot } from '../../src/session/index.js';
 import { CairnError } from '../../src/core/errors.js';
 import { commitAll, git, seedIterationDir, write, useTempCacheHome, trackedDirs } from './helpers.js';
+import { mkfifo } from '../store/support/mkfifo.js';
 
 useTempCacheHome();
 
@@ -164,6 +165,13 @@ describe('key files and state directory', () => {
     const files = new SnapshotManager(root).captureKeyFiles(root);
     expect(files.map((f) => f.path)).toEqual(['tsconfig.json']);
     expect(KEY_FILES).toEqual(['package.json', 'package-lock.json', 'CLAUDE.md', 'CHANGELOG.md', '.gitignore', 'tsconfig.json']);
+  });
+
+  it('skips a key file that is a FIFO without blocking on it', () => {
+    const root = plainDir();
+    mkfifo(path.join(root, 'CLAUDE.md'));
+    write(root, '.gitignore', 'x\n');
+    expect(new SnapshotManager(root).captureKeyFiles(root).map((f) => f.path)).toEqual(['.gitignore']);
   });
 
   it('returns an empty list when no key file exists', () => {
