@@ -41,6 +41,14 @@ export function isTempName(name: string): boolean {
   return name.includes(TEMP_MARKER);
 }
 
+/** The pid of the process that made a temp file (tempSiblingName), or undefined for another name. */
+export function tempOwnerPid(name: string): number | undefined {
+  const at = name.lastIndexOf(TEMP_MARKER);
+  if (at < 0) return undefined;
+  const pid = Number(name.slice(at + TEMP_MARKER.length).split('-')[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
 function fsyncDirSync(dir: string): void {
   let fd: number | undefined;
   try {

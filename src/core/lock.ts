@@ -176,7 +176,8 @@ async function readOwner(lockPath: string): Promise<OwnerRead> {
 const PENDING_PREFIX = '.owner-';
 const CLAIM_PREFIX = '.claim-';
 
-function pidAlive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it exists, owned by someone else). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

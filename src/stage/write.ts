@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { writeFileAtomic, TEMP_MARKER } from '../core/atomic-write.js';
-import { CairnError, errnoCode, isCairnError } from '../core/errors.js';
-import { acquireDirLock, onTerminationSignal, type StaleLockInfo } from '../core/lock.js';
+import { tempOwnerPid, writeFileAtomic, TEMP_MARKER } from '../core/atomic-write.js';
+import { CairnError, isCairnError } from '../core/errors.js';
+import { acquireDirLock, onTerminationSignal, pidAlive, type StaleLockInfo } from '../core/lock.js';
 import { DEFAULT_LOCK_TIMEOUT_SECONDS, DEFAULT_SNAPSHOT_DIR, lockDirName, snapshotFileName } from './constants.js';
 import { assertCapturedAt, assertStage, assertTaskId, nowCapturedAt, readBodyFile, readOptionsFile } from './input.js';
 import { ensureSnapshotDir, resolveRoot } from './paths.js';
@@ -87,24 +87,14 @@ function sweepTemps(dir: string, fileName: string, onlyMine: boolean): void {
   }
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
-    const pid = Number(name.slice(prefix.length).split('-')[0]);
+    const pid = tempOwnerPid(name);
     const mine = pid === process.pid;
-    if (!mine && (onlyMine || processAlive(pid))) continue;
+    if (!mine && (onlyMine || (pid !== undefined && pidAlive(pid)))) continue;
     try {
       fs.unlinkSync(path.join(dir, name));
     } catch {
       // already gone
     }
-  }
-}
-
-function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return errnoCode(e) !== 'ESRCH';
   }
 }
 
