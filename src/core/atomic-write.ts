@@ -63,7 +63,8 @@ function fsyncDirSync(dir: string): void {
   }
 }
 
-async function fsyncDir(dir: string): Promise<void> {
+/** fsync a directory (after a rename or unlink in it); file systems that refuse it are tolerated. */
+export async function fsyncDir(dir: string): Promise<void> {
   let fh: fsp.FileHandle | undefined;
   try {
     fh = await fsp.open(dir, 'r');

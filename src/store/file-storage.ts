@@ -1,5 +1,5 @@
 import * as fsp from 'node:fs/promises';
-import { writeFileAtomic, isTempName } from '../core/atomic-write.js';
+import { fsyncDir, writeFileAtomic, isTempName } from '../core/atomic-write.js';
 import { errnoCode } from '../core/errors.js';
 import { ContainedFs, RefusedPathError } from './contained-fs.js';
 import { HISTORY_INDEX_NAME, isQuiet, pageFromIndex, readWholeIndex, sameStamp, writeIndex } from './history-index.js';
@@ -502,15 +502,7 @@ export class FileStorage implements ManagedSnapshotStorage {
   }
 
   private async syncDir(parts: string[]): Promise<void> {
-    if (!this.fsync) return;
-    let fh: fsp.FileHandle | undefined;
-    try {
-      fh = await fsp.open(this.fs.pathOf(...parts), 'r');
-      await fh.sync();
-    } catch {
-      // Best effort: the deletes themselves already happened.
-    } finally {
-      await fh?.close();
-    }
+    // Best effort: the deletes themselves already happened.
+    if (this.fsync) await fsyncDir(this.fs.pathOf(...parts)).catch(() => undefined);
   }
 }
