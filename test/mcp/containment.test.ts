@@ -152,6 +152,20 @@ describe('stage notes', () => {
     expect(JSON.stringify(read)).not.toContain(SECRET);
   });
 
+  it('writes and reads a note through a datarim link that stays inside the root', async () => {
+    const p = project('p-datarim-inside');
+    fs.mkdirSync(path.join(p, 'notes-real'));
+    fs.symlinkSync('notes-real', path.join(p, 'datarim'));
+    const written = okText<{ path: string }>(await call(server.client, 'cairn_stage_write', { ...note, root: p }));
+    expect(written.path).toBe(path.join(fs.realpathSync(p), 'notes-real', 'snapshots', 'DEV-0001.snapshot.md'));
+    expect(okText<{ body: string }>(await call(server.client, 'cairn_stage_read', { root: p, task: 'DEV-0001' })).body).toBe('new body');
+  });
+
+  it('refuses a stage root outside the allowed roots with ERR_ROOT_NOT_ALLOWED', async () => {
+    expect(errorOf(await call(server.client, 'cairn_stage_write', { ...note, root: outside })).code).toBe('ERR_ROOT_NOT_ALLOWED');
+    expect(errorOf(await call(server.client, 'cairn_stage_read', { root: outside, task: 'DEV-0001' })).code).toBe('ERR_ROOT_NOT_ALLOWED');
+  });
+
   it('refuses a dangling datarim link, creating nothing at its target', async () => {
     const p = project('p-datarim-dangling');
     fs.symlinkSync(path.join(outside, 'datarim-target'), path.join(p, 'datarim'));
