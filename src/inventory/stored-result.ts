@@ -5,6 +5,7 @@ import { abortError, prefixOf, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared 
 import { processFile, STATUS, STAT_FIELDS } from './read-file.js';
 import { resolveLink } from './walk.js';
 import { changedRows, claimChangedRows, Verifier } from './verifier.js';
+import { makeLstatInto } from './fast-lstat.js';
 import { applyDirChanges } from './incremental.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
 import { renderMemoPath, saveCache, HAS_SHA, type FileTable } from './stat-cache.js';
@@ -250,6 +251,8 @@ interface Pass {
   v: VerifyTable;
   limit: number;
   verifier: Verifier | null;
+  /** Put before each relative path: '' when the working directory is the root. */
+  prefix: string;
   shared: Int32Array;
   /** This thread's changed rows, or null past the limit. */
   mine: number[] | null;
@@ -259,21 +262,48 @@ interface Pass {
 function startPass(p: Prepared): Pass | null {
   const v = verifyTable(p);
   if (v.size === 0 || p.cacheFile === null) return null;
-  const prefix = prefixOf(p.rootReal);
+  const prefix = lookupPrefix(p.rootReal);
+  const lstatInto = makeLstatInto(fs, p.rootReal);
   const limit = changeLimit(v.size);
   const verifier = v.size >= PARALLEL_VERIFY_MIN && p.jobs > 0 ? (p.verifier ?? new Verifier()) : null;
-  if (verifier === null) return { v, limit, verifier, shared: new Int32Array(0), mine: changedRows(fs, prefix, v.paths, v.stats, v.flags, 0, v.size, limit) };
+  if (verifier === null) return { v, limit, verifier, prefix, shared: new Int32Array(0), mine: changedRows(lstatInto, prefix, v.paths, v.stats, v.flags, 0, v.size, limit) };
   const shared = startJob(p, verifier, v, prefix, limit);
-  const mine = claimChangedRows(fs, changedRows, shared, VERIFY_CHUNK, prefix, v.paths, v.stats, v.flags, v.size, limit);
+  const mine = claimChangedRows(lstatInto, changedRows, shared, VERIFY_CHUNK, prefix, v.paths, v.stats, v.flags, v.size, limit);
   if (mine === null) Atomics.store(shared, 0, v.size); // over the limit: the worker stops claiming too
-  return { v, limit, verifier, shared, mine };
+  return { v, limit, verifier, prefix, shared, mine };
+}
+
+/**
+ * What the pass puts before each relative path: nothing when the process's working directory is
+ * the root (the CLI moves there), as the kernel then resolves a few components per lookup
+ * instead of the root's whole path (~15% of each lstat on a deep root); else the root's path.
+ * The working directory is checked again after the pass (see cwdHeld).
+ */
+function lookupPrefix(rootReal: string): string {
+  let cwd: string;
+  try {
+    cwd = process.cwd();
+  } catch {
+    return prefixOf(rootReal);
+  }
+  return cwd === rootReal ? '' : prefixOf(rootReal);
+}
+
+/** Relative lookups were right only if the working directory stayed the root all along. */
+function cwdHeld(p: Prepared, pass: Pass): boolean {
+  if (pass.prefix !== '') return true;
+  try {
+    return process.cwd() === p.rootReal;
+  } catch {
+    return false;
+  }
 }
 
 function startJob(p: Prepared, verifier: Verifier, v: VerifyTable, prefix: string, limit: number): Int32Array {
   const shared = new Int32Array(new SharedArrayBuffer(4 * (3 + limit + 1)));
   // The loaded cache's string table is exactly the row list (files, then directories), already joined.
   const paths = p.previous.pathsTable?.text ?? v.paths.join('\0');
-  verifier.start({ prefix, paths, stats: v.stats, flags: v.flags, size: v.size, limit, chunk: VERIFY_CHUNK, shared });
+  verifier.start({ prefix, probe: p.rootReal, paths, stats: v.stats, flags: v.flags, size: v.size, limit, chunk: VERIFY_CHUNK, shared });
   return shared;
 }
 
@@ -288,7 +318,7 @@ function withTheirs(pass: Pass): number[] | null {
 }
 
 function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number[] | null, digestBody: boolean): ScanResult | null {
-  if (rows === null || rows.length > pass.limit) return null;
+  if (rows === null || rows.length > pass.limit || !cwdHeld(p, pass)) return null;
   const { files, dirs } = splitRows(pass.v, rows);
   noteVerified(p, files, dirs);
   const json = storedResultFor(p);

@@ -1,27 +1,28 @@
 import { Worker } from 'node:worker_threads';
+import { makeLstatInto, type LstatInto } from './fast-lstat.js';
 
 /**
  * Rows [from, to) of a verify table (cached files, then cached directories) whose lstat no
  * longer matches, or that are flagged racy (4: always re-read), or null as soon as more than
  * `limit` did. A file matches on size, mtime, ctime, inode, device and mode; a directory (flag
  * 8; stats: unused, mtime, ctime, inode, device) when it is still a directory with the same
- * mtime, ctime, inode and device, so no entry was added, removed or renamed in it.
+ * mtime, ctime, inode and device, so no entry was added, removed or renamed in it. A path that
+ * cannot be looked at (gone, a parent now a file, no permission) is changed.
  * Self-contained: also runs in the verifying worker as text.
  */
-export function changedRows(fs: typeof import('node:fs'), prefix: string, paths: readonly string[], stats: Float64Array, flags: Uint8Array, from: number, to: number, limit: number): number[] | null {
+export function changedRows(lstatInto: LstatInto, prefix: string, paths: readonly string[], stats: Float64Array, flags: Uint8Array, from: number, to: number, limit: number): number[] | null {
   const out: number[] = [];
+  const st = new Float64Array(6);
   for (let i = from; i < to; i++) {
     const o = i * 6;
     const f = flags[i]!;
     let same = false;
-    if ((f & 4) === 0) {
-      const st = fs.lstatSync(prefix + paths[i]!, { throwIfNoEntry: false });
-      if (st !== undefined) {
-        same =
-          (f & 8) !== 0
-            ? st.isDirectory() && st.mtimeMs === stats[o + 1] && st.ctimeMs === stats[o + 2] && st.ino === stats[o + 3] && st.dev === stats[o + 4]
-            : st.size === stats[o] && st.mtimeMs === stats[o + 1] && st.ctimeMs === stats[o + 2] && st.ino === stats[o + 3] && st.dev === stats[o + 4] && st.mode === stats[o + 5];
-      }
+    // '' is the root itself when paths are looked up from it (prefix '').
+    if ((f & 4) === 0 && lstatInto(prefix + paths[i]! || '.', st)) {
+      same =
+        (f & 8) !== 0
+          ? (st[5]! & 0o170000) === 0o040000 && st[1] === stats[o + 1] && st[2] === stats[o + 2] && st[3] === stats[o + 3] && st[4] === stats[o + 4]
+          : st[0] === stats[o] && st[1] === stats[o + 1] && st[2] === stats[o + 2] && st[3] === stats[o + 3] && st[4] === stats[o + 4] && st[5] === stats[o + 5];
     }
     if (!same) {
       out.push(i);
@@ -36,12 +37,12 @@ export function changedRows(fs: typeof import('node:fs'), prefix: string, paths:
  * changed rows (or null past `limit`). The main thread and the worker both run it, so neither
  * waits on the other whatever the worker's start-up delay. Self-contained: also runs as text.
  */
-export function claimChangedRows(fs: typeof import('node:fs'), changed: typeof changedRows, counter: Int32Array, chunk: number, prefix: string, paths: readonly string[], stats: Float64Array, flags: Uint8Array, size: number, limit: number): number[] | null {
+export function claimChangedRows(lstatInto: LstatInto, changed: typeof changedRows, counter: Int32Array, chunk: number, prefix: string, paths: readonly string[], stats: Float64Array, flags: Uint8Array, size: number, limit: number): number[] | null {
   const out: number[] = [];
   for (;;) {
     const from = Atomics.add(counter, 0, chunk);
     if (from >= size) return out;
-    const rows = changed(fs, prefix, paths, stats, flags, from, Math.min(size, from + chunk), limit - out.length);
+    const rows = changed(lstatInto, prefix, paths, stats, flags, from, Math.min(size, from + chunk), limit - out.length);
     if (rows === null) return null;
     for (const r of rows) out.push(r);
   }
@@ -50,6 +51,8 @@ export function claimChangedRows(fs: typeof import('node:fs'), changed: typeof c
 /** What the worker needs: the table (paths NUL-joined) and the shared report area. */
 export interface VerifyJob {
   prefix: string;
+  /** An absolute path that exists (the root), for makeLstatInto's self-check. */
+  probe: string;
   paths: string;
   stats: Float64Array;
   flags: Uint8Array;
@@ -64,10 +67,11 @@ const SOURCE = `'use strict';
 const fs = require('node:fs');
 const { parentPort } = require('node:worker_threads');
 var __name = (fn) => fn;
+const makeLstatInto = (${makeLstatInto.toString()});
 const changedRows = (${changedRows.toString()});
 const claimChangedRows = (${claimChangedRows.toString()});
 parentPort.once('message', (w) => {
-  const rows = claimChangedRows(fs, changedRows, w.shared, w.chunk, w.prefix, w.paths.split('\\0'), w.stats, w.flags, w.size, w.limit);
+  const rows = claimChangedRows(makeLstatInto(fs, w.probe), changedRows, w.shared, w.chunk, w.prefix, w.paths.split('\\0'), w.stats, w.flags, w.size, w.limit);
   if (rows === null) w.shared[2] = -1;
   else { for (let k = 0; k < rows.length; k++) w.shared[3 + k] = rows[k]; w.shared[2] = rows.length; }
   Atomics.store(w.shared, 1, 1);

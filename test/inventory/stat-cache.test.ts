@@ -130,13 +130,22 @@ describe('stat cache', () => {
   it('a cached scan always equals an uncached one, over random edits, renames, chmods, deletes, same-size rewrites and symlink swaps, with and without a budget', async () => {
     let cachedHits = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 6 }), fc.boolean(), limitsArb, async (ops, threaded, limits) => {
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 6 }), fc.boolean(), limitsArb, fc.boolean(), async (ops, threaded, limits, fromRoot) => {
         const root = tempDir();
         const cacheDir = tempDir('cairn-cache-');
         writeTree(root, { 'a.txt': 'alpha', 'b.txt': 'bravo', 'd/c.txt': 'charlie', 'd/e/f.txt': 'foxtrot', 'g.txt': 'golf' });
         await sleep(MARGIN + 20);
         const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN, ...limits, onProgress: (p) => p.phase === 'done' && (cachedHits += p.filesCached) };
-        const scan = (o: ScanOptions) => (threaded ? scanTree(root, { jobs: 2, ...o }) : Promise.resolve(scanTreeSync(root, o)));
+        // fromRoot: the working directory is the root, as under the CLI (paths are looked up relative to it).
+        const scan = async (o: ScanOptions) => {
+          const before = process.cwd();
+          if (fromRoot) process.chdir(root);
+          try {
+            return await (threaded ? scanTree(root, { jobs: 2, ...o }) : Promise.resolve(scanTreeSync(root, o)));
+          } finally {
+            process.chdir(before);
+          }
+        };
         await scan(opts); // prime
         for (const op of ops) {
           apply(root, op);
@@ -270,6 +279,46 @@ describe('unchanged-tree fast path', () => {
     expect(seen).toEqual([{ phase: 'done', filesSeen: 3, filesDone: 3, filesHashed: 0, bytesHashed: 0, filesCached: 3 }]);
     expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
     expect(strip(await scanTree(t.root, t.opts))).toEqual(strip(r));
+  });
+
+  it('looked up from inside the root (the CLI works there), an unchanged tree is served as is: the cache is not even rewritten', async () => {
+    const files: Record<string, string> = { a: 'a', 'b/c': 'c' };
+    for (let f = 0; f < 300; f++) files[`d/f${f}`] = String(f); // big enough for the worker-shared check
+    const t = await primed(files);
+    const cacheFile = () => fs.readdirSync(t.cacheDir).filter((n) => n.endsWith('.cache')).map((n) => fs.statSync(path.join(t.cacheDir, n), { bigint: true }))[0]!;
+    const before = cacheFile();
+    const cwd = process.cwd();
+    process.chdir(t.root);
+    try {
+      const seen: ScanProgress[] = [];
+      const r = await scanTree(t.root, { ...t.opts, onProgress: (p) => seen.push(p) });
+      expect(seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 0, filesCached: 302 })]);
+      expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+      expect(strip(scanTreeSync(t.root, t.opts))).toEqual(strip(r));
+      const unchanged = cacheFile();
+      expect([unchanged.ino, unchanged.mtimeNs]).toEqual([before.ino, before.mtimeNs]);
+      fs.writeFileSync(path.join(t.root, 'd', 'f7'), 'edited from inside');
+      const edited = await scanTree(t.root, t.opts);
+      expect(edited.files.find((f) => f.path === 'd/f7')!.bytes).toBe(18);
+      expect(strip(edited)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    } finally {
+      process.chdir(cwd);
+    }
+    const after = cacheFile();
+    expect([after.ino, after.mtimeNs]).not.toEqual([before.ino, before.mtimeNs]); // the edit was recorded
+  });
+
+  it('a directory replaced by a file (its cached files now lie under a file) is seen, not an error', async () => {
+    const files: Record<string, string> = { 'a/x': 'x', 'a/y': 'y', b: 'b' };
+    for (let f = 0; f < 300; f++) files[`big/f${f}`] = String(f);
+    for (const threaded of [false, true]) {
+      const t = await primed(files);
+      fs.rmSync(path.join(t.root, 'a'), { recursive: true });
+      fs.writeFileSync(path.join(t.root, 'a'), 'now a file');
+      const r = threaded ? await scanTree(t.root, t.opts) : scanTreeSync(t.root, t.opts);
+      expect(r.files.filter((f) => !f.path.startsWith('big/')).map((f) => f.path)).toEqual(['a', 'b']);
+      expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    }
   });
 
   it('re-reads only the files edited in place, without walking (one progress event)', async () => {
