@@ -120,6 +120,36 @@ describe('writeRepoSnapshot (in pieces)', () => {
     expect(fs.statSync(t.memo()!).ino).toBe(memo.ino);
   });
 
+  it('leaves an output file that already holds exactly the text as it is, and rewrites one that differs in any way', async () => {
+    const t = await setup({ a: 'a', 'b/c': 'c' });
+    const dir = tempDir('cairn-out-');
+    const file = path.join(dir, 'snap.json');
+    await writeRepoSnapshot(await t.snap(), { file });
+    const doc = await t.snap(); // the memo applies from here on
+    const text = expected(doc);
+    const first = fs.statSync(file, { bigint: true });
+    await writeRepoSnapshot(doc, { file });
+    const again = fs.statSync(file, { bigint: true });
+    expect([again.ino, again.mtimeNs]).toEqual([first.ino, first.mtimeNs]);
+    const damaged: [string, () => void][] = [
+      ['one byte changed', () => fs.writeFileSync(file, Buffer.from(text).fill(0x20, 5, 6))],
+      ['longer', () => fs.writeFileSync(file, Buffer.concat([text, Buffer.from(' ')]))],
+      ['shorter', () => fs.writeFileSync(file, text.subarray(0, text.length - 1))],
+      ['empty', () => fs.writeFileSync(file, '')],
+      ['a link to a file holding the text', () => {
+        fs.writeFileSync(path.join(dir, 'elsewhere'), text);
+        fs.rmSync(file);
+        fs.symlinkSync('elsewhere', file);
+      }],
+    ];
+    for (const [what, damage] of damaged) {
+      damage();
+      await writeRepoSnapshot(doc, { file });
+      expect(fs.lstatSync(file).isFile(), what).toBe(true);
+      expect(fs.readFileSync(file).equals(text), what).toBe(true);
+    }
+  });
+
   it('still writes the output when the memo cannot be written', async () => {
     const t = await setup({ a: 'a', 'b/c': 'c' });
     const doc = await t.snap();
