@@ -10,11 +10,16 @@ const { scanTree } = await import(`${dist}/inventory/scan.js`);
 const { makeRepoSnapshot } = await import(`${dist}/inventory/snapshot.js`);
 const { writeRepoSnapshot } = await import(`${dist}/inventory/render.js`);
 
-const [root, out, ...rest] = process.argv.slice(2);
+const { resolve } = await import('node:path');
+const [rootArg, outArg, ...rest] = process.argv.slice(2);
+const [root, out] = [resolve(rootArg), resolve(outArg)];
 const cacheAt = rest.indexOf('--cache-dir');
-const r = await scanTree(root, {
+const cacheDir = cacheAt >= 0 ? resolve(rest[cacheAt + 1]) : undefined;
+// As the CLI does once every path is absolute: look files up from inside the root.
+process.chdir(root);
+const r = await scanTree(process.cwd(), {
   cache: !rest.includes('--no-cache'),
-  ...(cacheAt >= 0 ? { cacheDir: rest[cacheAt + 1] } : {}),
+  ...(cacheDir !== undefined ? { cacheDir } : {}),
 });
 const snapshot = makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts });
 await writeRepoSnapshot(snapshot, { file: out });

@@ -6,6 +6,11 @@ export interface CliIO {
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /**
+   * The CLI is the whole process (its entry point ran it), so a command may change process-wide
+   * state such as the working directory. False when main() is called as a library (tests).
+   */
+  ownsProcess?: boolean;
 }
 
 export function defaultIO(): CliIO {

@@ -69,7 +69,7 @@ function isEntryPoint(): boolean {
 if (isEntryPoint()) {
   // The AWS SDK warns on stderr that Node 20 support ends; that is noise in a CLI's diagnostics.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  main(process.argv.slice(2)).then(
+  main(process.argv.slice(2), { ...defaultIO(), ownsProcess: true }).then(
     (code) => {
       process.exitCode = code;
     },

@@ -93,6 +93,9 @@ async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
   // Lazy: `cairn <anything else>` does not pay for loading the scanner.
   const [{ snapshotRootDetailed }, { writeRepoSnapshot }] = await Promise.all([import('../../inventory/snapshot.js'), import('../../inventory/render.js')]);
   const root = path.resolve(io.cwd, flags.root);
+  // Every path is absolute from here on. Inside the root the scan looks files up by their short
+  // relative paths, which the kernel resolves faster than the root's whole path each time.
+  if (io.ownsProcess === true) moveInto(root);
   const progress = progressAllowed(io, false) ? new ProgressLine(io.stderr) : undefined;
   const controller = new AbortController();
   const onSigint = (): void => controller.abort();
@@ -136,6 +139,14 @@ async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
     throw new CairnError('ERR_IO', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, { path: out, cause: e, exitCode: 1 });
   }
   writeJson(io, { snapshotDigest: snapshot.snapshotDigest, files: snapshot.body.counts.files, bytes: snapshot.body.counts.bytes, truncated: snapshot.body.truncated, out });
+}
+
+function moveInto(dir: string): void {
+  try {
+    process.chdir(dir);
+  } catch {
+    // not a directory we can enter: the scan reports the root's problem itself
+  }
 }
 
 async function readSnapshotFile(io: CliIO, file: string): Promise<unknown> {
