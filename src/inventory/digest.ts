@@ -14,18 +14,36 @@ const BODY_KEYS_SORTED = ['bytes', 'counts', 'files', 'kind', 'mode', 'path', 's
  * returned: a warm scan then costs no re-serialisation. Frozen, so the list
  * cannot have changed since.
  */
-const knownDigests = new WeakMap<readonly RepoSnapshotEntry[], { digest: string; bytes: number; truncated: boolean; renderMemo: string | undefined }>();
+const knownDigests = new WeakMap<readonly RepoSnapshotEntry[], KnownBody>();
+
+/**
+ * A body this one was made from by editing some entries in place: same number of entries, and
+ * only those at `touched` (ascending indices) may differ from the entries of the body whose
+ * digest is `digest`. The render memo of that body then holds every other piece already.
+ */
+export interface RenderBasis {
+  digest: string;
+  touched: readonly number[];
+}
+
+interface KnownBody {
+  digest: string;
+  bytes: number;
+  truncated: boolean;
+  renderMemo: string | undefined;
+  basis: RenderBasis | undefined;
+}
 
 /**
  * Notes the digest of the body `{ files, truncated, counts: { files: files.length, bytes } }`;
  * `files` must be frozen, entries included. `renderMemo`: where the scan's cache keeps the last
  * rendering of such a document (see render.ts).
  */
-export function rememberBodyDigest(files: readonly RepoSnapshotEntry[], bytes: number, digest: string, renderMemo?: string, truncated = false): void {
-  if (Object.isFrozen(files)) knownDigests.set(files, { digest, bytes, truncated, renderMemo });
+export function rememberBodyDigest(files: readonly RepoSnapshotEntry[], bytes: number, digest: string, renderMemo?: string, truncated = false, basis?: RenderBasis): void {
+  if (Object.isFrozen(files)) knownDigests.set(files, { digest, bytes, truncated, renderMemo, basis });
 }
 
-function knownFor(body: RepoSnapshotBody): { digest: string; renderMemo: string | undefined } | undefined {
+function knownFor(body: RepoSnapshotBody): KnownBody | undefined {
   const known = knownDigests.get(body.files);
   if (known !== undefined && body.truncated === known.truncated && body.counts.files === body.files.length && body.counts.bytes === known.bytes && Object.keys(body).length === 3 && Object.keys(body.counts).length === 2) return known;
   return undefined;
@@ -34,6 +52,11 @@ function knownFor(body: RepoSnapshotBody): { digest: string; renderMemo: string 
 /** The render memo noted for this body by the scan that produced it, if any. */
 export function renderMemoOf(body: RepoSnapshotBody): string | undefined {
   return knownFor(body)?.renderMemo;
+}
+
+/** The body this one was edited from in place, if the scan knew it (see RenderBasis). */
+export function renderBasisOf(body: RepoSnapshotBody): RenderBasis | undefined {
+  return knownFor(body)?.basis;
 }
 
 /** Freezes a result's file list (and its entries), so a digest noted for it stays true. */

@@ -1,38 +1,55 @@
 import * as fs from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { tempSiblingName, writeFileAtomicSync } from '../core/atomic-write.js';
-import { NON_ASCII, renderMemoOf, snapshotDigestOf } from './digest.js';
+import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf } from './digest.js';
 import type { RepoSnapshot } from './types.js';
 
 /**
  * The CLI's text of a RepoSnapshot is `JSON.stringify(doc, null, 2)` plus a newline. For a
  * 100k-file tree that is ~26 MB, so it is produced and written in pieces of RENDER_CHUNK
- * entries (peak memory stays flat), and a warm snapshot of an unchanged tree does not produce
- * it at all: for a document exactly as the scanner and makeRepoSnapshot built it, the last
- * rendering is kept beside the stat cache (a "render memo") and reused when the digest, which
- * identifies the body, matches. The memo's CRC-32 is checked before use (a private cache, like
- * the stat cache: the check is for torn or damaged files), so a damaged one is rendered again.
+ * entries (peak memory stays flat), and a warm snapshot does not produce what it already has:
+ * for a document exactly as the scanner and makeRepoSnapshot built it, the last rendering is
+ * kept beside the stat cache (a "render memo"). When the digest, which identifies the body,
+ * matches, the memo is the text; when the scan says the body is the memo's with some entries
+ * edited in place (a RenderBasis), only the pieces holding those entries are rendered again and
+ * every other piece is copied from the memo. The memo's CRC-32 is checked before use (a private
+ * cache, like the stat cache: the check is for torn or damaged files), so a damaged one is
+ * rendered again.
  *
- * Memo layout: a fixed-width first line `cairn-render 3 <snapshotDigest> <crc32 of the rest,
- * 10 digits>`, then the text. The line is written last (at offset 0), so a memo cut short is
- * never taken for a whole one.
+ * Memo layout: a fixed-width first line `cairn-render 4 <snapshotDigest> <crc32 of the rest,
+ * 10 digits> <text length, 12 digits>`, the text, then the piece table (JSON: [start, end) byte
+ * ranges of each piece of entries in the text). The line is written last (at offset 0), so a
+ * memo cut short is never taken for a whole one.
  */
-const MEMO_TAG = 'cairn-render 3';
-const MEMO_HEAD_BYTES = MEMO_TAG.length + 1 + 'sha256:'.length + 64 + 1 + 10 + 1;
+const MEMO_TAG = 'cairn-render 4';
+const MEMO_HEAD_BYTES = MEMO_TAG.length + 1 + 'sha256:'.length + 64 + 1 + 10 + 1 + 12 + 1;
 const RENDER_CHUNK = 4096;
 /** A string no path can hold (JSON-escaped as \u0000…): marks where the entries go in the frame. */
 const FILES_MARK = '\u0000cairn-files\u0000';
 
+/** One part of the text: a piece of entries carries its number. */
+interface Part {
+  bytes: Buffer;
+  piece?: number;
+}
+
+/** A memo read back: the digest of the body it renders, its text and the byte ranges of its pieces of entries in it. */
+interface Memo {
+  digest: string;
+  text: Buffer;
+  pieces: [start: number, end: number][];
+}
+
 /** The whole text as bytes (the memo's when it applies). Holds the text in memory: writeRepoSnapshot streams. */
 export function renderRepoSnapshot(snapshot: RepoSnapshot): Buffer {
   const memo = memoFor(snapshot);
-  const hit = memo === undefined ? null : readMemo(memo, snapshot.snapshotDigest);
-  if (hit !== null) return hit;
+  const last = memo === undefined ? null : readMemo(memo, [snapshot.snapshotDigest, renderBasisOf(snapshot.body)?.digest]);
+  if (last?.digest === snapshot.snapshotDigest) return last.text;
   const mw = memo === undefined ? null : MemoWriter.open(memo, snapshot.snapshotDigest);
   const parts: Buffer[] = [];
-  for (const b of renderPieces(snapshot)) {
-    parts.push(b);
-    mw?.put(b);
+  for (const part of partsFor(snapshot, last)) {
+    parts.push(part.bytes);
+    mw?.put(part);
   }
   mw?.commit();
   return Buffer.concat(parts);
@@ -44,33 +61,46 @@ export function renderRepoSnapshot(snapshot: RepoSnapshot): Buffer {
  */
 export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: string } | { out: NodeJS.WritableStream }): Promise<void> {
   const memo = memoFor(snapshot);
-  const hit = memo === undefined ? null : readMemo(memo, snapshot.snapshotDigest);
-  if (hit !== null) {
+  const last = memo === undefined ? null : readMemo(memo, [snapshot.snapshotDigest, renderBasisOf(snapshot.body)?.digest]);
+  if (last?.digest === snapshot.snapshotDigest) {
     // An unchanged tree snapshotted to the same file again: the file already says it all.
     if ('file' in to) {
-      if (!holdsExactly(to.file, hit)) writeFileAtomicSync(to.file, hit);
-    } else await writeOut(to.out, hit);
+      if (!holdsExactly(to.file, last.text)) writeFileAtomicSync(to.file, last.text);
+    } else await writeOut(to.out, last.text);
     return;
   }
   const mw = memo === undefined ? null : MemoWriter.open(memo, snapshot.snapshotDigest);
   try {
     if ('file' in to) {
       writeFileAtomicSync(to.file, (fd) => {
-        for (const b of renderPieces(snapshot)) {
-          writeAll(fd, b);
-          mw?.put(b);
+        for (const part of partsFor(snapshot, last)) {
+          writeAll(fd, part.bytes);
+          mw?.put(part);
         }
       });
     } else {
-      for (const b of renderPieces(snapshot)) {
-        await writeOut(to.out, b);
-        mw?.put(b);
+      for (const part of partsFor(snapshot, last)) {
+        await writeOut(to.out, part.bytes);
+        mw?.put(part);
       }
     }
     mw?.commit();
   } finally {
     mw?.abort();
   }
+}
+
+/** The parts of the text; pieces of entries are copied from `old` where it renders the body this one was edited from and they are untouched. */
+function partsFor(snapshot: RepoSnapshot, old: Memo | null): Generator<Part> {
+  const basis = old === null ? undefined : renderBasisOf(snapshot.body);
+  const n = snapshot.body.files.length;
+  if (basis === undefined || old === null || old.digest !== basis.digest || old.pieces.length !== Math.ceil(n / RENDER_CHUNK)) return renderParts(snapshot, null);
+  const touchedPieces = new Set(basis.touched.map((k) => Math.floor(k / RENDER_CHUNK)));
+  return renderParts(snapshot, (j) => {
+    if (touchedPieces.has(j)) return null;
+    const [start, end] = old.pieces[j]!;
+    return old.text.subarray(start, end);
+  });
 }
 
 /**
@@ -80,33 +110,45 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
  * document's own.
  */
 export function* renderPieces(snapshot: RepoSnapshot): Generator<Buffer> {
+  for (const part of renderParts(snapshot, null)) yield part.bytes;
+}
+
+/** renderPieces with the piece numbers, taking a piece from `reuse` when it has it. */
+function* renderParts(snapshot: RepoSnapshot, reuse: ((piece: number) => Buffer | null) | null): Generator<Part> {
   const files = snapshot.body.files;
   if (files.length === 0) {
-    yield encode(`${JSON.stringify(snapshot, null, 2)}\n`);
+    yield { bytes: encode(`${JSON.stringify(snapshot, null, 2)}\n`) };
     return;
   }
   const frame = JSON.stringify({ ...snapshot, body: { ...snapshot.body, files: [FILES_MARK] } }, null, 2);
   const mark = `      ${JSON.stringify(FILES_MARK)}`;
   const at = frame.indexOf(mark);
   if (at < 0 || frame.indexOf(mark, at + 1) >= 0) {
-    yield encode(`${JSON.stringify(snapshot, null, 2)}\n`); // an unusual document: no shortcuts
+    yield { bytes: encode(`${JSON.stringify(snapshot, null, 2)}\n`) }; // an unusual document: no shortcuts
     return;
   }
-  yield encode(frame.slice(0, at));
-  const open = '{\n  "body": {\n    "files": [\n'.length;
-  const close = '\n    ]\n  }\n}'.length;
+  yield { bytes: encode(frame.slice(0, at)) };
   const comma = Buffer.from(',\n', 'latin1');
   for (let i = 0; i < files.length; i += RENDER_CHUNK) {
-    if (i > 0) yield comma;
-    const wrapped = JSON.stringify({ body: { files: files.slice(i, i + RENDER_CHUNK) } }, null, 2);
-    // All-ASCII (the usual case): encode the whole piece as latin1 (a plain copy) and cut the
-    // frame off the bytes, where byte and character offsets agree.
-    if (!NON_ASCII.test(wrapped)) {
-      const b = Buffer.from(wrapped, 'latin1');
-      yield b.subarray(open, b.length - close);
-    } else yield Buffer.from(wrapped.slice(open, wrapped.length - close), 'utf8');
+    if (i > 0) yield { bytes: comma };
+    const piece = i / RENDER_CHUNK;
+    yield { bytes: reuse?.(piece) ?? renderPiece(files, i), piece };
   }
-  yield encode(`${frame.slice(at + mark.length)}\n`);
+  yield { bytes: encode(`${frame.slice(at + mark.length)}\n`) };
+}
+
+/** Entries [from, from + RENDER_CHUNK) as they appear in the document. */
+function renderPiece(files: readonly RepoSnapshot['body']['files'][number][], from: number): Buffer {
+  const open = '{\n  "body": {\n    "files": [\n'.length;
+  const close = '\n    ]\n  }\n}'.length;
+  const wrapped = JSON.stringify({ body: { files: files.slice(from, from + RENDER_CHUNK) } }, null, 2);
+  // All-ASCII (the usual case): encode the whole piece as latin1 (a plain copy) and cut the
+  // frame off the bytes, where byte and character offsets agree.
+  if (!NON_ASCII.test(wrapped)) {
+    const b = Buffer.from(wrapped, 'latin1');
+    return b.subarray(open, b.length - close);
+  }
+  return Buffer.from(wrapped.slice(open, wrapped.length - close), 'utf8');
 }
 
 function encode(piece: string): Buffer {
@@ -182,21 +224,47 @@ function memoFor(s: RepoSnapshot): string | undefined {
   return exact ? memo : undefined;
 }
 
-function readMemo(file: string, digest: string): Buffer | null {
+/** The memo at `file` if it is whole and renders one of the `wanted` digests (read no further otherwise). */
+function readMemo(file: string, wanted: readonly (string | undefined)[]): Memo | null {
   let buf: Buffer;
   try {
-    buf = fs.readFileSync(file);
+    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    try {
+      const size = fs.fstatSync(fd).size;
+      if (size < MEMO_HEAD_BYTES) return null;
+      buf = Buffer.allocUnsafe(size);
+      if (fs.readSync(fd, buf, 0, MEMO_HEAD_BYTES, 0) !== MEMO_HEAD_BYTES) return null;
+      const digest = buf.toString('latin1', MEMO_TAG.length + 1, MEMO_TAG.length + 1 + 'sha256:'.length + 64);
+      if (!wanted.includes(digest)) return null;
+      for (let off = MEMO_HEAD_BYTES; off < size; ) {
+        const n = fs.readSync(fd, buf, off, size - off, off);
+        if (n === 0) return null;
+        off += n;
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
   } catch {
     return null;
   }
-  if (buf.length < MEMO_HEAD_BYTES) return null;
   const head = buf.subarray(0, MEMO_HEAD_BYTES).toString('latin1');
-  const text = buf.subarray(MEMO_HEAD_BYTES);
-  return head === memoHead(digest, crc32(text)) ? text : null;
+  const digest = head.slice(MEMO_TAG.length + 1, MEMO_TAG.length + 1 + 'sha256:'.length + 64);
+  const textLength = Number(head.slice(-13, -1));
+  const rest = buf.subarray(MEMO_HEAD_BYTES);
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest) || !Number.isSafeInteger(textLength) || textLength > rest.length || head !== memoHead(digest, crc32(rest), textLength)) return null;
+  let pieces: unknown;
+  try {
+    pieces = JSON.parse(rest.subarray(textLength).toString('latin1'));
+  } catch {
+    return null;
+  }
+  const inText = (r: unknown): r is [number, number] => Array.isArray(r) && r.length === 2 && Number.isSafeInteger(r[0]) && Number.isSafeInteger(r[1]) && 0 <= r[0] && r[0] <= r[1] && r[1] <= textLength;
+  if (!Array.isArray(pieces) || !pieces.every(inText)) return null;
+  return { digest, text: rest.subarray(0, textLength), pieces };
 }
 
-function memoHead(digest: string, crc: number): string {
-  return `${MEMO_TAG} ${digest} ${String(crc).padStart(10, '0')}\n`;
+function memoHead(digest: string, crc: number, textLength: number): string {
+  return `${MEMO_TAG} ${digest} ${String(crc).padStart(10, '0')} ${String(textLength).padStart(12, '0')}\n`;
 }
 
 /**
@@ -205,6 +273,8 @@ function memoHead(digest: string, crc: number): string {
  */
 class MemoWriter {
   private crc = 0;
+  private length = 0;
+  private readonly pieces: [number, number][] = [];
   private done = false;
 
   private constructor(
@@ -219,14 +289,21 @@ class MemoWriter {
     try {
       const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
       const w = new MemoWriter(file, tmp, fd, digest);
-      w.put(Buffer.alloc(MEMO_HEAD_BYTES), false); // the real first line goes in last
+      w.write(Buffer.alloc(MEMO_HEAD_BYTES)); // the real first line goes in last
       return w;
     } catch {
       return null;
     }
   }
 
-  put(b: Buffer, counted = true): void {
+  /** Appends a part of the text, noting where a piece of entries lies. */
+  put(part: Part): void {
+    if (part.piece !== undefined) this.pieces[part.piece] = [this.length, this.length + part.bytes.length];
+    this.length += part.bytes.length;
+    this.write(part.bytes, true);
+  }
+
+  private write(b: Buffer, counted = false): void {
     if (this.fd === null) return;
     try {
       writeAll(this.fd, b);
@@ -239,7 +316,9 @@ class MemoWriter {
   commit(): void {
     if (this.fd === null) return;
     try {
-      const head = Buffer.from(memoHead(this.digest, this.crc), 'latin1');
+      this.write(Buffer.from(JSON.stringify(this.pieces), 'latin1'), true);
+      if (this.fd === null) return;
+      const head = Buffer.from(memoHead(this.digest, this.crc, this.length), 'latin1');
       fs.writeSync(this.fd, head, 0, head.length, 0);
       fs.closeSync(this.fd);
       this.fd = null;

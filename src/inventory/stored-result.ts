@@ -159,6 +159,11 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     bytesHashed += o.stat[0]!;
   }
   const files: RepoSnapshotEntry[] = new Array<RepoSnapshotEntry>(rows.length);
+  // Same entries in the same order (files edited in place or saved by rename, nothing added or
+  // removed, no rules read): only the entries of re-read rows may differ from the stored
+  // result's, whose rendering can then be reused piecewise.
+  const reread = !prior.entries && prior.read.files === 0 && stored.digest !== undefined ? new Set(changed) : null;
+  const touched: number[] = [];
   // One hex string for the whole table; each digest is a slice of it (no per-entry conversion).
   const shaHex = Buffer.from(t.shas.buffer, t.shas.byteOffset, t.size * 32).toString('hex');
   let bytes = 0;
@@ -182,6 +187,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
       path = linkPath;
       kind = 'symlink';
     }
+    if (reread?.has(i) === true) touched.push(k);
     const o = i * STAT_FIELDS;
     const size = t.stats[o]!;
     const mode = (t.stats[o + 5]! & 0o100) !== 0 ? '0755' : '0644';
@@ -200,7 +206,8 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     // Unchanged rows and links give the same entries, hence the digest stored with them.
     freezeFiles(files);
     digest = changed.length === 0 && prior.read.files === 0 && !prior.entries && stored.digest !== undefined ? stored.digest : computeDigestOf(files, bytes, truncated);
-    rememberBodyDigest(files, bytes, digest, p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile), truncated);
+    const basis = reread !== null && stored.digest !== undefined && digest !== stored.digest ? { digest: stored.digest, touched } : undefined;
+    rememberBodyDigest(files, bytes, digest, p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile), truncated, basis);
   }
   if ((changed.length > 0 || prior.read.files > 0 || prior.listings) && p.cacheFile !== null) {
     stored.digest = digest; // a stale digest must not survive the rewrite

@@ -109,6 +109,77 @@ describe('writeRepoSnapshot (in pieces)', () => {
     expect(Buffer.concat(chunks).equals(expected(doc))).toBe(true);
   });
 
+  /** Changes one character of `rel`'s entry inside piece `piece` of the memo (same length, CRC made right): a piece copied from the memo shows it. */
+  async function markInMemo(memoFile: string, piece: number, rel: string, letter: string): Promise<string> {
+    const { crc32 } = await import('node:zlib');
+    const raw = fs.readFileSync(memoFile);
+    const head = raw.subarray(0, raw.indexOf(10) + 1).toString('latin1');
+    const [, tag, version, digest, , length] = /^(\S+) (\d+) (\S+) (\d+) (\d+)\n$/.exec(head)!;
+    const rest = Buffer.from(raw.subarray(head.length));
+    const pieces = JSON.parse(rest.subarray(Number(length)).toString('latin1')) as [number, number][];
+    const at = rest.indexOf(JSON.stringify(rel), pieces[piece]![0]);
+    expect(at).toBeGreaterThan(pieces[piece]![0]);
+    expect(at).toBeLessThan(pieces[piece]![1]);
+    rest.write(letter, at + 1, 'latin1');
+    fs.writeFileSync(memoFile, Buffer.concat([Buffer.from(`${tag} ${version} ${digest} ${String(crc32(rest)).padStart(10, '0')} ${length}\n`, 'latin1'), rest]));
+    return JSON.stringify(`${letter}${rel.slice(1)}`);
+  }
+
+  it('after in-place edits renders only the touched pieces, copying the rest from the memo, and the text is exact every round', async () => {
+    const t = await bigTree(9000); // pieces: entries 0-4095, 4096-8191, 8192-8999
+    const file = path.join(tempDir('cairn-out-'), 'snap.json');
+    let doc = await t.snap();
+    await writeRepoSnapshot(doc, { file });
+    await sleep(MARGIN + 20);
+    const marked = await markInMemo(t.memo()!, 1, doc.body.files[5000]!.path, 'X');
+    const unmarked = await markInMemo(t.memo()!, 2, doc.body.files[8900]!.path, 'Y');
+    for (const [round, ks] of [[1, [0, 8999]], [2, [4100]], [3, [10, 8500, 8998]]] as const) {
+      for (const k of ks) fs.writeFileSync(path.join(t.root, doc.body.files[k]!.path), `edited in round ${round}, entry ${k}`);
+      doc = await t.snap();
+      await writeRepoSnapshot(doc, { file });
+      const text = fs.readFileSync(file);
+      if (round === 1) {
+        // Pieces 0 and 2 were rendered; the marked middle piece was copied.
+        expect(text.includes(marked)).toBe(true);
+        expect(text.includes(unmarked)).toBe(false);
+        continue;
+      }
+      expect(text.equals(expected(doc))).toBe(true); // round 2 rendered the middle piece again
+      expect(renderRepoSnapshot(doc).equals(expected(doc))).toBe(true);
+    }
+    // Saved the way editors save (a new file renamed over the old: its directory changes): still only the touched piece is rendered.
+    await sleep(MARGIN + 20);
+    doc = await t.snap(); // nothing racy left
+    await writeRepoSnapshot(doc, { file });
+    const again = await markInMemo(t.memo()!, 1, doc.body.files[5000]!.path, 'Z');
+    const f = path.join(t.root, doc.body.files[20]!.path);
+    fs.writeFileSync(`${f}.tmp`, 'saved by rename');
+    fs.renameSync(`${f}.tmp`, f);
+    doc = await t.snap();
+    await writeRepoSnapshot(doc, { file });
+    expect(fs.readFileSync(file).includes(again)).toBe(true);
+  });
+
+  it('renders everything again when the memo is not of the body the edits started from, or files came or went', async () => {
+    const t = await bigTree(9000);
+    const file = path.join(tempDir('cairn-out-'), 'snap.json');
+    let doc = await t.snap();
+    await writeRepoSnapshot(doc, { file });
+    const edit = (k: number, text: string) => fs.writeFileSync(path.join(t.root, doc.body.files[k]!.path), text);
+    edit(1, 'first edit');
+    doc = await t.snap(); // not rendered: the memo stays one body behind
+    edit(6000, 'second edit');
+    doc = await t.snap();
+    await writeRepoSnapshot(doc, { file });
+    expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
+    fs.writeFileSync(path.join(t.root, 'd3', 'new.txt'), 'a new file');
+    edit(2, 'third edit');
+    doc = await t.snap();
+    expect(doc.body.files.some((f) => f.path === 'd3/new.txt')).toBe(true);
+    await writeRepoSnapshot(doc, { file });
+    expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
+  });
+
   it('writes the memo as it goes and reuses it next time', async () => {
     const t = await bigTree(5000);
     const file = path.join(tempDir('cairn-out-'), 'snap.json');
