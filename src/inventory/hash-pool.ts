@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { makeFstatInto } from './fast-stat.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, type BatchViews } from './read-file.js';
 
 /**
@@ -15,13 +16,15 @@ const { parentPort, workerData } = require('node:worker_threads');
 // Source transformers that keep function names (esbuild keepNames, used by tsx) wrap inner
 // functions in __name(fn, "name"); give the shipped text the same no-op helper.
 var __name = (fn) => fn;
+const makeFstatInto = (${makeFstatInto.toString()});
+const fast = { fstat: makeFstatInto(fs, '/') };
 const processFile = (${processFile.toString()});
 const runBatch = (${runBatch.toString()});
 const batchViews = (${batchViews.toString()});
 const views = workerData.slots.map((b) => batchViews(b, ${BATCH_CAPACITY}));
 const buf = Buffer.allocUnsafe(1 << 20);
 parentPort.on('message', (m) => {
-  const details = runBatch(fs, crypto, buf, m.paths.split('\\0'), views[m.slot], m.withDigest);
+  const details = runBatch(fs, crypto, buf, m.paths.split('\\0'), views[m.slot], m.withDigest, fast);
   parentPort.postMessage({ id: m.id, details });
 });
 `;

@@ -1,5 +1,11 @@
 import type * as FsModule from 'node:fs';
 import type * as CryptoModule from 'node:crypto';
+import type { FstatInto } from './fast-stat.js';
+
+/** The stat calls a thread made once (makeFstatInto), handed to processFile. */
+export interface FastStat {
+  fstat: FstatInto;
+}
 
 /**
  * Per-file status codes of a hash batch. OK_* carry bytes/mode/stat; the others are skip reasons.
@@ -94,6 +100,8 @@ export function processFile(
   withDigest: boolean,
   buf: Buffer,
   wantText: boolean,
+  /** This thread's fast stat calls (fast-stat.ts); the public API without them. */
+  fast?: FastStat,
 ): FileOutcome {
   const failure = (e: unknown): FileOutcome => {
     const c = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
@@ -105,6 +113,18 @@ export function processFile(
   };
   const S_IFMT = 0o170000;
   const S_IFREG = 0o100000;
+
+  const statFd =
+    fast?.fstat ??
+    ((fd: number, out: Float64Array): void => {
+      const st = fs.fstatSync(fd);
+      out[0] = st.size;
+      out[1] = st.mtimeMs;
+      out[2] = st.ctimeMs;
+      out[3] = st.ino;
+      out[4] = st.dev;
+      out[5] = st.mode;
+    });
 
   if (!wantText && (cachedStat !== null || !withDigest)) {
     let st: FsModule.Stats | undefined;
@@ -131,9 +151,10 @@ export function processFile(
       return failure(e);
     }
     try {
-      const before = fs.fstatSync(fd);
-      if ((before.mode & S_IFMT) !== S_IFREG) return { status: 6, detail: 'not a regular file when opened' };
-      const size = before.size;
+      const before = new Float64Array(6);
+      statFd(fd, before);
+      if ((before[5]! & S_IFMT) !== S_IFREG) return { status: 6, detail: 'not a regular file when opened' };
+      const size = before[0]!;
       let total = 0;
       let sha: Buffer;
       let text: string | undefined;
@@ -161,9 +182,10 @@ export function processFile(
         sha = h.digest();
         if (wantText) text = Buffer.concat(parts).toString('utf8');
       }
-      const after = fs.fstatSync(fd);
-      if (total === size && after.size === before.size && after.mtimeMs === before.mtimeMs && after.ctimeMs === before.ctimeMs) {
-        const out: FileOutcome = { status: withDigest ? 0 : 2, stat: [before.size, before.mtimeMs, before.ctimeMs, before.ino, before.dev, before.mode] };
+      const after = new Float64Array(6);
+      statFd(fd, after);
+      if (total === size && after[0] === before[0] && after[1] === before[1] && after[2] === before[2]) {
+        const out: FileOutcome = { status: withDigest ? 0 : 2, stat: [before[0]!, before[1]!, before[2]!, before[3]!, before[4]!, before[5]!] };
         if (withDigest) out.sha = sha;
         if (text !== undefined) out.text = text;
         return out;
@@ -183,12 +205,12 @@ export function processFile(
  * `processFile` (which it calls by name) and called directly by the synchronous scanner, so
  * both paths run the same code.
  */
-export function runBatch(fs: typeof FsModule, crypto: typeof CryptoModule, buf: Buffer, paths: readonly string[], v: BatchViews, withDigest: boolean): (string | null)[] | null {
+export function runBatch(fs: typeof FsModule, crypto: typeof CryptoModule, buf: Buffer, paths: readonly string[], v: BatchViews, withDigest: boolean, fast?: FastStat): (string | null)[] | null {
   let details: (string | null)[] | null = null;
   for (let i = 0; i < paths.length; i++) {
     const has = v.cachedHas[i]!;
     const cached = has === 0 ? null : v.cachedStats.subarray(i * 6, i * 6 + 6);
-    const o = processFile(fs, crypto, paths[i]!, cached, has === 2, withDigest, buf, false);
+    const o = processFile(fs, crypto, paths[i]!, cached, has === 2, withDigest, buf, false, fast);
     v.status[i] = o.status;
     if (o.stat !== undefined) for (let k = 0; k < 6; k++) v.stats[i * 6 + k] = o.stat[k] ?? 0;
     if (o.status === 0 && o.sha !== undefined) v.shas.set(o.sha, i * 32);

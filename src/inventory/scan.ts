@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import { CairnError } from '../core/errors.js';
 import { HashPool } from './hash-pool.js';
+import { fastStatHere } from './fast-stat.js';
 import { abortError, prepare, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome } from './read-file.js';
 import { emptyCache, HAS_SHA, RACY, renderMemoPath, saveCache, type StatCacheData } from './stat-cache.js';
@@ -208,7 +209,7 @@ class ScanRun {
   /** Hashes a batch on this thread. */
   runHere(batch: PendingBatch, v: BatchViews): void {
     this.fillRequest(batch, v);
-    this.applyBatch(batch, v, runBatch(fs, crypto, this.buf, batch.paths, v, this.p.withDigest));
+    this.applyBatch(batch, v, runBatch(fs, crypto, this.buf, batch.paths, v, this.p.withDigest, fastStatHere()));
   }
 
   private finishSlot(slot: ScanSlot, o: { status: number; detail?: string }, stats: ArrayLike<number> | null, statOff: number, shas: Uint8Array | null = null, shaOff = 0): void {

@@ -5,7 +5,7 @@ import { abortError, prefixOf, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared 
 import { processFile, STATUS, STAT_FIELDS } from './read-file.js';
 import { resolveLink } from './walk.js';
 import { changedRows, claimChangedRows, Verifier } from './verifier.js';
-import { makeLstatInto } from './fast-lstat.js';
+import { fastStatHere, makeLstatInto } from './fast-stat.js';
 import { applyDirChanges } from './incremental.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
 import { renderMemoPath, saveCache, HAS_SHA, type FileTable } from './stat-cache.js';
@@ -149,7 +149,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   for (const i of changed) {
     if (options.signal?.aborted) throw abortError();
     const rel = t.paths[i]!;
-    const o = processFile(fs, crypto, prefix + rel, null, false, p.withDigest, buf, false);
+    const o = processFile(fs, crypto, prefix + rel, null, false, p.withDigest, buf, false, fastStatHere());
     if ((o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY) || o.stat === undefined) return null;
     if (stored.cut === 'bytes' && o.stat[0] !== t.stats[i * STAT_FIELDS]) return null; // the cut may move: the walk cuts
     // A .gitignore with new rules can change which paths are in: only the walk can tell. Same

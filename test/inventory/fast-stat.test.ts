@@ -1,10 +1,10 @@
-// The stat-cache check's lstat: Node's fs binding when it answers like lstatSync, else lstatSync;
+// The stat-cache check's lstat and the hash path's fstat: Node's fs binding when it answers like lstatSync, else lstatSync;
 // either way the same six numbers, and "changed" (false) for any path that leads nowhere.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeLstatInto } from '../../src/inventory/fast-lstat.js';
+import { makeFstatInto, makeLstatInto } from '../../src/inventory/fast-stat.js';
 import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
@@ -60,6 +60,39 @@ describe('makeLstatInto', () => {
         }),
         { numRuns: 60 },
       );
+    });
+  }
+});
+
+describe('makeFstatInto', () => {
+  const root = tempDir();
+  writeTree(root, { 'f.txt': 'hello', 'dir/inner': 'x' });
+  const variants = [
+    ['the fast variant', makeFstatInto(fs, root)],
+    ['the fstatSync variant', makeFstatInto(fs, root, false)],
+  ] as const;
+
+  it('uses the fs binding on this Node', () => {
+    expect(variants[0][1].name).toBe('viaBinding');
+    expect(variants[1][1].name).toBe('viaStats');
+  });
+
+  for (const [name, fstatInto] of variants) {
+    it(`${name}: the six fields equal fstatSync's, for a file and a directory, and a closed descriptor throws EBADF`, () => {
+      for (const rel of ['f.txt', 'dir']) {
+        const fd = fs.openSync(path.join(root, rel), 'r');
+        try {
+          const out = new Float64Array(6);
+          fstatInto(fd, out);
+          const st = fs.fstatSync(fd);
+          expect([...out]).toEqual([st.size, st.mtimeMs, st.ctimeMs, st.ino, st.dev, st.mode]);
+        } finally {
+          fs.closeSync(fd);
+        }
+      }
+      const fd = fs.openSync(path.join(root, 'f.txt'), 'r');
+      fs.closeSync(fd);
+      expect(() => fstatInto(fd, new Float64Array(6))).toThrow(expect.objectContaining({ code: 'EBADF' }));
     });
   }
 });

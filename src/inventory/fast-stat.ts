@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+
 /**
  * lstat of a path into a caller's row: `out[0..5]` = size, mtimeMs, ctimeMs, ino, dev, mode (type
  * bits included, as `Stats.mode`). Returns false when the path leads nowhere or cannot be looked
@@ -72,4 +74,67 @@ export function makeLstatInto(fs: typeof import('node:fs'), probe: string, allow
     // an unexpected binding: the public API
   }
   return viaStats;
+}
+
+/**
+ * fstat of an open file into a caller's row (the same six fields as LstatInto); throws like
+ * `fs.fstatSync`. The hash path fstats every file twice (before and after reading, the
+ * mid-read change guard), so the same binding shortcut saves ~10% of a small file's cost.
+ * Self-contained: also runs in hash workers as text.
+ */
+export type FstatInto = (fd: number, out: Float64Array) => void;
+
+export function makeFstatInto(fs: typeof import('node:fs'), probe: string, allowBinding = true): FstatInto {
+  const viaStats: FstatInto = (fd, out) => {
+    const st = fs.fstatSync(fd);
+    out[0] = st.size;
+    out[1] = st.mtimeMs;
+    out[2] = st.ctimeMs;
+    out[3] = st.ino;
+    out[4] = st.dev;
+    out[5] = st.mode;
+  };
+  type Binding = { fstat(fd: number, bigint: false, req: undefined, shouldNotThrow: false): Float64Array };
+  let binding: Binding | undefined;
+  try {
+    const proc = process as unknown as { binding?(name: string): unknown; permission?: unknown; execArgv: string[] };
+    const flags = `${proc.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
+    if (!allowBinding || proc.permission !== undefined || flags.includes('deprecation') || typeof proc.binding !== 'function') return viaStats;
+    binding = proc.binding('fs') as Binding;
+    if (typeof binding.fstat !== 'function') return viaStats;
+  } catch {
+    return viaStats;
+  }
+  const b = binding;
+  const viaBinding: FstatInto = (fd, out) => {
+    const s = b.fstat(fd, false, undefined, false);
+    out[0] = s[8]!;
+    out[1] = s[12]! * 1e3 + s[13]! / 1e6;
+    out[2] = s[14]! * 1e3 + s[15]! / 1e6;
+    out[3] = s[7]!;
+    out[4] = s[0]!;
+    out[5] = s[1]!;
+  };
+  let fd = -1;
+  try {
+    fd = fs.openSync(probe, fs.constants.O_RDONLY);
+    const a = new Float64Array(6);
+    const c = new Float64Array(6);
+    viaStats(fd, a);
+    viaBinding(fd, c);
+    if (a.every((x, i) => x === c[i])) return viaBinding;
+  } catch {
+    // an unexpected binding or an unreadable probe: the public API
+  } finally {
+    if (fd >= 0) fs.closeSync(fd);
+  }
+  return viaStats;
+}
+
+let here: { fstat: FstatInto } | undefined;
+
+/** The fast stat calls of the calling thread (made once). */
+export function fastStatHere(): { fstat: FstatInto } {
+  here ??= { fstat: makeFstatInto(fs, '/') };
+  return here;
 }
