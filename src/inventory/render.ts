@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { tempSiblingName, writeFileAtomicSync } from '../core/atomic-write.js';
 import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf } from './digest.js';
+import { RACY_MARGIN_MS } from './prepare.js';
 import type { RepoSnapshot } from './types.js';
 
 /**
@@ -61,11 +63,16 @@ export function renderRepoSnapshot(snapshot: RepoSnapshot): Buffer {
  */
 export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: string } | { out: NodeJS.WritableStream }): Promise<void> {
   const memo = memoFor(snapshot);
-  const last = memo === undefined ? null : readMemo(memo, [snapshot.snapshotDigest, renderBasisOf(snapshot.body)?.digest]);
-  if (last?.digest === snapshot.snapshotDigest) {
-    // An unchanged tree snapshotted to the same file again: the file already says it all.
+  const digest = snapshot.snapshotDigest;
+  // An unchanged tree snapshotted to the same file again: the file already says it all.
+  if ('file' in to && memo !== undefined && outputStillHolds(memo, to.file, digest)) return;
+  const last = memo === undefined ? null : readMemo(memo, [digest, renderBasisOf(snapshot.body)?.digest]);
+  if (last?.digest === digest) {
     if ('file' in to) {
-      if (!holdsExactly(to.file, last.text)) writeFileAtomicSync(to.file, last.text);
+      const checkedAt = Date.now();
+      const held = holdsExactly(to.file, last.text);
+      if (held === null) writeFileAtomicSync(to.file, last.text);
+      else stampOutput(memo!, to.file, digest, held, checkedAt);
     } else await writeOut(to.out, last.text);
     return;
   }
@@ -87,6 +94,53 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
     mw?.commit();
   } finally {
     mw?.abort();
+  }
+}
+
+/**
+ * The output stamp (`<id>.out` beside the memo): which file was last found or made to hold the
+ * text of which digest, with its stat then. While the file keeps that stat (size, mtime, ctime,
+ * inode, device) and its ctime is older than the check by the racy margin, so that no later
+ * write could hide in the same clock tick (the stat cache's rule), it still holds that text and
+ * is neither read nor written. Only a comparison stamps (a file just written is racy anyway):
+ * the run after a write compares the bytes, and the runs after that only lstat the file.
+ */
+interface OutputStamp {
+  file: string;
+  digest: string;
+  stat: number[];
+  checkedAt: number;
+}
+
+function stampPath(memo: string): string {
+  return `${memo.replace(/\.render$/, '')}.out`;
+}
+
+function statRow(st: fs.Stats): number[] {
+  return [st.size, st.mtimeMs, st.ctimeMs, st.ino, st.dev];
+}
+
+function outputStillHolds(memo: string, file: string, digest: string): boolean {
+  try {
+    const stamp = JSON.parse(fs.readFileSync(stampPath(memo), 'utf8')) as Partial<OutputStamp>;
+    if (stamp.file !== path.resolve(file) || stamp.digest !== digest || !Array.isArray(stamp.stat) || typeof stamp.checkedAt !== 'number') return false;
+    const st = fs.lstatSync(file, { throwIfNoEntry: false });
+    if (st?.isFile() !== true) return false;
+    const now = statRow(st);
+    if (now.some((v, i) => v !== stamp.stat![i])) return false;
+    return now[1]! < stamp.checkedAt - RACY_MARGIN_MS && now[2]! < stamp.checkedAt - RACY_MARGIN_MS;
+  } catch {
+    return false;
+  }
+}
+
+/** Records that `file`, with `stat`, was found holding the text of `digest` by a read that began at `checkedAt` (best effort: a lost stamp costs one comparison). */
+function stampOutput(memo: string, file: string, digest: string, stat: number[], checkedAt: number): void {
+  try {
+    const stamp: OutputStamp = { file: path.resolve(file), digest, stat, checkedAt };
+    writeFileAtomicSync(stampPath(memo), JSON.stringify(stamp), { fsync: false, mode: 0o600 });
+  } catch {
+    // a cache beside a cache: never worth failing for
   }
 }
 
@@ -157,32 +211,36 @@ function encode(piece: string): Buffer {
 }
 
 /**
- * True when `file` is a regular file (not a link) holding exactly `bytes`, then synced (nearly
- * free when it already is on disk): rewriting it would change nothing. Reading and comparing
- * ~19 MB costs ~10 ms here; the atomic rewrite it saves costs 27-75 ms (bench/RESULTS.md).
+ * The stat of `file` when it is a regular file (not a link) holding exactly `bytes` and did not
+ * change while being read (then synced: nearly free when it already is on disk), else null:
+ * rewriting it would change nothing. Reading and comparing ~19 MB costs ~10 ms here; the
+ * atomic rewrite it saves costs 27-75 ms (bench/RESULTS.md).
  */
-function holdsExactly(file: string, bytes: Buffer): boolean {
+function holdsExactly(file: string, bytes: Buffer): number[] | null {
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
   } catch {
-    return false;
+    return null;
   }
   try {
-    if (!fs.fstatSync(fd).isFile()) return false;
+    const before = fs.fstatSync(fd);
+    if (!before.isFile()) return null;
     const chunk = Buffer.allocUnsafe(1 << 20);
     let off = 0;
     for (;;) {
       const n = fs.readSync(fd, chunk, 0, chunk.length, off);
       if (n === 0) break;
-      if (off + n > bytes.length || chunk.compare(bytes, off, off + n, 0, n) !== 0) return false;
+      if (off + n > bytes.length || chunk.compare(bytes, off, off + n, 0, n) !== 0) return null;
       off += n;
     }
-    if (off !== bytes.length) return false;
+    if (off !== bytes.length) return null;
+    const stat = statRow(before);
+    if (statRow(fs.fstatSync(fd)).some((v, i) => v !== stat[i])) return null;
     fs.fdatasyncSync(fd);
-    return true;
+    return stat;
   } catch {
-    return false;
+    return null;
   } finally {
     fs.closeSync(fd);
   }

@@ -221,6 +221,35 @@ describe('writeRepoSnapshot (in pieces)', () => {
     }
   });
 
+  it('once an output was compared and found right, later runs trust its stat alone until anything about it changes', async () => {
+    const t = await setup({ a: 'a', 'b/c': 'c' });
+    const file = path.join(tempDir('cairn-out-'), 'snap.json');
+    await writeRepoSnapshot(await t.snap(), { file });
+    const doc = await t.snap(); // the memo applies from here on
+    await writeRepoSnapshot(doc, { file });
+    await sleep(2100); // past the racy margin (2 s): a stamp taken now can be trusted
+    await writeRepoSnapshot(doc, { file }); // compares the bytes and stamps the file
+    const stamped = fs.statSync(file, { bigint: true });
+    // With the memo damaged, only the stamp can spare the file a rewrite.
+    fs.writeFileSync(t.memo()!, 'damaged');
+    await writeRepoSnapshot(doc, { file });
+    const trusted = fs.statSync(file, { bigint: true });
+    expect([trusted.ino, trusted.ctimeNs]).toEqual([stamped.ino, stamped.ctimeNs]);
+    // Same size, mtime put back: ctime still moves, so the edit is seen and the text restored.
+    const text = fs.readFileSync(file);
+    fs.writeFileSync(file, Buffer.from(text).fill(0x20, 3, 4));
+    fs.utimesSync(file, trusted.atime, trusted.mtime);
+    await writeRepoSnapshot(doc, { file });
+    expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
+    // A link put where the file was is replaced by the file, never followed.
+    const elsewhere = path.join(path.dirname(file), 'elsewhere');
+    fs.renameSync(file, elsewhere);
+    fs.symlinkSync('elsewhere', file);
+    await writeRepoSnapshot(doc, { file });
+    expect(fs.lstatSync(file).isFile()).toBe(true);
+    expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
+  });
+
   it('still writes the output when the memo cannot be written', async () => {
     const t = await setup({ a: 'a', 'b/c': 'c' });
     const doc = await t.snap();
