@@ -16,6 +16,13 @@ export interface AtomicWriteOptions {
    * atomic and create-only, so two racing writers never both win.
    */
   exclusive?: boolean;
+  /**
+   * Unlink the old target just before the rename (caches only, with `fsync: false`). Renaming
+   * over an existing file makes ext4 start writing the new one out first (its auto_da_alloc
+   * safeguard): ~10 ms for a 13 MB cache here. The price: a reader may find no file for a
+   * moment, and a crash then loses it, which for a cache only costs a rebuild.
+   */
+  unlinkFirst?: boolean;
 }
 
 /**
@@ -102,6 +109,7 @@ export function writeFileAtomicSync(target: string, data: string | Uint8Array | 
       fs.linkSync(tmp, target);
       fs.unlinkSync(tmp);
     } else {
+      if (options.unlinkFirst === true) fs.rmSync(target, { force: true });
       fs.renameSync(tmp, target);
     }
     if (doSync) fsyncDirSync(dir);
@@ -133,6 +141,7 @@ export async function writeFileAtomic(target: string, data: string | Uint8Array,
       await fsp.link(tmp, target);
       await fsp.unlink(tmp);
     } else {
+      if (options.unlinkFirst === true) await fsp.rm(target, { force: true });
       await fsp.rename(tmp, target);
     }
     if (doSync) await fsyncDir(dir);

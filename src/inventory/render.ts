@@ -380,6 +380,9 @@ class MemoWriter {
       fs.writeSync(this.fd, head, 0, head.length, 0);
       fs.closeSync(this.fd);
       this.fd = null;
+      // Unlinked first: renaming over it would make ext4 flush the new memo at once (see
+      // AtomicWriteOptions.unlinkFirst); a memo missing for a moment is only a cache miss.
+      fs.rmSync(this.file, { force: true });
       fs.renameSync(this.tmp, this.file);
       this.done = true;
     } catch {

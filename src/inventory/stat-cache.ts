@@ -443,7 +443,7 @@ export function saveCache(file: string, data: StatCacheData, rootReal: string, o
       (fd) => {
         for (const part of parts) for (let off = 0; off < part.length; ) off += fs.writeSync(fd, part, off, part.length - off);
       },
-      { fsync: false, mode: 0o600 },
+      { fsync: false, mode: 0o600, unlinkFirst: true },
     );
     return undefined;
   } catch (e) {

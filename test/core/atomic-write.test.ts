@@ -57,6 +57,22 @@ describe.each(WRITERS)('%s', (_name, write) => {
     expect(fs.statSync(target).mode & 0o777).toBe(0o666 & ~umask);
   });
 
+  it('unlinkFirst (for caches) replaces a file or a symlink the same way, never writing through the link', async () => {
+    const victim = path.join(dir, 'victim.txt');
+    fs.writeFileSync(victim, 'precious');
+    const target = path.join(dir, 'cache');
+    await write(target, 'old', { fsync: false, unlinkFirst: true });
+    await write(target, 'new', { fsync: false, unlinkFirst: true, mode: 0o600 });
+    expect(fs.readFileSync(target, 'utf8')).toBe('new');
+    fs.rmSync(target);
+    fs.symlinkSync(victim, target);
+    await write(target, 'newer', { fsync: false, unlinkFirst: true });
+    expect(fs.lstatSync(target).isFile()).toBe(true);
+    expect(fs.readFileSync(target, 'utf8')).toBe('newer');
+    expect(fs.readFileSync(victim, 'utf8')).toBe('precious');
+    expect(fs.readdirSync(dir).sort()).toEqual(['cache', 'victim.txt']);
+  });
+
   it('replaces a symlink at the target and leaves the link target untouched', async () => {
     const victim = path.join(dir, 'victim.txt');
     fs.writeFileSync(victim, 'precious');
