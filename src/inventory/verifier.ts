@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { makeLstatInto, type LstatInto } from './fast-lstat.js';
+import { makeLstatInto, type LstatInto } from './fast-stat.js';
 
 /**
  * Rows [from, to) of a verify table (cached files, then cached directories) whose lstat no
