@@ -267,7 +267,7 @@ class LazyListings {
   constructor(
     readonly names: Buffer,
     readonly types: string,
-    readonly lens: number[],
+    readonly lens: Uint32Array,
     private readonly total: number,
   ) {}
 
@@ -301,6 +301,58 @@ class LazyCachedDir implements CachedDir {
   }
 }
 
+/** Directory rows as loaded: paths, and stats 4 per row (mtimeMs, ctimeMs, ino, dev). */
+export interface DirRows {
+  paths: readonly string[];
+  stats: Float64Array;
+}
+
+/**
+ * A cache as loaded. Its directory map (17k entries on a 76k-file tree) is built on first use:
+ * the stored-result check reads the rows straight from the arrays, and a cache whose
+ * directories nobody looked up is written back from them.
+ */
+class LoadedCache implements StatCacheData {
+  result?: string;
+  entryRows?: Uint32Array;
+  pathsTable?: { text: string; raw: Buffer };
+  private dirMap: Map<string, CachedDir> | undefined;
+
+  constructor(
+    public files: FileTable,
+    private readonly rows: DirRows,
+    readonly listings: LazyListings,
+  ) {}
+
+  get dirs(): Map<string, CachedDir> {
+    if (this.dirMap === undefined) {
+      const m = new Map<string, CachedDir>();
+      const { paths, stats } = this.rows;
+      for (let i = 0; i < paths.length; i++) m.set(paths[i]!, new LazyCachedDir([stats[i * 4]!, stats[i * 4 + 1]!, stats[i * 4 + 2]!, stats[i * 4 + 3]!], this.listings, i));
+      this.dirMap = m;
+    }
+    return this.dirMap;
+  }
+
+  /** The directory rows exactly as loaded, while the map was never built (so nothing changed them). */
+  get untouchedDirRows(): DirRows | undefined {
+    return this.dirMap === undefined ? this.rows : undefined;
+  }
+}
+
+/** The directory rows of a cache: straight from the loaded arrays when the map was never built. */
+export function dirRowsOf(data: StatCacheData): DirRows {
+  const loaded = data instanceof LoadedCache ? data.untouchedDirRows : undefined;
+  if (loaded !== undefined) return loaded;
+  const paths: string[] = [];
+  const stats = new Float64Array(data.dirs.size * 4);
+  for (const [rel, d] of data.dirs) {
+    stats.set(d.stat, paths.length * 4);
+    paths.push(rel);
+  }
+  return { paths, stats };
+}
+
 function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheData {
   if (buf.length < MAGIC.length + 8 + 4 || !buf.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error('not a cairn stat cache');
   const body = buf.subarray(0, buf.length - 4);
@@ -321,15 +373,12 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   table.has.set(r.bytes(nFiles));
   table.shas.set(r.bytes(nFiles * 32));
   for (let i = 0; i < nFiles; i++) if ((table.has[i]! & ~(HAS_SHA | RACY)) !== 0) throw new Error('bad row flag');
-  const dirStats: DirStatRow[] = new Array<DirStatRow>(nDirs);
-  for (let i = 0; i < nDirs; i++) dirStats[i] = [r.f64(), r.f64(), r.f64(), r.f64()];
-  const listingLens: number[] = new Array<number>(nDirs);
+  const dirStats = new Float64Array(nDirs * 4);
+  Buffer.from(dirStats.buffer).set(r.bytes(nDirs * 32));
+  const listingLens = new Uint32Array(nDirs);
+  Buffer.from(listingLens.buffer).set(r.bytes(nDirs * 4));
   let listingTotal = 0;
-  for (let i = 0; i < nDirs; i++) {
-    const n = r.u32();
-    listingLens[i] = n;
-    listingTotal += n;
-  }
+  for (let i = 0; i < nDirs; i++) listingTotal += listingLens[i]!;
   if (listingTotal !== nListing) throw new Error('listing count mismatch');
   const types = r.bytes(nListing).toString('latin1');
   if (!/^[dflo]*$/.test(types)) throw new Error('bad listing type');
@@ -341,19 +390,21 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   const entryRows = new Uint32Array(nEntries);
   Buffer.from(entryRows.buffer).set(r.bytes(nEntries * 4));
   // The top bit marks a symlink entry (stored-result.ts LINK_ROW), checked where it is used.
-  for (const row of entryRows) if (row < 0x80000000 && row >= nFiles) throw new Error('entry row out of range');
+  for (let i = 0; i < nEntries; i++) {
+    const row = entryRows[i]!;
+    if (row < 0x80000000 && row >= nFiles) throw new Error('entry row out of range');
+  }
   if (r.off !== body.length) throw new Error('trailing bytes');
   const parts = nFiles + nDirs === 0 ? [] : pathsText.split('\0');
   if (parts.length !== nFiles + nDirs) throw new Error('string table mismatch');
-  const data: StatCacheData = { files: table, dirs: new Map() };
+  table.paths = parts.slice(0, nFiles);
+  const listings = new LazyListings(Buffer.from(namesBytes), types, listingLens, nListing);
+  const data = new LoadedCache(table, { paths: parts.slice(nFiles), stats: dirStats }, listings);
   if (result !== '') {
     data.result = result;
     data.entryRows = entryRows;
   }
-  table.paths = parts.slice(0, nFiles);
   data.pathsTable = { text: pathsText, raw: pathsRaw };
-  const listings = new LazyListings(Buffer.from(namesBytes), types, listingLens, nListing);
-  for (let i = 0; i < nDirs; i++) data.dirs.set(parts[nFiles + i]!, new LazyCachedDir(dirStats[i]!, listings, i));
   return data;
 }
 
@@ -374,10 +425,11 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   const header = Buffer.from(JSON.stringify({ tool: 'cairn', root: rootReal, optionsKey, endianness: os.endianness() } satisfies CacheHeader), 'utf8');
   const t = data.files;
   const nFiles = t.size;
-  const nDirs = data.dirs.size;
   // Directories exactly as loaded (the unchanged-tree path) are written back from their raw
-  // bytes, without decoding a single listing.
-  const raw = loadedListings(data.dirs);
+  // bytes, without decoding a single listing (or even building the directory map).
+  const untouched = data instanceof LoadedCache ? data.untouchedDirRows : undefined;
+  const nDirs = untouched !== undefined ? untouched.paths.length : data.dirs.size;
+  const raw = untouched !== undefined && data instanceof LoadedCache ? data.listings : loadedListings(data.dirs);
   let nListing = 0;
   if (raw !== null) nListing = raw.types.length;
   else for (const d of data.dirs.values()) nListing += d.listing.names.length;
@@ -395,12 +447,17 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   off += Buffer.from(t.stats.buffer, t.stats.byteOffset, nFiles * 48).copy(fixed, off);
   off += Buffer.from(t.has.buffer, t.has.byteOffset, nFiles).copy(fixed, off);
   off += Buffer.from(t.shas.buffer, t.shas.byteOffset, nFiles * 32).copy(fixed, off);
-  for (const [p, d] of data.dirs) {
-    strings?.push(p);
-    for (const v of d.stat) off = fixed.writeDoubleLE(v, off);
+  if (untouched !== undefined) {
+    if (strings !== null) for (const p of untouched.paths) strings.push(p);
+    off += Buffer.from(untouched.stats.buffer, untouched.stats.byteOffset, untouched.stats.byteLength).copy(fixed, off);
+  } else {
+    for (const [p, d] of data.dirs) {
+      strings?.push(p);
+      for (const v of d.stat) off = fixed.writeDoubleLE(v, off);
+    }
   }
   if (raw !== null) {
-    for (const n of raw.lens) off = fixed.writeUInt32LE(n, off);
+    off += Buffer.from(raw.lens.buffer, raw.lens.byteOffset, raw.lens.byteLength).copy(fixed, off);
     off += fixed.write(raw.types, off, 'latin1');
   } else {
     for (const d of data.dirs.values()) {

@@ -8,7 +8,7 @@ import { changedRows, claimChangedRows, Verifier } from './verifier.js';
 import { fastStatHere, makeLstatInto } from './fast-stat.js';
 import { applyDirChanges } from './incremental.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
-import { renderMemoPath, saveCache, HAS_SHA, type FileTable } from './stat-cache.js';
+import { dirRowsOf, renderMemoPath, saveCache, HAS_SHA, type FileTable } from './stat-cache.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanResult, SkippedEntry } from './types.js';
 
 /** What the stored result keeps besides its entry rows. */
@@ -68,23 +68,20 @@ interface VerifyTable {
 function verifyTable(p: Prepared): VerifyTable {
   const t = p.previous.files;
   const nFiles = t.size;
-  const size = nFiles + p.previous.dirs.size;
+  const dirs = dirRowsOf(p.previous);
+  const size = nFiles + dirs.paths.length;
   const stats = new Float64Array(size * STAT_FIELDS);
   stats.set(t.stats.subarray(0, nFiles * STAT_FIELDS));
   const flags = new Uint8Array(size);
   flags.set(t.has.subarray(0, nFiles));
-  const dirPaths: string[] = [];
-  let o = nFiles * STAT_FIELDS;
-  for (const [rel, d] of p.previous.dirs) {
-    dirPaths.push(rel);
-    flags[nFiles + dirPaths.length - 1] = DIR_ROW;
-    stats[o + 1] = d.stat[0];
-    stats[o + 2] = d.stat[1];
-    stats[o + 3] = d.stat[2];
-    stats[o + 4] = d.stat[3];
-    o += STAT_FIELDS;
+  flags.fill(DIR_ROW, nFiles);
+  for (let k = 0, o = nFiles * STAT_FIELDS; k < dirs.paths.length; k++, o += STAT_FIELDS) {
+    stats[o + 1] = dirs.stats[k * 4]!;
+    stats[o + 2] = dirs.stats[k * 4 + 1]!;
+    stats[o + 3] = dirs.stats[k * 4 + 2]!;
+    stats[o + 4] = dirs.stats[k * 4 + 3]!;
   }
-  return { nFiles, size, paths: t.paths.concat(dirPaths), stats, flags };
+  return { nFiles, size, paths: t.paths.concat(dirs.paths), stats, flags };
 }
 
 /** What the lstat pass found: changed file rows and the directories whose stat moved (or that are gone). */
