@@ -177,11 +177,11 @@ export interface StatCacheData {
   entryRows?: Uint32Array;
   /**
    * As loaded from disk and while `files.paths` and the keys of `dirs` are unchanged: the file
-   * paths then the directory paths, NUL-joined (the cache's own string table), as text and as
-   * the bytes read. Hands the path list to a verifying worker, and back to disk, without joining
-   * and encoding 100k strings again.
+   * paths then the directory paths, NUL-joined (the cache's own string table), as the bytes
+   * read. Hands the path list to a verifying worker, and back to disk, without joining and
+   * encoding 100k strings again.
    */
-  pathsTable?: { text: string; raw: Buffer };
+  pathsTable?: { raw: Buffer };
 }
 
 export function emptyCache(): StatCacheData {
@@ -315,7 +315,7 @@ export interface DirRows {
 class LoadedCache implements StatCacheData {
   result?: string;
   entryRows?: Uint32Array;
-  pathsTable?: { text: string; raw: Buffer };
+  pathsTable?: { raw: Buffer };
   private dirMap: Map<string, CachedDir> | undefined;
 
   constructor(
@@ -404,7 +404,7 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
     data.result = result;
     data.entryRows = entryRows;
   }
-  data.pathsTable = { text: pathsText, raw: pathsRaw };
+  data.pathsTable = { raw: pathsRaw };
   return data;
 }
 

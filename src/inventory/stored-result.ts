@@ -70,9 +70,10 @@ function verifyTable(p: Prepared): VerifyTable {
   const nFiles = t.size;
   const dirs = dirRowsOf(p.previous);
   const size = nFiles + dirs.paths.length;
-  const stats = new Float64Array(size * STAT_FIELDS);
+  // Shared memory: handed to the verifying worker without a copy.
+  const stats = new Float64Array(new SharedArrayBuffer(size * STAT_FIELDS * 8));
   stats.set(t.stats.subarray(0, nFiles * STAT_FIELDS));
-  const flags = new Uint8Array(size);
+  const flags = new Uint8Array(new SharedArrayBuffer(size));
   flags.set(t.has.subarray(0, nFiles));
   flags.fill(DIR_ROW, nFiles);
   for (let k = 0, o = nFiles * STAT_FIELDS; k < dirs.paths.length; k++, o += STAT_FIELDS) {
@@ -306,7 +307,9 @@ function cwdHeld(p: Prepared, pass: Pass): boolean {
 function startJob(p: Prepared, verifier: Verifier, v: VerifyTable, prefix: string, limit: number): Int32Array {
   const shared = new Int32Array(new SharedArrayBuffer(4 * (3 + limit + 1)));
   // The loaded cache's string table is exactly the row list (files, then directories), already joined.
-  const paths = p.previous.pathsTable?.text ?? v.paths.join('\0');
+  const raw = p.previous.pathsTable?.raw ?? Buffer.from(v.paths.join('\0'), 'utf8');
+  const paths = new Uint8Array(new SharedArrayBuffer(raw.length));
+  paths.set(raw);
   verifier.start({ prefix, probe: p.rootReal, paths, stats: v.stats, flags: v.flags, size: v.size, limit, chunk: VERIFY_CHUNK, shared });
   return shared;
 }

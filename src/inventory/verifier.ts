@@ -48,12 +48,17 @@ export function claimChangedRows(lstatInto: LstatInto, changed: typeof changedRo
   }
 }
 
-/** What the worker needs: the table (paths NUL-joined) and the shared report area. */
+/**
+ * What the worker needs: the table and the shared report area. All of it in shared memory (the
+ * paths as NUL-joined UTF-8), so posting the job copies nothing: cloning 3-4 MB of paths and
+ * 4 MB of stats cost the main thread ~9 ms, while decoding the paths is the worker's own time.
+ */
 export interface VerifyJob {
   prefix: string;
   /** An absolute path that exists (the root), for makeLstatInto's self-check. */
   probe: string;
-  paths: string;
+  /** NUL-joined UTF-8 (a SharedArrayBuffer's bytes). */
+  paths: Uint8Array;
   stats: Float64Array;
   flags: Uint8Array;
   size: number;
@@ -71,7 +76,7 @@ const makeLstatInto = (${makeLstatInto.toString()});
 const changedRows = (${changedRows.toString()});
 const claimChangedRows = (${claimChangedRows.toString()});
 parentPort.once('message', (w) => {
-  const rows = claimChangedRows(makeLstatInto(fs, w.probe), changedRows, w.shared, w.chunk, w.prefix, w.paths.split('\\0'), w.stats, w.flags, w.size, w.limit);
+  const rows = claimChangedRows(makeLstatInto(fs, w.probe), changedRows, w.shared, w.chunk, w.prefix, Buffer.from(w.paths.buffer, w.paths.byteOffset, w.paths.byteLength).toString('utf8').split('\\0'), w.stats, w.flags, w.size, w.limit);
   if (rows === null) w.shared[2] = -1;
   else { for (let k = 0; k < rows.length; k++) w.shared[3 + k] = rows[k]; w.shared[2] = rows.length; }
   Atomics.store(w.shared, 1, 1);
