@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { makeFstatInto } from './fast-stat.js';
+import { makeFastStat } from './fast-stat.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, type BatchViews } from './read-file.js';
 
 /**
@@ -16,8 +16,8 @@ const { parentPort, workerData } = require('node:worker_threads');
 // Source transformers that keep function names (esbuild keepNames, used by tsx) wrap inner
 // functions in __name(fn, "name"); give the shipped text the same no-op helper.
 var __name = (fn) => fn;
-const makeFstatInto = (${makeFstatInto.toString()});
-const fast = { fstat: makeFstatInto(fs, '/') };
+const makeFastStat = (${makeFastStat.toString()});
+const fast = makeFastStat(fs, '/');
 const processFile = (${processFile.toString()});
 const runBatch = (${runBatch.toString()});
 const batchViews = (${batchViews.toString()});

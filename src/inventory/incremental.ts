@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import { compareUtf8 } from '../core/utf8.js';
 import { parseGitignore, type GitignoreFile } from './gitignore.js';
+import { fastStatHere } from './fast-stat.js';
 import { prefixOf, type Prepared } from './prepare.js';
 import { processFile } from './read-file.js';
 import { RELIST_DIR, type CachedDir, type Listing } from './stat-cache.js';
@@ -255,7 +256,7 @@ class RulesReader {
       let text = this.newRules.get(base);
       if (text === undefined) {
         const rel = base === '' ? '.gitignore' : `${base}/.gitignore`;
-        const o = processFile(fs, crypto, prefixOf(this.p.rootReal) + rel, null, false, true, this.buf, true);
+        const o = processFile(fs, crypto, prefixOf(this.p.rootReal) + rel, null, false, true, this.buf, true, fastStatHere());
         text = o.text;
         if (o.sha !== undefined) this.shas.set(rel, o.sha);
       }

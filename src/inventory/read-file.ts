@@ -1,11 +1,6 @@
 import type * as FsModule from 'node:fs';
 import type * as CryptoModule from 'node:crypto';
-import type { FstatInto } from './fast-stat.js';
-
-/** The stat calls a thread made once (makeFstatInto), handed to processFile. */
-export interface FastStat {
-  fstat: FstatInto;
-}
+import type { FastStat } from './fast-stat.js';
 
 /**
  * Per-file status codes of a hash batch. OK_* carry bytes/mode/stat; the others are skip reasons.
@@ -100,8 +95,8 @@ export function processFile(
   withDigest: boolean,
   buf: Buffer,
   wantText: boolean,
-  /** This thread's fast stat calls (fast-stat.ts); the public API without them. */
-  fast?: FastStat,
+  /** This thread's stat calls (fast-stat.ts: makeFastStat). */
+  fast: FastStat,
 ): FileOutcome {
   const failure = (e: unknown): FileOutcome => {
     const c = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
@@ -113,18 +108,6 @@ export function processFile(
   };
   const S_IFMT = 0o170000;
   const S_IFREG = 0o100000;
-
-  const statFd =
-    fast?.fstat ??
-    ((fd: number, out: Float64Array): void => {
-      const st = fs.fstatSync(fd);
-      out[0] = st.size;
-      out[1] = st.mtimeMs;
-      out[2] = st.ctimeMs;
-      out[3] = st.ino;
-      out[4] = st.dev;
-      out[5] = st.mode;
-    });
 
   if (!wantText && (cachedStat !== null || !withDigest)) {
     let st: FsModule.Stats | undefined;
@@ -152,7 +135,7 @@ export function processFile(
     }
     try {
       const before = new Float64Array(6);
-      statFd(fd, before);
+      fast.fstat(fd, before);
       if ((before[5]! & S_IFMT) !== S_IFREG) return { status: 6, detail: 'not a regular file when opened' };
       const size = before[0]!;
       let total = 0;
@@ -183,7 +166,7 @@ export function processFile(
         if (wantText) text = Buffer.concat(parts).toString('utf8');
       }
       const after = new Float64Array(6);
-      statFd(fd, after);
+      fast.fstat(fd, after);
       if (total === size && after[0] === before[0] && after[1] === before[1] && after[2] === before[2]) {
         const out: FileOutcome = { status: withDigest ? 0 : 2, stat: [before[0]!, before[1]!, before[2]!, before[3]!, before[4]!, before[5]!] };
         if (withDigest) out.sha = sha;
@@ -205,7 +188,7 @@ export function processFile(
  * `processFile` (which it calls by name) and called directly by the synchronous scanner, so
  * both paths run the same code.
  */
-export function runBatch(fs: typeof FsModule, crypto: typeof CryptoModule, buf: Buffer, paths: readonly string[], v: BatchViews, withDigest: boolean, fast?: FastStat): (string | null)[] | null {
+export function runBatch(fs: typeof FsModule, crypto: typeof CryptoModule, buf: Buffer, paths: readonly string[], v: BatchViews, withDigest: boolean, fast: FastStat): (string | null)[] | null {
   let details: (string | null)[] | null = null;
   for (let i = 0; i < paths.length; i++) {
     const has = v.cachedHas[i]!;

@@ -144,7 +144,7 @@ class ScanRun {
 
   /** Reads a .gitignore for its rules; its stat goes into the cache even if it is itself ignored. */
   private readGitignore(abs: string, key: string): FileOutcome {
-    const o = processFile(fs, crypto, abs, null, false, this.p.withDigest, this.buf, true);
+    const o = processFile(fs, crypto, abs, null, false, this.p.withDigest, this.buf, true, fastStatHere());
     const st = o.stat;
     if (st === undefined) this.trusted = false;
     else if (this.p.cacheFile !== null) this.next.files.set(key, st, 0, o.sha ?? null, 0, this.isRacy(st, 0));

@@ -5,7 +5,7 @@ import { abortError, prefixOf, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared 
 import { processFile, STATUS, STAT_FIELDS } from './read-file.js';
 import { resolveLink } from './walk.js';
 import { changedRows, claimChangedRows, Verifier } from './verifier.js';
-import { fastStatHere, makeLstatInto } from './fast-stat.js';
+import { fastStatHere } from './fast-stat.js';
 import { applyDirChanges } from './incremental.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
 import { dirRowsOf, renderMemoPath, saveCache, HAS_SHA, type FileTable } from './stat-cache.js';
@@ -268,7 +268,7 @@ function startPass(p: Prepared): Pass | null {
   const v = verifyTable(p);
   if (v.size === 0 || p.cacheFile === null) return null;
   const prefix = lookupPrefix(p.rootReal);
-  const lstatInto = makeLstatInto(fs, p.rootReal);
+  const lstatInto = fastStatHere().lstat;
   const limit = changeLimit(v.size);
   const verifier = v.size >= PARALLEL_VERIFY_MIN && p.jobs > 0 ? (p.verifier ?? new Verifier()) : null;
   if (verifier === null) return { v, limit, verifier, prefix, shared: new Int32Array(0), mine: changedRows(lstatInto, prefix, v.paths, v.stats, v.flags, 0, v.size, limit) };
@@ -310,7 +310,7 @@ function startJob(p: Prepared, verifier: Verifier, v: VerifyTable, prefix: strin
   const raw = p.previous.pathsTable?.raw ?? Buffer.from(v.paths.join('\0'), 'utf8');
   const paths = new Uint8Array(new SharedArrayBuffer(raw.length));
   paths.set(raw);
-  verifier.start({ prefix, probe: p.rootReal, paths, stats: v.stats, flags: v.flags, size: v.size, limit, chunk: VERIFY_CHUNK, shared });
+  verifier.start({ prefix, paths, stats: v.stats, flags: v.flags, size: v.size, limit, chunk: VERIFY_CHUNK, shared });
   return shared;
 }
 
@@ -390,7 +390,7 @@ function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: num
       rest.push(i);
       continue;
     }
-    const o = processFile(fs, crypto, prefixOf(p.rootReal) + rel, null, false, p.withDigest, buf, true);
+    const o = processFile(fs, crypto, prefixOf(p.rootReal) + rel, null, false, p.withDigest, buf, true, fastStatHere());
     if (o.status === STATUS.VANISHED) {
       rest.push(i); // deleted: its directory moved too, and the update sees the rules go
       continue;

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { makeLstatInto, type LstatInto } from './fast-stat.js';
+import { makeFastStat, type LstatInto } from './fast-stat.js';
 
 /**
  * Rows [from, to) of a verify table (cached files, then cached directories) whose lstat no
@@ -55,8 +55,6 @@ export function claimChangedRows(lstatInto: LstatInto, changed: typeof changedRo
  */
 export interface VerifyJob {
   prefix: string;
-  /** An absolute path that exists (the root), for makeLstatInto's self-check. */
-  probe: string;
   /** NUL-joined UTF-8 (a SharedArrayBuffer's bytes). */
   paths: Uint8Array;
   stats: Float64Array;
@@ -72,11 +70,11 @@ const SOURCE = `'use strict';
 const fs = require('node:fs');
 const { parentPort } = require('node:worker_threads');
 var __name = (fn) => fn;
-const makeLstatInto = (${makeLstatInto.toString()});
+const makeFastStat = (${makeFastStat.toString()});
 const changedRows = (${changedRows.toString()});
 const claimChangedRows = (${claimChangedRows.toString()});
 parentPort.once('message', (w) => {
-  const rows = claimChangedRows(makeLstatInto(fs, w.probe), changedRows, w.shared, w.chunk, w.prefix, Buffer.from(w.paths.buffer, w.paths.byteOffset, w.paths.byteLength).toString('utf8').split('\\0'), w.stats, w.flags, w.size, w.limit);
+  const rows = claimChangedRows(makeFastStat(fs, '/').lstat, changedRows, w.shared, w.chunk, w.prefix, Buffer.from(w.paths.buffer, w.paths.byteOffset, w.paths.byteLength).toString('utf8').split('\\0'), w.stats, w.flags, w.size, w.limit);
   if (rows === null) w.shared[2] = -1;
   else { for (let k = 0; k < rows.length; k++) w.shared[3 + k] = rows[k]; w.shared[2] = rows.length; }
   Atomics.store(w.shared, 1, 1);
