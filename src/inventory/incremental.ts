@@ -13,6 +13,8 @@ import { classifyEntry, readListing, V_DIR, V_FILE, V_OUT } from './walk.js';
 const LINK_BIT = 0x80000000;
 const T_FILE = 'f'.charCodeAt(0);
 const T_DIR = 'd'.charCodeAt(0);
+/** New files the update adds (and reads on the main thread) before the walk, hashing on every core, is the better way. */
+const NEW_FILES_MAX = 2000;
 
 /**
  * Brings a stored result up to date with directories whose stat moved and .gitignore files
@@ -22,8 +24,10 @@ const T_DIR = 'd'.charCodeAt(0);
  * files the ignore rules keep are added (as rows to read), removed files and whole removed
  * directories are dropped. Where the rules changed (`newRules`: directories whose .gitignore was
  * edited, with the text read for it; or a .gitignore appeared or went), that directory's subtree
- * is classified again from the cached listings. Anything else (a new directory to walk, a new
- * symlink, a type change, a new name to report as skipped) returns null: the walk decides.
+ * is classified again from the cached listings. A new directory is listed, with all it holds,
+ * and classified the same way. Anything else (a new symlink, a type change, a new name to report
+ * as skipped, a new directory inside a subtree being classified again) returns null: the walk
+ * decides.
  *
  * Nothing is changed until the whole update is known to apply. Then `p.previous` (file table,
  * directory listings, entry rows), `stored` and `p.verified` are updated in place, and the rows
@@ -93,6 +97,38 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   const roots = [...reclassify].sort().filter((r, i, all) => !all.slice(0, i).some((q) => within(r, q)));
   const inRoots = (rel: string): boolean => roots.some((r) => within(rel, r));
 
+  // A directory that was not there before: listed (stat first, as the walk does, so a change
+  // racing the listing shows next time) with everything under it, and classified as the walk
+  // would. A symlink, a name to report or more new files than re-reading on this thread suits
+  // (the walk hashes on every core) leave it to the walk.
+  const addNewDir = (rel: string): boolean => {
+    const abs = prefix + rel;
+    const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+    if (st === undefined || !st.isDirectory()) return false;
+    let listing: Listing;
+    try {
+      listing = readListing(abs);
+    } catch {
+      return false;
+    }
+    if (listing.types.includes('x')) return false;
+    const racy = st.mtimeMs >= racyFromMs || st.ctimeMs >= racyFromMs;
+    staged.set(rel, { stat: racy ? RELIST_DIR : [st.mtimeMs, st.ctimeMs, st.ino, st.dev], listing });
+    const stack = rules.stackFor(rel);
+    if (stack === null) return false;
+    for (let i = 0; i < listing.names.length; i++) {
+      const name = listing.names[i]!;
+      const child = join(rel, name);
+      const v = classifyEntry(p, stack, child, name, listing.types.charCodeAt(i));
+      if (v === V_OUT) continue;
+      if (v === V_DIR) {
+        if (!addNewDir(child)) return false;
+      } else if (v === V_FILE && added.length < NEW_FILES_MAX) added.push(child);
+      else return false;
+    }
+    return true;
+  };
+
   // 3. Elsewhere, only the names that came or went matter.
   for (const { dir, added: came, removed: went } of diffs) {
     if (inRoots(dir)) continue;
@@ -102,7 +138,11 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
       if (stack === null) return null;
       const v = classifyEntry(p, stack, rel, name, type);
       if (v === V_OUT) continue;
-      if (v !== V_FILE) return null; // a directory to walk, a symlink, or a skip to report
+      if (v === V_DIR) {
+        if (!addNewDir(rel)) return null;
+        continue;
+      }
+      if (v !== V_FILE || added.length >= NEW_FILES_MAX) return null; // a symlink, or a skip to report
       added.push(rel);
     }
     for (const [name, type] of went) if (type !== T_DIR) removedPaths.add(join(dir, name));

@@ -342,12 +342,65 @@ describe('unchanged-tree fast path', () => {
     const added = t.events();
     expect(added.seen).toHaveLength(1);
     expect(added.r.files.map((f) => f.path)).toEqual(['a', 'b/c', 'b/d/e', 'f/g', 'f/new']);
-    fs.mkdirSync(path.join(t.root, 'f', 'sub'));
-    fs.writeFileSync(path.join(t.root, 'f', 'sub', 'x'), 'x'); // a new directory: the walk reuses b's and b/d's listings
+    fs.mkdirSync(path.join(t.root, 'f', 'sub', 'deeper'), { recursive: true });
+    fs.writeFileSync(path.join(t.root, 'f', 'sub', 'x'), 'x'); // a new directory: listed with what it holds, no walk
+    fs.writeFileSync(path.join(t.root, 'f', 'sub', 'deeper', 'y'), 'y');
+    const dir = t.events();
+    expect(dir.seen).toHaveLength(1);
+    expect(dir.r.files.map((f) => f.path)).toEqual(['a', 'b/c', 'b/d/e', 'f/g', 'f/new', 'f/sub/deeper/y', 'f/sub/x']);
+    fs.symlinkSync('../a', path.join(t.root, 'f', 'link')); // a new symlink: the walk reuses every listing it can
     const { r, seen } = t.events();
     expect(seen.length).toBeGreaterThan(1);
-    expect(r.files.map((f) => f.path)).toEqual(['a', 'b/c', 'b/d/e', 'f/g', 'f/new', 'f/sub/x']);
+    expect(r.files.map((f) => f.path)).toEqual(['a', 'b/c', 'b/d/e', 'f/g', 'f/link', 'f/new', 'f/sub/deeper/y', 'f/sub/x']);
     expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+  });
+
+  it('a new directory is listed and classified without a walk: ignored parts left out, its own .gitignore applied, the next scan unchanged', async () => {
+    const t = await primed({ '.gitignore': 'build/\n', a: 'a', 'b/c': 'c' });
+    writeTree(t.root, {
+      'n/.gitignore': '*.tmp\n',
+      'n/keep.ts': 'keep',
+      'n/drop.tmp': 'dropped by n/.gitignore',
+      'n/build/out.js': 'ignored by the root rules',
+      'n/m/deep.ts': 'deep',
+      'n/m/also.tmp': 'dropped too',
+    });
+    const { r, seen } = t.events();
+    expect(seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 3 })]);
+    expect(r.files.map((f) => f.path)).toEqual(['.gitignore', 'a', 'b/c', 'n/.gitignore', 'n/keep.ts', 'n/m/deep.ts']);
+    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    await sleep(MARGIN + 20);
+    expect(strip(t.events().r)).toEqual(strip(r));
+    const settled = t.events(); // nothing racy left: served as stored
+    expect(settled.seen).toEqual([expect.objectContaining({ filesHashed: 0 })]);
+    expect(strip(settled.r)).toEqual(strip(r));
+    // Its files are ordinary rows now: an edit inside is a re-read, a new file a listing compared.
+    fs.writeFileSync(path.join(t.root, 'n', 'm', 'deep.ts'), 'edited');
+    fs.writeFileSync(path.join(t.root, 'n', 'm', 'new.ts'), 'new');
+    const later = t.events();
+    expect(later.seen).toHaveLength(1);
+    expect(strip(later.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+  });
+
+  it('a new directory holding a symlink, or a name it must report, is left to the walk', async () => {
+    // Each step also edits b, so a walk shows as a progress event for its batch before 'done'
+    // (the stored-result path reports once, whatever it read).
+    const t = await primed({ a: 'a', b: 'b' });
+    fs.mkdirSync(path.join(t.root, 'n'));
+    fs.symlinkSync('../a', path.join(t.root, 'n', 'link'));
+    fs.writeFileSync(path.join(t.root, 'b'), 'b, edited');
+    const linked = t.events();
+    expect(linked.seen.length).toBeGreaterThan(1);
+    expect(strip(linked.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    await sleep(MARGIN + 20);
+    t.events();
+    fs.mkdirSync(path.join(t.root, 'o'));
+    fs.writeFileSync(path.join(t.root, 'o', 'bad '), 'a name with a trailing space');
+    fs.writeFileSync(path.join(t.root, 'b'), 'b, edited again');
+    const reported = t.events();
+    expect(reported.seen.length).toBeGreaterThan(1);
+    expect(reported.r.skipped.map((sk) => sk.path)).toEqual(['o/bad ']);
+    expect(strip(reported.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
   });
 
   it('a synchronous scan of a big tree (worker-shared lstat check) still sees edits anywhere in it', async () => {
@@ -363,7 +416,7 @@ describe('unchanged-tree fast path', () => {
   it.each([
     ['synchronous', false],
     ['threaded', true],
-  ])('a %s scan of a big tree takes added, deleted and edited files without a walk, then walks a new directory with the rows it checked', async (_label, threaded) => {
+  ])('a %s scan of a big tree takes added, deleted and edited files and new directories without a walk, then walks for a new symlink with the rows it checked', async (_label, threaded) => {
     const files: Record<string, string> = {};
     for (let d = 0; d < 50; d++) for (let f = 0; f < 420; f++) files[`d${d}/f${f}`] = `${d}-${f}`;
     const t = await primed(files);
@@ -374,22 +427,23 @@ describe('unchanged-tree fast path', () => {
       return { r, seen };
     };
     fs.writeFileSync(path.join(t.root, 'd3', 'new'), 'new');
+    fs.mkdirSync(path.join(t.root, 'd4', 'sub'));
+    fs.writeFileSync(path.join(t.root, 'd4', 'sub', 'x'), 'x');
     fs.rmSync(path.join(t.root, 'd7', 'f1'));
     fs.rmSync(path.join(t.root, 'd9'), { recursive: true });
     fs.writeFileSync(path.join(t.root, 'd40', 'f5'), 'edited');
     await sleep(MARGIN + 20); // nothing racy: exact counts
     const first = await scan();
-    // Only the new and the edited file are read, in one step: d3, d7 and the root were listed again.
-    expect(first.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 2, filesCached: 21_000 - 420 - 1 - 1 })]);
+    // Only the two new files and the edited one are read, in one step: d3, d4, d7 and the root were listed again, d4/sub for the first time.
+    expect(first.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 3, filesCached: 21_000 - 420 - 1 - 1 })]);
     expect(strip(first.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
-    fs.mkdirSync(path.join(t.root, 'd3', 'sub'));
-    fs.writeFileSync(path.join(t.root, 'd3', 'sub', 'x'), 'x');
+    fs.symlinkSync('f0', path.join(t.root, 'd3', 'link'));
     fs.writeFileSync(path.join(t.root, 'd41', 'f6'), 'edited too');
     await sleep(MARGIN + 20);
     const second = await scan();
-    // A new directory needs the walk; every row the lstat pass confirmed is taken from the cache.
+    // A new symlink needs the walk; every row the lstat pass confirmed is taken from the cache.
     expect(second.seen.length).toBeGreaterThan(1);
-    expect(second.seen.at(-1)).toMatchObject({ filesHashed: 2, filesDone: 21_000 - 420 - 1 + 1 + 1 });
+    expect(second.seen.at(-1)).toMatchObject({ filesHashed: 1, filesDone: 21_000 - 420 - 1 + 2 + 1 });
     expect(strip(second.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
     expect(strip((await scan()).r)).toEqual(strip(second.r));
   }, 60_000);
