@@ -17,13 +17,14 @@ const BODY_KEYS_SORTED = ['bytes', 'counts', 'files', 'kind', 'mode', 'path', 's
 const knownDigests = new WeakMap<readonly RepoSnapshotEntry[], KnownBody>();
 
 /**
- * A body this one was made from by editing some entries in place: same number of entries, and
- * only those at `touched` (ascending indices) may differ from the entries of the body whose
- * digest is `digest`. The render memo of that body then holds every other piece already.
+ * The body this one was made from by adding, removing or re-reading entries: `oldIndex[k]` is
+ * the index, in the body whose digest is `digest`, of an entry equal to entry k of this one, or
+ * -1 (new, or read again). The render memo of that body then holds every run of entries that
+ * came through unchanged, already rendered.
  */
 export interface RenderBasis {
   digest: string;
-  touched: readonly number[];
+  oldIndex: Int32Array;
 }
 
 interface KnownBody {
@@ -54,7 +55,7 @@ export function renderMemoOf(body: RepoSnapshotBody): string | undefined {
   return knownFor(body)?.renderMemo;
 }
 
-/** The body this one was edited from in place, if the scan knew it (see RenderBasis). */
+/** The body this one was made from, if the scan knew it (see RenderBasis). */
 export function renderBasisOf(body: RepoSnapshotBody): RenderBasis | undefined {
   return knownFor(body)?.basis;
 }

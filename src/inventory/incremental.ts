@@ -32,9 +32,10 @@ const NEW_FILES_MAX = 2000;
  * Nothing is changed until the whole update is known to apply. Then `p.previous` (file table,
  * directory listings, entry rows), `stored` and `p.verified` are updated in place, and the rows
  * to read (the verified pass's changed rows, renumbered, plus the new files) are returned, with
- * whether the list of entries itself changed (then a digest stored with the result is stale).
+ * whether the list of entries itself changed (then a digest stored with the result is stale)
+ * and, for each new entry, the index it had before (-1: added).
  */
-export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles: readonly number[], changedDirs: ReadonlySet<string>, newRules: ReadonlyMap<string, string>, racyFromMs: number): { changed: number[]; entriesChanged: boolean; rulesRead: ReadonlyMap<string, Buffer> } | null {
+export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles: readonly number[], changedDirs: ReadonlySet<string>, newRules: ReadonlyMap<string, string>, racyFromMs: number): { changed: number[]; entriesChanged: boolean; entryFrom: Int32Array; rulesRead: ReadonlyMap<string, Buffer> } | null {
   const prev = p.previous;
   const t = prev.files;
   const entryRows = prev.entryRows;
@@ -194,9 +195,12 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   const links = stored.links.map(([path, target, row]): [string, string | null, number] => [path, target, row < 0 ? row : newIndex[row]!]);
   const entryPath = (e: number): string => (e >= LINK_BIT ? links[e - LINK_BIT]![0] : t.paths[e]!);
   const keptEntries: number[] = [];
-  for (const e of entryRows) {
+  const keptFrom: number[] = [];
+  for (let k = 0; k < entryRows.length; k++) {
+    const e = entryRows[k]!;
     if (entryGone(entryPath(e))) continue;
     keptEntries.push(e >= LINK_BIT ? e : newIndex[e]!);
+    keptFrom.push(k);
   }
   const skipped = stored.skipped.filter((sk) => !entryGone(sk.path));
 
@@ -206,11 +210,14 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   added.sort(compareUtf8);
   const addedRows = added.map((rel) => (roots.length > 0 ? t.index.get(rel) : undefined) ?? t.appendUnread(rel));
   const merged = new Uint32Array(keptEntries.length + added.length);
+  const entryFrom = new Int32Array(merged.length).fill(-1);
   let a = 0;
   let k = 0;
-  for (const e of keptEntries) {
+  for (let j = 0; j < keptEntries.length; j++) {
+    const e = keptEntries[j]!;
     const path = e >= LINK_BIT ? links[e - LINK_BIT]![0] : t.paths[e]!;
     while (a < added.length && compareUtf8(added[a]!, path) < 0) merged[k++] = addedRows[a++]!;
+    entryFrom[k] = keptFrom[j]!;
     merged[k++] = e;
   }
   while (a < added.length) merged[k++] = addedRows[a++]!;
@@ -223,7 +230,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   const changed = new Set<number>();
   for (const i of changedFiles) if (newIndex[i]! >= 0) changed.add(newIndex[i]!);
   for (const i of addedRows) changed.add(i);
-  return { changed: [...changed], entriesChanged: added.length > 0 || keptEntries.length !== entryRows.length, rulesRead: rules.shas };
+  return { changed: [...changed], entriesChanged: added.length > 0 || keptEntries.length !== entryRows.length, entryFrom, rulesRead: rules.shas };
 }
 
 /** `rel` is `dir` or inside it ('' holds everything). */

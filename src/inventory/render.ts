@@ -12,34 +12,45 @@ import type { RepoSnapshot } from './types.js';
  * entries (peak memory stays flat), and a warm snapshot does not produce what it already has:
  * for a document exactly as the scanner and makeRepoSnapshot built it, the last rendering is
  * kept beside the stat cache (a "render memo"). When the digest, which identifies the body,
- * matches, the memo is the text; when the scan says the body is the memo's with some entries
- * edited in place (a RenderBasis), only the pieces holding those entries are rendered again and
- * every other piece is copied from the memo. The memo's CRC-32 is checked before use (a private
- * cache, like the stat cache: the check is for torn or damaged files), so a damaged one is
- * rendered again.
+ * matches, the memo is the text; when the scan says how the body came from the memo's (a
+ * RenderBasis: entries added, removed or read again), every piece of the memo whose entries all
+ * came through unchanged, in a row, is copied, and only the rest is rendered. The memo's CRC-32
+ * is checked before use (a private cache, like the stat cache: the check is for torn or damaged
+ * files), so a damaged one is rendered again.
  *
- * Memo layout: a fixed-width first line `cairn-render 4 <snapshotDigest> <crc32 of the rest,
- * 10 digits> <text length, 12 digits>`, the text, then the piece table (JSON: [start, end) byte
- * ranges of each piece of entries in the text). The line is written last (at offset 0), so a
- * memo cut short is never taken for a whole one.
+ * Memo layout: a fixed-width first line `cairn-render 5 <snapshotDigest> <crc32 of the rest,
+ * 10 digits> <text length, 12 digits>`, the text, then the piece table (JSON: per piece of
+ * entries, its [start, end) bytes in the text, its first entry and its entry count). The line
+ * is written last (at offset 0), so a memo cut short is never taken for a whole one.
  */
-const MEMO_TAG = 'cairn-render 4';
+const MEMO_TAG = 'cairn-render 5';
 const MEMO_HEAD_BYTES = MEMO_TAG.length + 1 + 'sha256:'.length + 64 + 1 + 10 + 1 + 12 + 1;
 const RENDER_CHUNK = 4096;
 /** A string no path can hold (JSON-escaped as \u0000…): marks where the entries go in the frame. */
 const FILES_MARK = '\u0000cairn-files\u0000';
 
-/** One part of the text: a piece of entries carries its number. */
+/** One part of the text: a piece of entries carries the entries it renders. */
 interface Part {
   bytes: Buffer;
-  piece?: number;
+  first?: number;
+  count?: number;
 }
 
-/** A memo read back: the digest of the body it renders, its text and the byte ranges of its pieces of entries in it. */
+/** A piece of a memo: its bytes in the text and the entries it renders. */
+type MemoPiece = [start: number, end: number, first: number, count: number];
+
+/** A memo read back: the digest of the body it renders, its text and its pieces of entries. */
 interface Memo {
   digest: string;
   text: Buffer;
-  pieces: [start: number, end: number][];
+  pieces: MemoPiece[];
+}
+
+/** Entries [from, to) to render, or the bytes that render them already. */
+interface Segment {
+  from: number;
+  to: number;
+  bytes?: Buffer;
 }
 
 /** The whole text as bytes (the memo's when it applies). Holds the text in memory: writeRepoSnapshot streams. */
@@ -144,17 +155,57 @@ function stampOutput(memo: string, file: string, digest: string, stat: number[],
   }
 }
 
-/** The parts of the text; pieces of entries are copied from `old` where it renders the body this one was edited from and they are untouched. */
+/** The parts of the text, with every memo piece that still applies copied (see RenderBasis). */
 function partsFor(snapshot: RepoSnapshot, old: Memo | null): Generator<Part> {
   const basis = old === null ? undefined : renderBasisOf(snapshot.body);
   const n = snapshot.body.files.length;
-  if (basis === undefined || old === null || old.digest !== basis.digest || old.pieces.length !== Math.ceil(n / RENDER_CHUNK)) return renderParts(snapshot, null);
-  const touchedPieces = new Set(basis.touched.map((k) => Math.floor(k / RENDER_CHUNK)));
-  return renderParts(snapshot, (j) => {
-    if (touchedPieces.has(j)) return null;
-    const [start, end] = old.pieces[j]!;
-    return old.text.subarray(start, end);
-  });
+  if (basis === undefined || old === null || old.digest !== basis.digest || basis.oldIndex.length !== n) return renderParts(snapshot, chunks(0, n));
+  return renderParts(snapshot, splicePlan(basis.oldIndex, old));
+}
+
+/** Entries [from, to) in pieces of RENDER_CHUNK. */
+function chunks(from: number, to: number, out: Segment[] = []): Segment[] {
+  for (let i = from; i < to; i += RENDER_CHUNK) out.push({ from: i, to: Math.min(to, i + RENDER_CHUNK) });
+  return out;
+}
+
+/**
+ * The new body's entries as segments: each memo piece whose entries all came through, in
+ * order and none read again (`oldIndex`), becomes a copied segment where its first entry now
+ * stands; the entries between such pieces are rendered, RENDER_CHUNK at a time.
+ */
+function splicePlan(oldIndex: Int32Array, old: Memo): Segment[] {
+  const n = oldIndex.length;
+  let oldCount = 0;
+  for (const [, , first, count] of old.pieces) oldCount = Math.max(oldCount, first + count);
+  const now = new Int32Array(oldCount).fill(-1);
+  for (let k = 0; k < n; k++) {
+    const o = oldIndex[k]!;
+    if (o >= 0 && o < oldCount) now[o] = k;
+  }
+  const copyAt = new Map<number, MemoPiece>();
+  for (const piece of old.pieces) {
+    const [, , first, count] = piece;
+    const at = now[first]!;
+    if (count === 0 || at < 0 || at + count > n) continue;
+    let whole = true;
+    for (let t = 1; t < count && whole; t++) whole = oldIndex[at + t] === first + t;
+    if (whole) copyAt.set(at, piece);
+  }
+  const plan: Segment[] = [];
+  let gap = 0;
+  for (let k = 0; k < n; ) {
+    const piece = copyAt.get(k);
+    if (piece === undefined) {
+      k++;
+      continue;
+    }
+    chunks(gap, k, plan);
+    plan.push({ from: k, to: k + piece[3], bytes: old.text.subarray(piece[0], piece[1]) });
+    k += piece[3];
+    gap = k;
+  }
+  return chunks(gap, n, plan);
 }
 
 /**
@@ -164,11 +215,11 @@ function partsFor(snapshot: RepoSnapshot, old: Memo | null): Generator<Part> {
  * document's own.
  */
 export function* renderPieces(snapshot: RepoSnapshot): Generator<Buffer> {
-  for (const part of renderParts(snapshot, null)) yield part.bytes;
+  for (const part of renderParts(snapshot, chunks(0, snapshot.body.files.length))) yield part.bytes;
 }
 
-/** renderPieces with the piece numbers, taking a piece from `reuse` when it has it. */
-function* renderParts(snapshot: RepoSnapshot, reuse: ((piece: number) => Buffer | null) | null): Generator<Part> {
+/** The parts of the text, the entries as `plan` segments them (rendered unless a segment has its bytes). */
+function* renderParts(snapshot: RepoSnapshot, plan: readonly Segment[]): Generator<Part> {
   const files = snapshot.body.files;
   if (files.length === 0) {
     yield { bytes: encode(`${JSON.stringify(snapshot, null, 2)}\n`) };
@@ -183,19 +234,18 @@ function* renderParts(snapshot: RepoSnapshot, reuse: ((piece: number) => Buffer 
   }
   yield { bytes: encode(frame.slice(0, at)) };
   const comma = Buffer.from(',\n', 'latin1');
-  for (let i = 0; i < files.length; i += RENDER_CHUNK) {
-    if (i > 0) yield { bytes: comma };
-    const piece = i / RENDER_CHUNK;
-    yield { bytes: reuse?.(piece) ?? renderPiece(files, i), piece };
+  for (const seg of plan) {
+    if (seg.from > 0) yield { bytes: comma };
+    yield { bytes: seg.bytes ?? renderPiece(files, seg.from, seg.to), first: seg.from, count: seg.to - seg.from };
   }
   yield { bytes: encode(`${frame.slice(at + mark.length)}\n`) };
 }
 
-/** Entries [from, from + RENDER_CHUNK) as they appear in the document. */
-function renderPiece(files: readonly RepoSnapshot['body']['files'][number][], from: number): Buffer {
+/** Entries [from, to) as they appear in the document. */
+function renderPiece(files: readonly RepoSnapshot['body']['files'][number][], from: number, to: number): Buffer {
   const open = '{\n  "body": {\n    "files": [\n'.length;
   const close = '\n    ]\n  }\n}'.length;
-  const wrapped = JSON.stringify({ body: { files: files.slice(from, from + RENDER_CHUNK) } }, null, 2);
+  const wrapped = JSON.stringify({ body: { files: files.slice(from, to) } }, null, 2);
   // All-ASCII (the usual case): encode the whole piece as latin1 (a plain copy) and cut the
   // frame off the bytes, where byte and character offsets agree.
   if (!NON_ASCII.test(wrapped)) {
@@ -316,8 +366,9 @@ function readMemo(file: string, wanted: readonly (string | undefined)[]): Memo |
   } catch {
     return null;
   }
-  const inText = (r: unknown): r is [number, number] => Array.isArray(r) && r.length === 2 && Number.isSafeInteger(r[0]) && Number.isSafeInteger(r[1]) && 0 <= r[0] && r[0] <= r[1] && r[1] <= textLength;
-  if (!Array.isArray(pieces) || !pieces.every(inText)) return null;
+  const valid = (r: unknown): r is MemoPiece =>
+    Array.isArray(r) && r.length === 4 && r.every((x) => Number.isSafeInteger(x) && (x as number) >= 0) && (r[0] as number) <= (r[1] as number) && (r[1] as number) <= textLength;
+  if (!Array.isArray(pieces) || !pieces.every(valid)) return null;
   return { digest, text: rest.subarray(0, textLength), pieces };
 }
 
@@ -332,7 +383,7 @@ function memoHead(digest: string, crc: number, textLength: number): string {
 class MemoWriter {
   private crc = 0;
   private length = 0;
-  private readonly pieces: [number, number][] = [];
+  private readonly pieces: MemoPiece[] = [];
   private done = false;
 
   private constructor(
@@ -354,9 +405,9 @@ class MemoWriter {
     }
   }
 
-  /** Appends a part of the text, noting where a piece of entries lies. */
+  /** Appends a part of the text, noting where a piece of entries lies and which entries it holds. */
   put(part: Part): void {
-    if (part.piece !== undefined) this.pieces[part.piece] = [this.length, this.length + part.bytes.length];
+    if (part.first !== undefined && part.count !== undefined) this.pieces.push([this.length, this.length + part.bytes.length, part.first, part.count]);
     this.length += part.bytes.length;
     this.write(part.bytes, true);
   }

@@ -124,6 +124,8 @@ function changeLimit(rows: number): number {
 interface PriorChanges {
   listings: boolean;
   entries: boolean;
+  /** With `entries`: each entry's index in the stored result, -1 for one added. */
+  entryFrom?: Int32Array;
   read: { files: number; bytes: number };
   /** Digests of the .gitignore texts the update classified with (a new .gitignore has no recorded digest yet). */
   rulesRead?: ReadonlyMap<string, Buffer>;
@@ -157,11 +159,12 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     bytesHashed += o.stat[0]!;
   }
   const files: RepoSnapshotEntry[] = new Array<RepoSnapshotEntry>(rows.length);
-  // Same entries in the same order (files edited in place or saved by rename, nothing added or
-  // removed, no rules read): only the entries of re-read rows may differ from the stored
-  // result's, whose rendering can then be reused piecewise.
-  const reread = !prior.entries && prior.read.files === 0 && stored.digest !== undefined ? new Set(changed) : null;
-  const touched: number[] = [];
+  // Where each entry stood in the stored result (-1: added, or its row read again, so it may
+  // differ), when that is known (no rules read): the stored result's rendering is then reused
+  // for every run of entries that came through unchanged.
+  const from = prior.read.files === 0 && stored.digest !== undefined && (!prior.entries || prior.entryFrom !== undefined) ? (prior.entryFrom ?? null) : undefined;
+  const reread = from !== undefined ? new Set(changed) : null;
+  const oldIndex = new Int32Array(from === undefined ? 0 : rows.length);
   // One hex string for the whole table; each digest is a slice of it (no per-entry conversion).
   const shaHex = Buffer.from(t.shas.buffer, t.shas.byteOffset, t.size * 32).toString('hex');
   let bytes = 0;
@@ -169,6 +172,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     let i = rows[k]!;
     let kind: 'file' | 'symlink' = 'file';
     let path: string | undefined;
+    if (reread !== null) oldIndex[k] = from === null || from === undefined ? k : from[k]!;
     if (i >= LINK_ROW) {
       // A link is resolved again (cheap: links are few); it must lead where it led last time.
       const link = stored.links[i - LINK_ROW];
@@ -185,7 +189,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
       path = linkPath;
       kind = 'symlink';
     }
-    if (reread?.has(i) === true) touched.push(k);
+    if (reread?.has(i) === true) oldIndex[k] = -1;
     const o = i * STAT_FIELDS;
     const size = t.stats[o]!;
     const mode = (t.stats[o + 5]! & 0o100) !== 0 ? '0755' : '0644';
@@ -204,7 +208,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     // Unchanged rows and links give the same entries, hence the digest stored with them.
     freezeFiles(files);
     digest = changed.length === 0 && prior.read.files === 0 && !prior.entries && stored.digest !== undefined ? stored.digest : computeDigestOf(files, bytes, truncated);
-    const basis = reread !== null && stored.digest !== undefined && digest !== stored.digest ? { digest: stored.digest, touched } : undefined;
+    const basis = reread !== null && stored.digest !== undefined && digest !== stored.digest ? { digest: stored.digest, oldIndex } : undefined;
     rememberBodyDigest(files, bytes, digest, p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile), truncated, basis);
   }
   if ((changed.length > 0 || prior.read.files > 0 || prior.listings) && p.cacheFile !== null) {
@@ -352,7 +356,7 @@ function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number
   if (dirs.size === 0 && rules.size === 0) return resultWithChanges(p, options, stored, rest, racyFrom, digestBody, { listings: false, entries: false, read });
   const update = applyDirChanges(p, stored, rest, dirs, rules, racyFrom);
   if (update === null) return null;
-  return resultWithChanges(p, options, stored, update.changed, racyFrom, digestBody, { listings: true, entries: update.entriesChanged, read, rulesRead: update.rulesRead });
+  return resultWithChanges(p, options, stored, update.changed, racyFrom, digestBody, { listings: true, entries: update.entriesChanged, entryFrom: update.entryFrom, read, rulesRead: update.rulesRead });
 }
 
 /**

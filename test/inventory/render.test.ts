@@ -160,6 +160,72 @@ describe('writeRepoSnapshot (in pieces)', () => {
     expect(fs.readFileSync(file).includes(again)).toBe(true);
   });
 
+  it('when files come and go, copies every memo piece whose entries all came through, wherever they now stand', async () => {
+    const t = await bigTree(9000); // pieces: entries 0-4095, 4096-8191, 8192-8999
+    const file = path.join(tempDir('cairn-out-'), 'snap.json');
+    let doc = await t.snap();
+    await writeRepoSnapshot(doc, { file });
+    await sleep(MARGIN + 20);
+    const first = await markInMemo(t.memo()!, 0, doc.body.files[100]!.path, 'X');
+    const last = await markInMemo(t.memo()!, 2, doc.body.files[8500]!.path, 'Y');
+    // A file comes in the middle piece's range (a name sorting right after entry 5000): every
+    // entry after it now stands one further on, the last piece's included.
+    fs.writeFileSync(path.join(t.root, `${doc.body.files[5000]!.path}.new`), 'a new file');
+    doc = await t.snap();
+    await writeRepoSnapshot(doc, { file });
+    let text = fs.readFileSync(file);
+    expect(text.includes(first)).toBe(true);
+    expect(text.includes(last)).toBe(true);
+    // A file goes from the first piece: that piece is rendered again, the last one (its entries
+    // back by one) copied again. (The middle piece holds the new file, racy when last read: read
+    // again now, so rendered again too.)
+    await sleep(MARGIN + 20);
+    fs.rmSync(path.join(t.root, doc.body.files[10]!.path));
+    doc = await t.snap();
+    await writeRepoSnapshot(doc, { file });
+    text = fs.readFileSync(file);
+    expect(text.includes(first)).toBe(false);
+    expect(text.includes(last)).toBe(true);
+  });
+
+  it('the text stays exact over rounds of random creates, deletes, edits, saves by rename and new directories', async () => {
+    const t = await bigTree(9000);
+    const file = path.join(tempDir('cairn-out-'), 'snap.json');
+    let doc = await t.snap();
+    await writeRepoSnapshot(doc, { file });
+    let seed = 7;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+    for (let round = 0; round < 8; round++) {
+      for (let op = 0; op < 6; op++) {
+        const files = doc.body.files;
+        const f = path.join(t.root, files[next(files.length)]!.path);
+        if (!fs.existsSync(f)) continue;
+        switch (next(5)) {
+          case 0:
+            fs.writeFileSync(`${f}.c${round}${op}`, `created ${round}/${op}`);
+            break;
+          case 1:
+            fs.rmSync(f);
+            break;
+          case 2:
+            fs.writeFileSync(f, `edited ${round}/${op}`);
+            break;
+          case 3:
+            fs.writeFileSync(`${f}.tmp`, `saved ${round}/${op}`);
+            fs.renameSync(`${f}.tmp`, f);
+            break;
+          default:
+            fs.mkdirSync(path.join(path.dirname(f), `dir${round}${op}`, 'inner'), { recursive: true });
+            fs.writeFileSync(path.join(path.dirname(f), `dir${round}${op}`, 'inner', 'x.txt'), 'x');
+        }
+      }
+      doc = await t.snap();
+      await writeRepoSnapshot(doc, { file });
+      expect(fs.readFileSync(file).equals(expected(doc)), `round ${round}`).toBe(true);
+      if (round % 3 === 2) await sleep(MARGIN + 20);
+    }
+  });
+
   it('renders everything again when the memo is not of the body the edits started from, or files came or went', async () => {
     const t = await bigTree(9000);
     const file = path.join(tempDir('cairn-out-'), 'snap.json');
