@@ -259,33 +259,62 @@ class Reader {
 }
 
 /**
- * Every directory listing of a loaded cache, decoded on first use: the unchanged-tree path never
- * reads a listing, and ~100k name strings are its largest allocation.
+ * Every directory listing of a loaded cache, each decoded on first use: the unchanged-tree path
+ * never reads a listing, an update reads only the directories that moved, and ~100k name
+ * strings are the cache's largest allocation. A listing never decoded is written back from its
+ * bytes (see rawNames).
  */
 class LazyListings {
-  private decoded: Listing[] | undefined;
+  private readonly decoded: (Listing | undefined)[];
+  /** Index of each directory's first name; then the byte offset of each name (+1 past the end). */
+  private firstName: Uint32Array | undefined;
+  private nameAt: Uint32Array | undefined;
+
   constructor(
     readonly names: Buffer,
     readonly types: string,
     readonly lens: Uint32Array,
     private readonly total: number,
-  ) {}
+  ) {
+    this.decoded = new Array<Listing | undefined>(lens.length);
+  }
+
+  private offsets(): { firstName: Uint32Array; nameAt: Uint32Array } {
+    if (this.firstName === undefined || this.nameAt === undefined) {
+      const firstName = new Uint32Array(this.lens.length + 1);
+      for (let k = 0; k < this.lens.length; k++) firstName[k + 1] = firstName[k]! + this.lens[k]!;
+      const nameAt = new Uint32Array(this.total + 1);
+      let at = 0;
+      for (let j = 0; j < this.total; j++) {
+        nameAt[j] = at;
+        const nul = this.names.indexOf(0, at);
+        at = nul < 0 ? this.names.length + 1 : nul + 1;
+      }
+      nameAt[this.total] = this.names.length + 1;
+      // Checksummed, so only a bug could trip this; fail loudly rather than misread a tree.
+      if (this.total > 0 && at !== this.names.length + 1) throw new Error('stat cache: listing table mismatch');
+      this.firstName = firstName;
+      this.nameAt = nameAt;
+    }
+    return { firstName: this.firstName, nameAt: this.nameAt };
+  }
+
+  /** Directory i's names as the bytes read (NUL-joined), with its type letters. */
+  rawNames(i: number): { bytes: Buffer; types: string } {
+    const { firstName, nameAt } = this.offsets();
+    const a = firstName[i]!;
+    const b = firstName[i + 1]!;
+    return { bytes: a === b ? Buffer.alloc(0) : this.names.subarray(nameAt[a], nameAt[b]! - 1), types: this.types.slice(a, b) };
+  }
 
   get(i: number): Listing {
-    if (this.decoded === undefined) {
-      const all = this.total === 0 ? [] : this.names.toString('utf8').split('\0');
-      // Checksummed, so only a bug could trip this; fail loudly rather than misread a tree.
-      if (all.length !== this.total) throw new Error('stat cache: listing table mismatch');
-      const out: Listing[] = new Array<Listing>(this.lens.length);
-      let p = 0;
-      for (let k = 0; k < this.lens.length; k++) {
-        const n = this.lens[k]!;
-        out[k] = { names: all.slice(p, p + n), types: this.types.slice(p, p + n) };
-        p += n;
-      }
-      this.decoded = out;
+    let listing = this.decoded[i];
+    if (listing === undefined) {
+      const { bytes, types } = this.rawNames(i);
+      listing = { names: types.length === 0 ? [] : bytes.toString('utf8').split('\0'), types };
+      this.decoded[i] = listing;
     }
-    return this.decoded[i]!;
+    return listing;
   }
 }
 
@@ -435,7 +464,6 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   else for (const d of data.dirs.values()) nListing += d.listing.names.length;
   // The string table as loaded, when the paths are the same; else joined and encoded anew.
   const strings: string[] | null = data.pathsTable === undefined ? [...t.paths] : null;
-  const names: string[] = [];
   const fixed = Buffer.allocUnsafe(MAGIC.length + 8 + header.length + 12 + nFiles * (48 + 1 + 32) + nDirs * (32 + 4) + nListing + 4);
   let off = MAGIC.copy(fixed, 0);
   off = fixed.writeUInt32LE(CACHE_FORMAT, off);
@@ -456,18 +484,26 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
       for (const v of d.stat) off = fixed.writeDoubleLE(v, off);
     }
   }
+  let namesBlob: Buffer;
   if (raw !== null) {
     off += Buffer.from(raw.lens.buffer, raw.lens.byteOffset, raw.lens.byteLength).copy(fixed, off);
     off += fixed.write(raw.types, off, 'latin1');
+    namesBlob = raw.names;
   } else {
+    // Listings loaded and never changed are copied as bytes; only the others are encoded.
+    const parts: Buffer[] = [];
+    const types: string[] = [];
     for (const d of data.dirs.values()) {
-      off = fixed.writeUInt32LE(d.listing.names.length, off);
-      for (const name of d.listing.names) names.push(name);
+      const kept = d instanceof LazyCachedDir ? d.listings.rawNames(d.i) : null;
+      const n = kept !== null ? kept.types.length : d.listing.names.length;
+      off = fixed.writeUInt32LE(n, off);
+      if (n > 0) parts.push(kept !== null ? kept.bytes : Buffer.from(d.listing.names.join('\0'), 'utf8'));
+      types.push(kept !== null ? kept.types : d.listing.types);
     }
-    for (const d of data.dirs.values()) off += fixed.write(d.listing.types, off, 'latin1');
+    off += fixed.write(types.join(''), off, 'latin1');
+    namesBlob = joinWithNul(parts);
   }
   const pathsBlob = strings === null ? data.pathsTable!.raw : Buffer.from(strings.join('\0'), 'utf8');
-  const namesBlob = raw !== null ? raw.names : Buffer.from(names.join('\0'), 'utf8');
   off = fixed.writeUInt32LE(pathsBlob.length, off);
   const result = Buffer.from(data.result ?? '', 'utf8');
   const rows = data.result === undefined || data.entryRows === undefined ? new Uint32Array(0) : data.entryRows;
@@ -483,6 +519,19 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   const trailer = Buffer.alloc(4);
   trailer.writeUInt32LE(crc, 0);
   return [...parts, trailer];
+}
+
+/** The buffers joined with a NUL between each two. */
+function joinWithNul(parts: readonly Buffer[]): Buffer {
+  let length = Math.max(0, parts.length - 1);
+  for (const b of parts) length += b.length;
+  const out = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (let k = 0; k < parts.length; k++) {
+    if (k > 0) out[at++] = 0;
+    at += parts[k]!.copy(out, at);
+  }
+  return out;
 }
 
 /**

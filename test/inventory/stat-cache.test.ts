@@ -355,6 +355,24 @@ describe('unchanged-tree fast path', () => {
     expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
   });
 
+  it('listings kept as loaded are written back byte for byte, non-ASCII and empty ones included, and serve the next walk right', async () => {
+    const t = await primed({ 'é/ü.txt': 'u', 'é/ä/ö.txt': 'o', 'z/a': 'a', 'z/b': 'b', '😀/x': 'x' });
+    fs.mkdirSync(path.join(t.root, 'empty'));
+    await sleep(MARGIN + 20);
+    t.events();
+    await sleep(MARGIN + 20);
+    t.events(); // the empty directory is in the stored result's listings now
+    fs.writeFileSync(path.join(t.root, 'z', 'c'), 'c'); // z listed again; every other listing stays as loaded
+    expect(t.events().seen).toHaveLength(1);
+    await sleep(MARGIN + 20);
+    fs.symlinkSync('../z/a', path.join(t.root, 'é', 'link')); // é moved: the walk lists it, and takes the others from the cache
+    fs.writeFileSync(path.join(t.root, 'z', 'b'), 'b, edited');
+    const { r, seen } = t.events();
+    expect(seen.length).toBeGreaterThan(1);
+    expect(r.files.map((f) => f.path)).toEqual(['z/a', 'z/b', 'z/c', 'é/link', 'é/ä/ö.txt', 'é/ü.txt', '😀/x']);
+    expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+  });
+
   it('a new directory is listed and classified without a walk: ignored parts left out, its own .gitignore applied, the next scan unchanged', async () => {
     const t = await primed({ '.gitignore': 'build/\n', a: 'a', 'b/c': 'c' });
     writeTree(t.root, {
