@@ -125,12 +125,18 @@ describe('writeRepoSnapshot (in pieces)', () => {
     return JSON.stringify(`${letter}${rel.slice(1)}`);
   }
 
-  it('after in-place edits renders only the touched pieces, copying the rest from the memo, and the text is exact every round', async () => {
-    const t = await bigTree(9000); // pieces: entries 0-4095, 4096-8191, 8192-8999
+  /** A 9,000-file tree (pieces: entries 0-4095, 4096-8191, 8192-8999) rendered once to a file, its memo in place and nothing racy. */
+  async function renderedBigTree() {
+    const t = await bigTree(9000);
     const file = path.join(tempDir('cairn-out-'), 'snap.json');
-    let doc = await t.snap();
-    await writeRepoSnapshot(doc, { file });
+    await writeRepoSnapshot(await t.snap(), { file });
     await sleep(MARGIN + 20);
+    return { t, file };
+  }
+
+  it('after in-place edits renders only the touched pieces, copying the rest from the memo, and the text is exact every round', async () => {
+    const { t, file } = await renderedBigTree();
+    let doc = await t.snap();
     const marked = await markInMemo(t.memo()!, 1, doc.body.files[5000]!.path, 'X');
     const unmarked = await markInMemo(t.memo()!, 2, doc.body.files[8900]!.path, 'Y');
     for (const [round, ks] of [[1, [0, 8999]], [2, [4100]], [3, [10, 8500, 8998]]] as const) {
@@ -161,11 +167,8 @@ describe('writeRepoSnapshot (in pieces)', () => {
   });
 
   it('when files come and go, copies every memo piece whose entries all came through, wherever they now stand', async () => {
-    const t = await bigTree(9000); // pieces: entries 0-4095, 4096-8191, 8192-8999
-    const file = path.join(tempDir('cairn-out-'), 'snap.json');
+    const { t, file } = await renderedBigTree();
     let doc = await t.snap();
-    await writeRepoSnapshot(doc, { file });
-    await sleep(MARGIN + 20);
     const first = await markInMemo(t.memo()!, 0, doc.body.files[100]!.path, 'X');
     const last = await markInMemo(t.memo()!, 2, doc.body.files[8500]!.path, 'Y');
     // A file comes in the middle piece's range (a name sorting right after entry 5000): every
