@@ -1,7 +1,11 @@
 /** Retention rules shared by every backend's `prune`. */
 import { SessionError } from './errors.js';
 import type { PruneOptions } from './types.js';
+import { inParallel } from './parallel.js';
 import { uuidV7Timestamp } from './uuid.js';
+
+/** Snapshots an age-based prune reads at once. */
+const PRUNE_READS_IN_FLIGHT = 16;
 
 const UNIT_MS: Record<string, number> = {
   ms: 1,
@@ -68,24 +72,21 @@ export function snapshotTime(id: string, createdAt: string | undefined): number 
 }
 
 /**
- * Which of `sortedIds` (oldest first) to delete. With both criteria a snapshot goes only if it is
- * outside the newest `keepLast` AND older than the cutoff (restic's "keep if any rule keeps it").
- * A snapshot whose time cannot be told is kept by the age rule.
+ * The ids a prune deletes, oldest first: with both criteria a snapshot goes only if it is
+ * outside the newest `keepLast` AND older than the cutoff (restic's "keep if any rule keeps
+ * it"), its time being its own createdAt, else its id's; a snapshot whose time cannot be told
+ * is kept by the age rule. createdAt is read for up to `width` snapshots at once: on object
+ * storage each read is a round trip, one at a time was the cost of an age-based prune.
  */
-export async function selectPrunable(
-  sortedIds: readonly string[],
-  plan: PrunePlan,
-  createdAtOf: (id: string) => Promise<string | undefined>,
-): Promise<string[]> {
+export async function selectPrunable(sortedIds: readonly string[], plan: PrunePlan, createdAtOf: (id: string) => Promise<string | undefined>, width = PRUNE_READS_IN_FLIGHT): Promise<string[]> {
   const protectedFrom = plan.keepLast === undefined ? sortedIds.length : Math.max(0, sortedIds.length - plan.keepLast);
-  const out: string[] = [];
-  for (let i = 0; i < protectedFrom; i++) {
-    const id = sortedIds[i]!;
-    if (plan.cutoff !== undefined) {
-      const t = snapshotTime(id, await createdAtOf(id));
-      if (t === undefined || t >= plan.cutoff) continue;
-    }
-    out.push(id);
-  }
-  return out;
+  const candidates = sortedIds.slice(0, protectedFrom);
+  const cutoff = plan.cutoff;
+  if (cutoff === undefined) return candidates;
+  const times = new Array<number | undefined>(candidates.length);
+  await inParallel(candidates.length, width, async (i) => {
+    const id = candidates[i]!;
+    times[i] = snapshotTime(id, await createdAtOf(id));
+  });
+  return candidates.filter((_, i) => times[i] !== undefined && times[i] < cutoff);
 }

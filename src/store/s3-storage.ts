@@ -5,6 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { SessionError } from './errors.js';
+import { inParallel } from './parallel.js';
 import { planPrune, selectPrunable } from './retention.js';
 import {
   byteOrder,
@@ -597,23 +598,6 @@ export class S3Storage implements ManagedSnapshotStorage {
   }
 }
 
-/** Runs `task(0..count-1)` with at most `width` in flight; the first failure stops new starts and is thrown. */
-async function inParallel(count: number, width: number, task: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failed = false;
-  const worker = async (): Promise<void> => {
-    while (!failed && next < count) {
-      const i = next++;
-      try {
-        await task(i);
-      } catch (e) {
-        failed = true;
-        throw e;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(width, count) }, worker));
-}
 
 function attemptsOf(e: unknown): number {
   const attempts = (e as { $metadata?: { attempts?: number } } | null)?.$metadata?.attempts;

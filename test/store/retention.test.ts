@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseOlderThan, SessionError } from '../../src/store/index.js';
+import { planPrune, selectPrunable } from '../../src/store/retention.js';
 
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
 
@@ -31,5 +32,40 @@ describe('parseOlderThan', () => {
       expect((caught as SessionError).code).toBe('ERR_INVALID_OPTION');
       expect((caught as SessionError).message).toContain("'7d'");
     }
+  });
+});
+
+describe('selectPrunable', () => {
+  const ids = Array.from({ length: 40 }, (_, i) => `snap-${String(i).padStart(2, '0')}`);
+  // Snapshot i was made i hours after NOW - 40 h; every fifth one has no readable time.
+  const createdAt = (id: string): string | undefined => {
+    const i = Number(id.slice(5));
+    return i % 5 === 4 ? undefined : new Date(NOW - (40 - i) * 3_600_000).toISOString();
+  };
+
+  it('reads the snapshots it judges by age several at a time, never more than the width, and answers as one at a time would', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const read = async (id: string): Promise<string | undefined> => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((r) => setTimeout(r, 2));
+      inFlight--;
+      return createdAt(id);
+    };
+    const plan = planPrune({ location: { sessionId: 's', scope: 'agent', scopeId: 'y' }, olderThan: '10h', keepLast: 5 }, NOW);
+    const doomed = await selectPrunable(ids, plan, read, 6);
+    expect(most).toBe(6);
+    const oneByOne = ids.slice(0, ids.length - 5).filter((id) => {
+      const t = createdAt(id);
+      return t !== undefined && Date.parse(t) < NOW - 10 * 3_600_000;
+    });
+    expect(doomed).toEqual(oneByOne);
+    expect(doomed).toHaveLength(24); // 30 older than 10 h, less the 6 without a time
+  });
+
+  it('a failed read fails the selection (nothing is chosen from a partial view)', async () => {
+    const plan = planPrune({ location: { sessionId: 's', scope: 'agent', scopeId: 'y' }, olderThan: '1h' }, NOW);
+    await expect(selectPrunable(ids, plan, (id) => (id === 'snap-07' ? Promise.reject(new Error('gone away')) : Promise.resolve(createdAt(id))), 4)).rejects.toThrow('gone away');
   });
 });
