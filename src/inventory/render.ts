@@ -13,44 +13,54 @@ import type { RepoSnapshot } from './types.js';
  * for a document exactly as the scanner and makeRepoSnapshot built it, the last rendering is
  * kept beside the stat cache (a "render memo"). When the digest, which identifies the body,
  * matches, the memo is the text; when the scan says how the body came from the memo's (a
- * RenderBasis: entries added, removed or read again), every piece of the memo whose entries all
- * came through unchanged, in a row, is copied, and only the rest is rendered. The memo's CRC-32
- * is checked before use (a private cache, like the stat cache: the check is for torn or damaged
- * files), so a damaged one is rendered again.
+ * RenderBasis: entries added, removed or read again), every run of entries that came through
+ * unchanged is copied from the memo as bytes and only the rest is rendered, so a scattered
+ * handful of changes costs a handful of small renders. The memo's CRC-32 is checked before use
+ * (a private cache, like the stat cache: the check is for torn or damaged files), so a damaged
+ * one is rendered again.
  *
- * Memo layout: a fixed-width first line `cairn-render 5 <snapshotDigest> <crc32 of the rest,
- * 10 digits> <text length, 12 digits>`, the text, then the piece table (JSON: per piece of
- * entries, its [start, end) bytes in the text, its first entry and its entry count). The line
- * is written last (at offset 0), so a memo cut short is never taken for a whole one.
+ * Memo layout: a fixed-width first line `cairn-render 6 <snapshotDigest> <crc32 of the rest,
+ * 10 digits> <text length, 12 digits>`, the text, then the entry table: u32 n, then n + 1 u32
+ * (little-endian) byte offsets in the text, where each entry starts and where the last one ends
+ * (n = 0xffffffff: no table, the text alone). The line is written last (at offset 0), so a memo
+ * cut short is never taken for a whole one.
  */
-const MEMO_TAG = 'cairn-render 5';
+const MEMO_TAG = 'cairn-render 6';
 const MEMO_HEAD_BYTES = MEMO_TAG.length + 1 + 'sha256:'.length + 64 + 1 + 10 + 1 + 12 + 1;
 const RENDER_CHUNK = 4096;
+/** Entry count of a memo written without its entry table. */
+const NO_TABLE = 0xffffffff;
+/** How every entry but the first of a rendered run begins: entries sit at depth 3, their keys at depth 4. */
+const ENTRY_START = Buffer.from('\n      {', 'latin1');
 /** A string no path can hold (JSON-escaped as \u0000…): marks where the entries go in the frame. */
 const FILES_MARK = '\u0000cairn-files\u0000';
 
-/** One part of the text: a piece of entries carries the entries it renders. */
+/**
+ * One part of the text. A run of entries carries the first entry it renders, how many, and
+ * where each of them starts in its bytes (null when that could not be told: the memo then
+ * gets no entry table).
+ */
 interface Part {
   bytes: Buffer;
   first?: number;
   count?: number;
+  starts?: ArrayLike<number> | null;
 }
 
-/** A piece of a memo: its bytes in the text and the entries it renders. */
-type MemoPiece = [start: number, end: number, first: number, count: number];
-
-/** A memo read back: the digest of the body it renders, its text and its pieces of entries. */
+/** A memo read back: the digest of the body it renders, its text and, unless it has none, its entry table. */
 interface Memo {
   digest: string;
   text: Buffer;
-  pieces: MemoPiece[];
+  /** Where each entry starts, then where the last one ends (n + 1 offsets). */
+  starts: Uint32Array | null;
 }
 
-/** Entries [from, to) to render, or the bytes that render them already. */
+/** Entries [from, to) to render, or the bytes that render them already and where each starts in them. */
 interface Segment {
   from: number;
   to: number;
   bytes?: Buffer;
+  starts?: Uint32Array;
 }
 
 /** The whole text as bytes (the memo's when it applies). Holds the text in memory: writeRepoSnapshot streams. */
@@ -91,16 +101,28 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
   try {
     if ('file' in to) {
       writeFileAtomicSync(to.file, (fd) => {
+        const out = new BufferedFd(fd);
         for (const part of partsFor(snapshot, last)) {
-          writeAll(fd, part.bytes);
+          out.write(part.bytes);
           mw?.put(part);
         }
+        out.flush();
       });
     } else {
+      // Gathered into ~1 MiB writes: a spliced text comes as thousands of small parts.
+      let batch: Buffer[] = [];
+      let batched = 0;
       for (const part of partsFor(snapshot, last)) {
-        await writeOut(to.out, part.bytes);
+        batch.push(part.bytes);
+        batched += part.bytes.length;
         mw?.put(part);
+        if (batched >= 1 << 20) {
+          await writeOut(to.out, Buffer.concat(batch));
+          batch = [];
+          batched = 0;
+        }
       }
+      if (batched > 0) await writeOut(to.out, Buffer.concat(batch));
     }
     mw?.commit();
   } finally {
@@ -155,12 +177,12 @@ function stampOutput(memo: string, file: string, digest: string, stat: number[],
   }
 }
 
-/** The parts of the text, with every memo piece that still applies copied (see RenderBasis). */
+/** The parts of the text, with every run of entries the memo already renders copied (see RenderBasis). */
 function partsFor(snapshot: RepoSnapshot, old: Memo | null): Generator<Part> {
   const basis = old === null ? undefined : renderBasisOf(snapshot.body);
   const n = snapshot.body.files.length;
-  if (basis === undefined || old === null || old.digest !== basis.digest || basis.oldIndex.length !== n) return renderParts(snapshot, chunks(0, n));
-  return renderParts(snapshot, splicePlan(basis.oldIndex, old));
+  if (basis === undefined || old === null || old.starts === null || old.digest !== basis.digest || basis.oldIndex.length !== n) return renderParts(snapshot, chunks(0, n));
+  return renderParts(snapshot, splicePlan(basis.oldIndex, old.text, old.starts));
 }
 
 /** Entries [from, to) in pieces of RENDER_CHUNK. */
@@ -170,42 +192,48 @@ function chunks(from: number, to: number, out: Segment[] = []): Segment[] {
 }
 
 /**
- * The new body's entries as segments: each memo piece whose entries all came through, in
- * order and none read again (`oldIndex`), becomes a copied segment where its first entry now
- * stands; the entries between such pieces are rendered, RENDER_CHUNK at a time.
+ * The new body's entries as segments: each run of entries that came through in order and
+ * unchanged (`oldIndex`) is copied from the old text, where it is one contiguous stretch
+ * (entries are separated by ",\n" there too); the entries between such runs are rendered,
+ * RENDER_CHUNK at a time.
  */
-function splicePlan(oldIndex: Int32Array, old: Memo): Segment[] {
+function splicePlan(oldIndex: Int32Array, text: Buffer, starts: Uint32Array): Segment[] {
   const n = oldIndex.length;
-  let oldCount = 0;
-  for (const [, , first, count] of old.pieces) oldCount = Math.max(oldCount, first + count);
-  const now = new Int32Array(oldCount).fill(-1);
-  for (let k = 0; k < n; k++) {
-    const o = oldIndex[k]!;
-    if (o >= 0 && o < oldCount) now[o] = k;
-  }
-  const copyAt = new Map<number, MemoPiece>();
-  for (const piece of old.pieces) {
-    const [, , first, count] = piece;
-    const at = now[first]!;
-    if (count === 0 || at < 0 || at + count > n) continue;
-    let whole = true;
-    for (let t = 1; t < count && whole; t++) whole = oldIndex[at + t] === first + t;
-    if (whole) copyAt.set(at, piece);
-  }
+  const oldCount = starts.length - 1;
+  const endOf = (j: number): number => (j + 1 < oldCount ? starts[j + 1]! - 2 : starts[oldCount]!);
   const plan: Segment[] = [];
   let gap = 0;
   for (let k = 0; k < n; ) {
-    const piece = copyAt.get(k);
-    if (piece === undefined) {
+    const a = oldIndex[k]!;
+    if (a < 0 || a >= oldCount) {
       k++;
       continue;
     }
+    let e = k + 1;
+    while (e < n && oldIndex[e] === oldIndex[e - 1]! + 1 && oldIndex[e]! < oldCount) e++;
+    const b = a + (e - k);
     chunks(gap, k, plan);
-    plan.push({ from: k, to: k + piece[3], bytes: old.text.subarray(piece[0], piece[1]) });
-    k += piece[3];
+    const base = starts[a]!;
+    const rel = starts.slice(a, b);
+    for (let j = 0; j < rel.length; j++) rel[j] = rel[j]! - base;
+    plan.push({ from: k, to: e, bytes: text.subarray(base, endOf(b - 1)), starts: rel });
+    k = e;
     gap = k;
   }
   return chunks(gap, n, plan);
+}
+
+/** Where each of the `count` entries of a rendered run starts in its bytes, or null if they cannot be told apart. */
+function entryStarts(bytes: Buffer, count: number): Uint32Array | null {
+  const out = new Uint32Array(count);
+  let at = 0;
+  for (let j = 1; j < count; j++) {
+    const i = bytes.indexOf(ENTRY_START, at);
+    if (i < 0) return null;
+    out[j] = i + 1;
+    at = i + 1;
+  }
+  return bytes.indexOf(ENTRY_START, at) < 0 ? out : null;
 }
 
 /**
@@ -236,7 +264,12 @@ function* renderParts(snapshot: RepoSnapshot, plan: readonly Segment[]): Generat
   const comma = Buffer.from(',\n', 'latin1');
   for (const seg of plan) {
     if (seg.from > 0) yield { bytes: comma };
-    yield { bytes: seg.bytes ?? renderPiece(files, seg.from, seg.to), first: seg.from, count: seg.to - seg.from };
+    const count = seg.to - seg.from;
+    if (seg.bytes !== undefined) yield { bytes: seg.bytes, first: seg.from, count, starts: seg.starts ?? null };
+    else {
+      const bytes = renderPiece(files, seg.from, seg.to);
+      yield { bytes, first: seg.from, count, starts: entryStarts(bytes, count) };
+    }
   }
   yield { bytes: encode(`${frame.slice(at + mark.length)}\n`) };
 }
@@ -293,6 +326,29 @@ function holdsExactly(file: string, bytes: Buffer): number[] | null {
     return null;
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+/**
+ * Writes to a descriptor through a 1 MiB buffer: a spliced text comes as thousands of small
+ * parts (copied runs and single rendered entries), one write(2) each would cost more than the
+ * copies.
+ */
+class BufferedFd {
+  private readonly buf = Buffer.allocUnsafe(1 << 20);
+  private used = 0;
+
+  constructor(private readonly fd: number) {}
+
+  write(b: Buffer): void {
+    if (this.used + b.length > this.buf.length) this.flush();
+    if (b.length >= this.buf.length) writeAll(this.fd, b);
+    else this.used += b.copy(this.buf, this.used);
+  }
+
+  flush(): void {
+    if (this.used > 0) writeAll(this.fd, this.buf.subarray(0, this.used));
+    this.used = 0;
   }
 }
 
@@ -360,16 +416,17 @@ function readMemo(file: string, wanted: readonly (string | undefined)[]): Memo |
   const textLength = Number(head.slice(-13, -1));
   const rest = buf.subarray(MEMO_HEAD_BYTES);
   if (!/^sha256:[0-9a-f]{64}$/.test(digest) || !Number.isSafeInteger(textLength) || textLength > rest.length || head !== memoHead(digest, crc32(rest), textLength)) return null;
-  let pieces: unknown;
-  try {
-    pieces = JSON.parse(rest.subarray(textLength).toString('latin1'));
-  } catch {
-    return null;
-  }
-  const valid = (r: unknown): r is MemoPiece =>
-    Array.isArray(r) && r.length === 4 && r.every((x) => Number.isSafeInteger(x) && (x as number) >= 0) && (r[0] as number) <= (r[1] as number) && (r[1] as number) <= textLength;
-  if (!Array.isArray(pieces) || !pieces.every(valid)) return null;
-  return { digest, text: rest.subarray(0, textLength), pieces };
+  const table = rest.subarray(textLength);
+  if (table.length < 4) return null;
+  const n = table.readUInt32LE(0);
+  const text = rest.subarray(0, textLength);
+  if (n === NO_TABLE) return table.length === 4 ? { digest, text, starts: null } : null;
+  if (table.length !== 4 + 4 * (n + 1)) return null;
+  const starts = new Uint32Array(n + 1);
+  Buffer.from(starts.buffer).set(table.subarray(4));
+  for (let j = 1; j <= n; j++) if (starts[j]! < starts[j - 1]!) return null;
+  if (starts[n]! > textLength) return null;
+  return { digest, text, starts };
 }
 
 function memoHead(digest: string, crc: number, textLength: number): string {
@@ -383,7 +440,10 @@ function memoHead(digest: string, crc: number, textLength: number): string {
 class MemoWriter {
   private crc = 0;
   private length = 0;
-  private readonly pieces: MemoPiece[] = [];
+  /** Entry starts so far (absolute), and where the last entry ends; null once a run could not be mapped. */
+  private starts: number[] | null = [];
+  private entriesEnd = 0;
+  private readonly out: BufferedFd;
   private done = false;
 
   private constructor(
@@ -391,7 +451,9 @@ class MemoWriter {
     private readonly tmp: string,
     private fd: number | null,
     private readonly digest: string,
-  ) {}
+  ) {
+    this.out = new BufferedFd(fd!);
+  }
 
   static open(file: string, digest: string): MemoWriter | null {
     const tmp = tempSiblingName(file);
@@ -405,9 +467,14 @@ class MemoWriter {
     }
   }
 
-  /** Appends a part of the text, noting where a piece of entries lies and which entries it holds. */
+  /** Appends a part of the text, noting where the entries it holds start. */
   put(part: Part): void {
-    if (part.first !== undefined && part.count !== undefined) this.pieces.push([this.length, this.length + part.bytes.length, part.first, part.count]);
+    if (part.count !== undefined && part.count > 0) {
+      const rel = part.starts;
+      if (rel === null || rel === undefined || rel.length !== part.count || this.starts === null || this.starts.length !== part.first) this.starts = null;
+      else for (let j = 0; j < rel.length; j++) this.starts.push(this.length + rel[j]!);
+      this.entriesEnd = this.length + part.bytes.length;
+    }
     this.length += part.bytes.length;
     this.write(part.bytes, true);
   }
@@ -415,7 +482,7 @@ class MemoWriter {
   private write(b: Buffer, counted = false): void {
     if (this.fd === null) return;
     try {
-      writeAll(this.fd, b);
+      this.out.write(b);
       if (counted) this.crc = crc32(b, this.crc);
     } catch {
       this.abort();
@@ -425,8 +492,16 @@ class MemoWriter {
   commit(): void {
     if (this.fd === null) return;
     try {
-      this.write(Buffer.from(JSON.stringify(this.pieces), 'latin1'), true);
+      const starts = this.starts;
+      const table = Buffer.alloc(starts === null ? 4 : 4 + 4 * (starts.length + 1));
+      table.writeUInt32LE(starts === null ? NO_TABLE : starts.length, 0);
+      if (starts !== null) {
+        starts.forEach((v, j) => table.writeUInt32LE(v, 4 + 4 * j));
+        table.writeUInt32LE(this.entriesEnd, 4 + 4 * starts.length);
+      }
+      this.write(table, true);
       if (this.fd === null) return;
+      this.out.flush();
       const head = Buffer.from(memoHead(this.digest, this.crc, this.length), 'latin1');
       fs.writeSync(this.fd, head, 0, head.length, 0);
       fs.closeSync(this.fd);

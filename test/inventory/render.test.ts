@@ -109,23 +109,22 @@ describe('writeRepoSnapshot (in pieces)', () => {
     expect(Buffer.concat(chunks).equals(expected(doc))).toBe(true);
   });
 
-  /** Changes one character of `rel`'s entry inside piece `piece` of the memo (same length, CRC made right): a piece copied from the memo shows it. */
-  async function markInMemo(memoFile: string, piece: number, rel: string, letter: string): Promise<string> {
+  /** Changes one character of `rel`'s entry in the memo's text (same length, CRC made right): an entry copied from the memo shows it. */
+  async function markInMemo(memoFile: string, rel: string, letter: string): Promise<string> {
     const { crc32 } = await import('node:zlib');
     const raw = fs.readFileSync(memoFile);
     const head = raw.subarray(0, raw.indexOf(10) + 1).toString('latin1');
     const [, tag, version, digest, , length] = /^(\S+) (\d+) (\S+) (\d+) (\d+)\n$/.exec(head)!;
     const rest = Buffer.from(raw.subarray(head.length));
-    const pieces = JSON.parse(rest.subarray(Number(length)).toString('latin1')) as [number, number][];
-    const at = rest.indexOf(JSON.stringify(rel), pieces[piece]![0]);
-    expect(at).toBeGreaterThan(pieces[piece]![0]);
-    expect(at).toBeLessThan(pieces[piece]![1]);
-    rest.write(letter, at + 1, 'latin1');
+    const at = rest.indexOf(`"path": ${JSON.stringify(rel)}`);
+    expect(at).toBeGreaterThan(0);
+    expect(at).toBeLessThan(Number(length));
+    rest.write(letter, at + '"path": "'.length, 'latin1');
     fs.writeFileSync(memoFile, Buffer.concat([Buffer.from(`${tag} ${version} ${digest} ${String(crc32(rest)).padStart(10, '0')} ${length}\n`, 'latin1'), rest]));
     return JSON.stringify(`${letter}${rel.slice(1)}`);
   }
 
-  /** A 9,000-file tree (pieces: entries 0-4095, 4096-8191, 8192-8999) rendered once to a file, its memo in place and nothing racy. */
+  /** A 9,000-file tree rendered once to a file, its memo in place and nothing racy. */
   async function renderedBigTree() {
     const t = await bigTree(9000);
     const file = path.join(tempDir('cairn-out-'), 'snap.json');
@@ -134,61 +133,67 @@ describe('writeRepoSnapshot (in pieces)', () => {
     return { t, file };
   }
 
-  it('after in-place edits renders only the touched pieces, copying the rest from the memo, and the text is exact every round', async () => {
+  it('after in-place edits the text is exact every round; only the entries read again are rendered, every other one copied', async () => {
     const { t, file } = await renderedBigTree();
     let doc = await t.snap();
-    const marked = await markInMemo(t.memo()!, 1, doc.body.files[5000]!.path, 'X');
-    const unmarked = await markInMemo(t.memo()!, 2, doc.body.files[8900]!.path, 'Y');
     for (const [round, ks] of [[1, [0, 8999]], [2, [4100]], [3, [10, 8500, 8998]]] as const) {
       for (const k of ks) fs.writeFileSync(path.join(t.root, doc.body.files[k]!.path), `edited in round ${round}, entry ${k}`);
       doc = await t.snap();
       await writeRepoSnapshot(doc, { file });
-      const text = fs.readFileSync(file);
-      if (round === 1) {
-        // Pieces 0 and 2 were rendered; the marked middle piece was copied.
-        expect(text.includes(marked)).toBe(true);
-        expect(text.includes(unmarked)).toBe(false);
-        continue;
-      }
-      expect(text.equals(expected(doc))).toBe(true); // round 2 rendered the middle piece again
-      expect(renderRepoSnapshot(doc).equals(expected(doc))).toBe(true);
+      expect(fs.readFileSync(file).equals(expected(doc)), `round ${round}`).toBe(true);
+      expect(renderRepoSnapshot(doc).equals(expected(doc)), `round ${round}`).toBe(true);
     }
-    // Saved the way editors save (a new file renamed over the old: its directory changes): still only the touched piece is rendered.
     await sleep(MARGIN + 20);
     doc = await t.snap(); // nothing racy left
     await writeRepoSnapshot(doc, { file });
-    const again = await markInMemo(t.memo()!, 1, doc.body.files[5000]!.path, 'Z');
+    const kept = await markInMemo(t.memo()!, doc.body.files[5000]!.path, 'X');
+    const neighbour = await markInMemo(t.memo()!, doc.body.files[8998]!.path, 'Y');
+    const edited = await markInMemo(t.memo()!, doc.body.files[8999]!.path, 'Z');
+    fs.writeFileSync(path.join(t.root, doc.body.files[8999]!.path), 'edited once more');
+    doc = await t.snap();
+    await writeRepoSnapshot(doc, { file });
+    const text = fs.readFileSync(file);
+    expect(text.includes(kept)).toBe(true);
+    expect(text.includes(neighbour)).toBe(true); // copied right up to the entry read again
+    expect(text.includes(edited)).toBe(false); // rendered again
+    expect(text.includes(JSON.stringify(doc.body.files[8999]!.path))).toBe(true);
+  });
+
+  it('after a save by rename (its directory changes) only that entry is rendered again', async () => {
+    const { t, file } = await renderedBigTree();
+    let doc = await t.snap();
+    const kept = await markInMemo(t.memo()!, doc.body.files[5000]!.path, 'Z');
     const f = path.join(t.root, doc.body.files[20]!.path);
     fs.writeFileSync(`${f}.tmp`, 'saved by rename');
     fs.renameSync(`${f}.tmp`, f);
     doc = await t.snap();
     await writeRepoSnapshot(doc, { file });
-    expect(fs.readFileSync(file).includes(again)).toBe(true);
+    expect(fs.readFileSync(file).includes(kept)).toBe(true);
   });
 
-  it('when files come and go, copies every memo piece whose entries all came through, wherever they now stand', async () => {
+  it('when files come and go, copies every entry that came through, wherever it now stands', async () => {
     const { t, file } = await renderedBigTree();
     let doc = await t.snap();
-    const first = await markInMemo(t.memo()!, 0, doc.body.files[100]!.path, 'X');
-    const last = await markInMemo(t.memo()!, 2, doc.body.files[8500]!.path, 'Y');
-    // A file comes in the middle piece's range (a name sorting right after entry 5000): every
-    // entry after it now stands one further on, the last piece's included.
+    const early = await markInMemo(t.memo()!, doc.body.files[100]!.path, 'X');
+    const late = await markInMemo(t.memo()!, doc.body.files[8500]!.path, 'Y');
+    // A file comes after entry 5000: every entry after it now stands one further on.
     fs.writeFileSync(path.join(t.root, `${doc.body.files[5000]!.path}.new`), 'a new file');
     doc = await t.snap();
     await writeRepoSnapshot(doc, { file });
     let text = fs.readFileSync(file);
-    expect(text.includes(first)).toBe(true);
-    expect(text.includes(last)).toBe(true);
-    // A file goes from the first piece: that piece is rendered again, the last one (its entries
-    // back by one) copied again. (The middle piece holds the new file, racy when last read: read
-    // again now, so rendered again too.)
+    expect(text.includes(early)).toBe(true);
+    expect(text.includes(late)).toBe(true);
+    expect(text.includes(JSON.stringify(`${doc.body.files[5000]!.path}.new`))).toBe(true);
+    // A file goes before both: they move back by one and are still copied.
     await sleep(MARGIN + 20);
-    fs.rmSync(path.join(t.root, doc.body.files[10]!.path));
+    const gone = doc.body.files[10]!.path;
+    fs.rmSync(path.join(t.root, gone));
     doc = await t.snap();
     await writeRepoSnapshot(doc, { file });
     text = fs.readFileSync(file);
-    expect(text.includes(first)).toBe(false);
-    expect(text.includes(last)).toBe(true);
+    expect(text.includes(early)).toBe(true);
+    expect(text.includes(late)).toBe(true);
+    expect(text.includes(`"path": ${JSON.stringify(gone)}`)).toBe(false);
   });
 
   it('the text stays exact over rounds of random creates, deletes, edits, saves by rename and new directories', async () => {
