@@ -126,7 +126,8 @@ interface PriorChanges {
   entries: boolean;
   /** With `entries`: each entry's index in the stored result, -1 for one added. */
   entryFrom?: Int32Array;
-  read: { files: number; bytes: number };
+  /** The .gitignore rows read again for their rules (their entries may differ): how many, their bytes, their paths. */
+  read: RulesRead;
   /** Digests of the .gitignore texts the update classified with (a new .gitignore has no recorded digest yet). */
   rulesRead?: ReadonlyMap<string, Buffer>;
 }
@@ -159,11 +160,12 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     bytesHashed += o.stat[0]!;
   }
   const files: RepoSnapshotEntry[] = new Array<RepoSnapshotEntry>(rows.length);
-  // Where each entry stood in the stored result (-1: added, or its row read again, so it may
-  // differ), when that is known (no rules read): the stored result's rendering is then reused
-  // for every run of entries that came through unchanged.
-  const from = prior.read.files === 0 && stored.digest !== undefined && (!prior.entries || prior.entryFrom !== undefined) ? (prior.entryFrom ?? null) : undefined;
+  // Where each entry stood in the stored result (-1: added, or its row read again, a .gitignore
+  // read for its rules included, so it may differ): the stored result's rendering is then
+  // reused for every run of entries that came through unchanged.
+  const from = stored.digest !== undefined && (!prior.entries || prior.entryFrom !== undefined) ? (prior.entryFrom ?? null) : undefined;
   const reread = from !== undefined ? new Set(changed) : null;
+  const rulesReread = new Set(prior.read.paths);
   const oldIndex = new Int32Array(from === undefined ? 0 : rows.length);
   // One hex string for the whole table; each digest is a slice of it (no per-entry conversion).
   const shaHex = Buffer.from(t.shas.buffer, t.shas.byteOffset, t.size * 32).toString('hex');
@@ -189,7 +191,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
       path = linkPath;
       kind = 'symlink';
     }
-    if (reread?.has(i) === true) oldIndex[k] = -1;
+    if (reread !== null && (reread.has(i) || (rulesReread.size > 0 && rulesReread.has(t.paths[i]!)))) oldIndex[k] = -1;
     const o = i * STAT_FIELDS;
     const size = t.stats[o]!;
     const mode = (t.stats[o + 5]! & 0o100) !== 0 ? '0755' : '0644';
@@ -382,11 +384,17 @@ function afterPrefix(p: Prepared, stored: StoredResult): (rel: string, dir: bool
  * very read, and its text returned by directory so the rules used are the ones recorded. The
  * other changed rows are returned in `rest`. Null when one cannot be read (the walk reports it).
  */
-function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: number): { rules: Map<string, string>; rest: number[]; read: { files: number; bytes: number } } | null {
+interface RulesRead {
+  files: number;
+  bytes: number;
+  paths: string[];
+}
+
+function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: number): { rules: Map<string, string>; rest: number[]; read: RulesRead } | null {
   const t = p.previous.files;
   const rules = new Map<string, string>();
   const rest: number[] = [];
-  const read = { files: 0, bytes: 0 };
+  const read: RulesRead = { files: 0, bytes: 0, paths: [] };
   const buf = Buffer.allocUnsafe(64 * 1024);
   for (const i of changed) {
     const rel = t.paths[i]!;
@@ -404,6 +412,7 @@ function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: num
     t.setRow(i, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
     read.files++;
     read.bytes += o.stat[0]!;
+    read.paths.push(rel);
   }
   return { rules, rest, read };
 }

@@ -196,6 +196,35 @@ describe('writeRepoSnapshot (in pieces)', () => {
     expect(text.includes(`"path": ${JSON.stringify(gone)}`)).toBe(false);
   });
 
+  it('after a .gitignore is edited (read again for its rules), its own entry is rendered again, the rest copied, and the text stays exact', async () => {
+    const files: Record<string, string> = { '.gitignore': '*.log\n', 'sub/.gitignore': '*.tmp\n' };
+    for (let i = 0; i < 9000; i++) files[`d${i % 37}/f${i}.txt`] = `${i}`;
+    const t = await setup(files);
+    const file = path.join(tempDir('cairn-out-'), 'snap.json');
+    await writeRepoSnapshot(await t.snap(), { file });
+    await sleep(MARGIN + 20);
+    let doc = await t.snap();
+    const markedPath = doc.body.files[5000]!.path;
+    const kept = await markInMemo(t.memo()!, markedPath, 'X');
+    fs.writeFileSync(path.join(t.root, 'sub', '.gitignore'), '*.tmp\n# a comment changes no rule\n');
+    doc = await t.snap();
+    await writeRepoSnapshot(doc, { file });
+    let text = fs.readFileSync(file);
+    expect(text.includes(kept)).toBe(true);
+    const sub = doc.body.files.find((f) => f.path === 'sub/.gitignore')!;
+    expect(sub.bytes).toBe('*.tmp\n# a comment changes no rule\n'.length);
+    expect(text.includes(`"sha256": "${sub.sha256!}"`)).toBe(true);
+    // Rules that change what is in: the text is exact (every marked entry elsewhere still copied).
+    await sleep(MARGIN + 20);
+    fs.writeFileSync(path.join(t.root, '.gitignore'), '*.log\nd3/\n');
+    doc = await t.snap();
+    expect(doc.body.files.some((f) => f.path.startsWith('d3/'))).toBe(false);
+    await writeRepoSnapshot(doc, { file });
+    text = fs.readFileSync(file);
+    expect(text.includes(kept)).toBe(true);
+    expect(text.toString('utf8').replace(kept, JSON.stringify(markedPath))).toBe(expected(doc).toString('utf8'));
+  });
+
   it('the text stays exact over rounds of random creates, deletes, edits, saves by rename and new directories', async () => {
     const t = await bigTree(9000);
     const file = path.join(tempDir('cairn-out-'), 'snap.json');
