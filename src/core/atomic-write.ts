@@ -84,6 +84,11 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/** Writes all of `b` at the descriptor's position (writeSync may write less than asked). */
+export function writeAll(fd: number, b: Uint8Array): void {
+  for (let off = 0; off < b.length; ) off += fs.writeSync(fd, b, off, b.length - off);
+}
+
 /**
  * Write `data` to `target` so that readers see either the old file or the whole new one:
  * unique temp file in the same directory, write, fsync, rename over the target, fsync the

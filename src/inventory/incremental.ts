@@ -5,9 +5,9 @@ import { parseGitignore, type GitignoreFile } from './gitignore.js';
 import { fastStatHere } from './fast-stat.js';
 import { prefixOf, type Prepared } from './prepare.js';
 import { processFile } from './read-file.js';
-import { RELIST_DIR, type CachedDir, type Listing } from './stat-cache.js';
+import type { CachedDir, Listing } from './stat-cache.js';
 import type { StoredResult } from './stored-result.js';
-import { classifyEntry, readListing, V_DIR, V_FILE, V_OUT } from './walk.js';
+import { classifyEntry, listDirectory, V_DIR, V_FILE, V_OUT } from './walk.js';
 
 /** Entry-row bit marking a symlink entry (stored-result.ts LINK_ROW; repeated to avoid an import cycle). */
 const LINK_BIT = 0x80000000;
@@ -61,15 +61,10 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   //    directory is known before its subdirectories come up.
   for (const dir of [...changedDirs].sort()) {
     if (removedOrUnder(dir)) continue;
-    const abs = dir === '' ? p.rootReal : prefix + dir;
-    const st = fs.lstatSync(abs, { throwIfNoEntry: false });
-    if (st === undefined || !st.isDirectory()) return null; // gone, but not through a parent listed again
-    let now: Listing;
-    try {
-      now = readListing(abs);
-    } catch {
-      return null;
-    }
+    // Null: gone (but not through a parent listed again), or unreadable.
+    const listed = listDirectory(dir === '' ? p.rootReal : prefix + dir, racyFromMs);
+    if (listed === null) return null;
+    const now = listed.listing;
     const before = prev.dirs.get(dir)!.listing;
     const old = new Map<string, number>();
     for (let i = 0; i < before.names.length; i++) old.set(before.names[i]!, before.types.charCodeAt(i));
@@ -90,8 +85,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
     // A .gitignore that appeared or went changes the rules of the whole subtree.
     if (p.respectGitignore && [...diff.added, ...diff.removed].some(([name]) => name === '.gitignore')) reclassify.add(dir);
     diffs.push(diff);
-    const racy = st.mtimeMs >= racyFromMs || st.ctimeMs >= racyFromMs;
-    staged.set(dir, { stat: racy ? RELIST_DIR : [st.mtimeMs, st.ctimeMs, st.ino, st.dev], listing: now });
+    staged.set(dir, listed);
   }
 
   // 2. Subtrees whose rules changed are classified again whole; the outermost ones suffice.
@@ -103,18 +97,10 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   // would. A symlink, a name to report or more new files than re-reading on this thread suits
   // (the walk hashes on every core) leave it to the walk.
   const addNewDir = (rel: string): boolean => {
-    const abs = prefix + rel;
-    const st = fs.lstatSync(abs, { throwIfNoEntry: false });
-    if (st === undefined || !st.isDirectory()) return false;
-    let listing: Listing;
-    try {
-      listing = readListing(abs);
-    } catch {
-      return false;
-    }
-    if (listing.types.includes('x')) return false;
-    const racy = st.mtimeMs >= racyFromMs || st.ctimeMs >= racyFromMs;
-    staged.set(rel, { stat: racy ? RELIST_DIR : [st.mtimeMs, st.ctimeMs, st.ino, st.dev], listing });
+    const listed = listDirectory(prefix + rel, racyFromMs);
+    if (listed === null) return false;
+    const listing = listed.listing;
+    staged.set(rel, listed);
     const stack = rules.stackFor(rel);
     if (stack === null) return false;
     for (let i = 0; i < listing.names.length; i++) {

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { crc32 } from 'node:zlib';
-import { tempSiblingName, writeFileAtomicSync } from '../core/atomic-write.js';
+import { tempSiblingName, writeAll, writeFileAtomicSync } from '../core/atomic-write.js';
 import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf } from './digest.js';
 import { RACY_MARGIN_MS } from './prepare.js';
 import type { RepoSnapshot } from './types.js';
@@ -352,11 +352,6 @@ class BufferedFd {
   }
 }
 
-function writeAll(fd: number, b: Buffer): void {
-  let off = 0;
-  while (off < b.length) off += fs.writeSync(fd, b, off, b.length - off);
-}
-
 function writeOut(out: NodeJS.WritableStream, b: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
     const ok = out.write(b, (e?: Error | null) => (e ? reject(e) : undefined));
@@ -391,6 +386,7 @@ function memoFor(s: RepoSnapshot): string | undefined {
 /** The memo at `file` if it is whole and renders one of the `wanted` digests (read no further otherwise). */
 function readMemo(file: string, wanted: readonly (string | undefined)[]): Memo | null {
   let buf: Buffer;
+  let digest: string;
   try {
     const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
     try {
@@ -398,7 +394,7 @@ function readMemo(file: string, wanted: readonly (string | undefined)[]): Memo |
       if (size < MEMO_HEAD_BYTES) return null;
       buf = Buffer.allocUnsafe(size);
       if (fs.readSync(fd, buf, 0, MEMO_HEAD_BYTES, 0) !== MEMO_HEAD_BYTES) return null;
-      const digest = buf.toString('latin1', MEMO_TAG.length + 1, MEMO_TAG.length + 1 + 'sha256:'.length + 64);
+      digest = buf.toString('latin1', MEMO_TAG.length + 1, MEMO_TAG.length + 1 + 'sha256:'.length + 64);
       if (!wanted.includes(digest)) return null;
       for (let off = MEMO_HEAD_BYTES; off < size; ) {
         const n = fs.readSync(fd, buf, off, size - off, off);
@@ -411,11 +407,11 @@ function readMemo(file: string, wanted: readonly (string | undefined)[]): Memo |
   } catch {
     return null;
   }
+  // `digest` is one the caller wants, so a valid one: the whole first line must be as written.
   const head = buf.subarray(0, MEMO_HEAD_BYTES).toString('latin1');
-  const digest = head.slice(MEMO_TAG.length + 1, MEMO_TAG.length + 1 + 'sha256:'.length + 64);
   const textLength = Number(head.slice(-13, -1));
   const rest = buf.subarray(MEMO_HEAD_BYTES);
-  if (!/^sha256:[0-9a-f]{64}$/.test(digest) || !Number.isSafeInteger(textLength) || textLength > rest.length || head !== memoHead(digest, crc32(rest), textLength)) return null;
+  if (!Number.isSafeInteger(textLength) || textLength > rest.length || head !== memoHead(digest, crc32(rest), textLength)) return null;
   const table = rest.subarray(textLength);
   if (table.length < 4) return null;
   const n = table.readUInt32LE(0);

@@ -3,7 +3,7 @@ import { crc32 } from 'node:zlib';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { writeFileAtomicSync } from '../core/atomic-write.js';
+import { writeAll, writeFileAtomicSync } from '../core/atomic-write.js';
 import { errnoCode } from '../core/errors.js';
 import { STAT_FIELDS } from './read-file.js';
 import type { ScanWarning } from './types.js';
@@ -437,18 +437,6 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   return data;
 }
 
-/** The loaded listings when `dirs` holds exactly the directories of one loaded cache, in order. */
-function loadedListings(dirs: Map<string, CachedDir>): LazyListings | null {
-  let shared: LazyListings | null = null;
-  let k = 0;
-  for (const d of dirs.values()) {
-    if (!(d instanceof LazyCachedDir) || d.i !== k || (shared !== null && d.listings !== shared)) return null;
-    shared = d.listings;
-    k++;
-  }
-  return shared !== null && shared.lens.length === k ? shared : null;
-}
-
 /** The cache file's content as its parts in order, the CRC-32 trailer last (written one by one, never joined). */
 export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: string): Buffer[] {
   const header = Buffer.from(JSON.stringify({ tool: 'cairn', root: rootReal, optionsKey, endianness: os.endianness() } satisfies CacheHeader), 'utf8');
@@ -458,7 +446,7 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   // bytes, without decoding a single listing (or even building the directory map).
   const untouched = data instanceof LoadedCache ? data.untouchedDirRows : undefined;
   const nDirs = untouched !== undefined ? untouched.paths.length : data.dirs.size;
-  const raw = untouched !== undefined && data instanceof LoadedCache ? data.listings : loadedListings(data.dirs);
+  const raw = untouched !== undefined && data instanceof LoadedCache ? data.listings : null;
   let nListing = 0;
   if (raw !== null) nListing = raw.types.length;
   else for (const d of data.dirs.values()) nListing += d.listing.names.length;
@@ -547,7 +535,7 @@ export function saveCache(file: string, data: StatCacheData, rootReal: string, o
     writeFileAtomicSync(
       file,
       (fd) => {
-        for (const part of parts) for (let off = 0; off < part.length; ) off += fs.writeSync(fd, part, off, part.length - off);
+        for (const part of parts) writeAll(fd, part);
       },
       { fsync: false, mode: 0o600, unlinkFirst: true },
     );

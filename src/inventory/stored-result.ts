@@ -126,10 +126,14 @@ interface PriorChanges {
   entries: boolean;
   /** With `entries`: each entry's index in the stored result, -1 for one added. */
   entryFrom?: Int32Array;
-  /** The .gitignore rows read again for their rules (their entries may differ): how many, their bytes, their paths. */
+  /** The .gitignore rows read again for their rules (their entries may differ). */
   read: RulesRead;
   /** Digests of the .gitignore texts the update classified with (a new .gitignore has no recorded digest yet). */
   rulesRead?: ReadonlyMap<string, Buffer>;
+}
+
+function isGitignore(rel: string): boolean {
+  return rel === '.gitignore' || rel.endsWith('/.gitignore');
 }
 
 function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
@@ -155,7 +159,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     if (stored.cut === 'bytes' && o.stat[0] !== t.stats[i * STAT_FIELDS]) return null; // the cut may move: the walk cuts
     // A .gitignore with new rules can change which paths are in: only the walk can tell. Same
     // bytes as recorded (typically a racy row read again) change nothing.
-    if ((rel === '.gitignore' || rel.endsWith('/.gitignore')) && !sameSha(t, i, o.sha) && !sameBytes(prior.rulesRead?.get(rel), o.sha)) return null;
+    if (isGitignore(rel) && !sameSha(t, i, o.sha) && !sameBytes(prior.rulesRead?.get(rel), o.sha)) return null;
     t.setRow(i, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
     bytesHashed += o.stat[0]!;
   }
@@ -174,7 +178,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     let i = rows[k]!;
     let kind: 'file' | 'symlink' = 'file';
     let path: string | undefined;
-    if (reread !== null) oldIndex[k] = from === null || from === undefined ? k : from[k]!;
+    if (from !== undefined) oldIndex[k] = from === null ? k : from[k]!;
     if (i >= LINK_ROW) {
       // A link is resolved again (cheap: links are few); it must lead where it led last time.
       const link = stored.links[i - LINK_ROW];
@@ -378,18 +382,19 @@ function afterPrefix(p: Prepared, stored: StoredResult): (rel: string, dir: bool
   };
 }
 
-/**
- * Reads the changed .gitignore rows first (when ignore rules apply): one whose bytes are as
- * recorded (a racy row read again) changes nothing; one with new bytes is recorded from this
- * very read, and its text returned by directory so the rules used are the ones recorded. The
- * other changed rows are returned in `rest`. Null when one cannot be read (the walk reports it).
- */
+/** The .gitignore rows read again for their rules: how many, their bytes, their paths. */
 interface RulesRead {
   files: number;
   bytes: number;
   paths: string[];
 }
 
+/**
+ * Reads the changed .gitignore rows first (when ignore rules apply): one whose bytes are as
+ * recorded (a racy row read again) changes nothing; one with new bytes is recorded from this
+ * very read, and its text returned by directory so the rules used are the ones recorded. The
+ * other changed rows are returned in `rest`. Null when one cannot be read (the walk reports it).
+ */
 function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: number): { rules: Map<string, string>; rest: number[]; read: RulesRead } | null {
   const t = p.previous.files;
   const rules = new Map<string, string>();
@@ -398,7 +403,7 @@ function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: num
   const buf = Buffer.allocUnsafe(64 * 1024);
   for (const i of changed) {
     const rel = t.paths[i]!;
-    if (!p.respectGitignore || (rel !== '.gitignore' && !rel.endsWith('/.gitignore'))) {
+    if (!p.respectGitignore || !isGitignore(rel)) {
       rest.push(i);
       continue;
     }

@@ -225,8 +225,7 @@ export class Walker {
         return undefined;
       }
       // A listing seen while racy is kept but marked to be listed again (and compared) next time.
-      const racy = st.mtimeMs >= o.racyFromMs || st.ctimeMs >= o.racyFromMs;
-      if (!listing.types.includes('x')) o.next.dirs.set(rel, { stat: racy ? RELIST_DIR : stat, listing } satisfies CachedDir);
+      if (!listing.types.includes('x')) o.next.dirs.set(rel, { stat: dirStatRow(st, o.racyFromMs), listing } satisfies CachedDir);
       else o.onUntrusted();
     }
     return this.frame(abs, rel, listing);
@@ -288,6 +287,27 @@ function sameDirStat(a: DirStatRow, b: DirStatRow): boolean {
 
 function errText(e: unknown): string {
   return errnoCode(e) ?? (e instanceof Error ? e.message : String(e));
+}
+
+/**
+ * A directory as the cache records it, listed now: stat first (a change racing the listing then
+ * shows as a newer mtime next time), then its entries; a directory seen changing less than the
+ * racy margin ago gets RELIST_DIR, to be listed again and compared next time. Null when it is not
+ * a directory (any more) or cannot be listed: the caller leaves it to the walk, which reports it.
+ */
+export function listDirectory(abs: string, racyFromMs: number): CachedDir | null {
+  const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+  if (st === undefined || !st.isDirectory()) return null;
+  try {
+    return { stat: dirStatRow(st, racyFromMs), listing: readListing(abs) };
+  } catch {
+    return null;
+  }
+}
+
+/** The stat the cache records for a directory: RELIST_DIR when it changed too recently to trust. */
+function dirStatRow(st: fs.Stats, racyFromMs: number): DirStatRow {
+  return st.mtimeMs >= racyFromMs || st.ctimeMs >= racyFromMs ? RELIST_DIR : [st.mtimeMs, st.ctimeMs, st.ino, st.dev];
 }
 
 /**
