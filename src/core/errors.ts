@@ -60,8 +60,8 @@ export class CairnError extends Error {
   }
 
   /** The `{code, message, path?, details?}` shape the CLI prints on stderr. */
-  toJSON(): { code: string; message: string; path?: string; details?: Record<string, unknown> } {
-    const out: { code: string; message: string; path?: string; details?: Record<string, unknown> } = {
+  toJSON(): ErrorDocument {
+    const out: ErrorDocument = {
       code: this.code,
       message: this.message,
     };

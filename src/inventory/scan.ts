@@ -1,6 +1,7 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import { CairnError } from '../core/errors.js';
+import { entryMode } from './entry-mode.js';
 import { HashPool } from './hash-pool.js';
 import { fastStatHere } from './fast-stat.js';
 import { abortError, prepare, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
@@ -316,7 +317,7 @@ class ScanRun {
         break;
       }
       // The seed's key order; the digest re-orders keys itself (digest.ts).
-      const mode = (slot.mode & 0o100) !== 0 ? '0755' : '0644';
+      const mode = entryMode(slot.mode);
       const { rel, kind } = slot;
       files.push(slot.shaRow >= 0 ? { path: rel, bytes: slot.bytes, sha256: hex.slice(slot.shaRow * 64, slot.shaRow * 64 + 64), mode, kind } : { path: rel, bytes: slot.bytes, mode, kind });
       bytes += slot.bytes;

@@ -7,6 +7,7 @@ import { resolveLink } from './walk.js';
 import { changedRows, claimChangedRows, Verifier } from './verifier.js';
 import { fastStatHere } from './fast-stat.js';
 import { applyDirChanges } from './incremental.js';
+import { entryMode } from './entry-mode.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
 import { dirRowsOf, renderMemoPath, saveCache, HAS_SHA, type FileTable } from './stat-cache.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanResult, SkippedEntry } from './types.js';
@@ -198,7 +199,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     if (reread !== null && (reread.has(i) || (rulesReread.size > 0 && rulesReread.has(t.paths[i]!)))) oldIndex[k] = -1;
     const o = i * STAT_FIELDS;
     const size = t.stats[o]!;
-    const mode = (t.stats[o + 5]! & 0o100) !== 0 ? '0755' : '0644';
+    const mode = entryMode(t.stats[o + 5]!);
     const hasSha = (t.has[i]! & HAS_SHA) !== 0;
     if (hasSha !== p.withDigest) return null;
     const rel = path ?? t.paths[i]!;

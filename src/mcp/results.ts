@@ -1,14 +1,9 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import { CairnError, errnoCode, isCodedError } from '../core/errors.js';
+import { CairnError, errnoCode, isCodedError, type ErrorDocument } from '../core/errors.js';
 
 /** The seed's error document: what an `isError` tool result carries as its text. */
-export interface ToolErrorPayload {
-  code: string;
-  message: string;
-  path?: string;
-  details?: Record<string, unknown>;
-}
+export type ToolErrorPayload = ErrorDocument;
 
 /** Any thrown value as `{code, message, path?, details?}`; codes stay stable, unknown failures are ERR_INTERNAL. */
 export function errorPayload(e: unknown): ToolErrorPayload {

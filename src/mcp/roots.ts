@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CairnError } from '../core/errors.js';
-import { containedPath, isSameOrInside } from '../core/paths.js';
+import { isSameOrInside } from '../core/paths.js';
 
 /**
  * The allowlist of directories an MCP client may touch. Every root is realpath'd once at start;
@@ -56,15 +56,4 @@ export class RootAllowlist {
     if (!fs.statSync(real).isDirectory()) throw new CairnError('ERR_ROOT_NOT_ALLOWED', `root ${root} is not a directory`, { path: root });
     return real;
   }
-
-  /**
-   * Resolves `p` (relative to `base`, or absolute) and proves it stays inside `base`, following
-   * any symlinks on the existing part of the path. The path itself need not exist yet.
-   */
-  static containedPath(base: string, p: string): string {
-    return containedPath(base, p);
-  }
 }
-
-/** Moved to core/paths.ts (the stage notes use it too); still exported here for existing callers. */
-export { isSameOrInside };

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { CairnError } from '../core/errors.js';
+import { containedPath } from '../core/paths.js';
 import { RepoSnapshotSchema, SNAPSHOT_MAX_BYTES_DEFAULT, SNAPSHOT_MAX_FILES_CAP, SNAPSHOT_MAX_FILES_DEFAULT, snapshotRoot } from '../inventory/index.js';
 import type { RepoSnapshotOptions } from '../inventory/index.js';
 import {
@@ -98,7 +99,7 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
       let url = options.store;
       if (url === undefined) {
         // The default store lives in the first root; a planted .cairn symlink must not carry it out.
-        url = `file:${RootAllowlist.containedPath(firstRoot, path.join(CAIRN_DIR, 'store'))}`;
+        url = `file:${containedPath(firstRoot, path.join(CAIRN_DIR, 'store'))}`;
       }
       const opening = openStore(url, { cwd, env });
       storePromise = opening;
@@ -112,7 +113,7 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
 
   /** Proves that cairn's data directories of `root` resolve inside it before a session tool writes there. */
   const assertCairnDirContained = (root: string): void => {
-    for (const sub of ['iterations', 'inventories']) RootAllowlist.containedPath(root, path.join(CAIRN_DIR, sub));
+    for (const sub of ['iterations', 'inventories']) containedPath(root, path.join(CAIRN_DIR, sub));
   };
 
   const snapshotDescription =
@@ -167,7 +168,7 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
     run: (args) => {
       const root = allow.resolveRoot(args.root);
       assertCairnDirContained(root);
-      const iterationDir = args.iterationDir !== undefined ? RootAllowlist.containedPath(root, args.iterationDir) : createNextIterationDir(root);
+      const iterationDir = args.iterationDir !== undefined ? containedPath(root, args.iterationDir) : createNextIterationDir(root);
       const pre = new SnapshotManager(root).capturePreSnapshot(root, iterationDir);
       return jsonResult({
         iterationDir,
@@ -197,9 +198,9 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
       assertCairnDirContained(root);
       const found = args.iterationDir !== undefined ? args.iterationDir : latestIterationDir(root);
       if (found === null) throw new CairnError('ERR_NOT_FOUND', `no iteration with a pre-snapshot under ${path.join(root, ITERATIONS_DIR)}; call cairn_session_pre first`);
-      const iterationDir = RootAllowlist.containedPath(root, found);
+      const iterationDir = containedPath(root, found);
       // The pre-snapshot is read back: a planted link must not make it come from outside the root.
-      const preFile = RootAllowlist.containedPath(root, path.join(iterationDir, PRE_SNAPSHOT_FILE));
+      const preFile = containedPath(root, path.join(iterationDir, PRE_SNAPSHOT_FILE));
       const pre = readPreSnapshot(preFile);
       const manager = new SnapshotManager(root);
       const post = manager.capturePostSnapshot(root, iterationDir);

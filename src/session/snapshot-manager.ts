@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomicSync } from '../core/atomic-write.js';
+import { isStrictlyInside } from '../core/paths.js';
 import { CairnError, errnoCode } from '../core/errors.js';
 import { ALWAYS_SKIP, isValidRelPath, scanTreeSync, type ScanOptions } from '../inventory/index.js';
 import { calculateDiff } from './diff.js';
@@ -246,9 +247,8 @@ function requirePaths(method: string, projectRoot: unknown, iterationDir: unknow
 
 /** `dir` as a POSIX path relative to root, or null when it is outside root or is root itself. */
 function relativeInside(root: string, dir: string): string | null {
-  const relative = toPosixRelative(root, path.resolve(root, dir));
-  if (relative === '' || relative === '..' || relative.startsWith('../') || path.isAbsolute(relative)) return null;
-  return relative;
+  const abs = path.resolve(root, dir);
+  return isStrictlyInside(abs, root) ? toPosixRelative(root, abs) : null;
 }
 
 /** The distinct `dirs` that lie inside root, as POSIX paths relative to it. */

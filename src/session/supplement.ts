@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { entryMode } from '../inventory/entry-mode.js';
 import { ALWAYS_SKIP, type SkippedEntry } from '../inventory/index.js';
 import { runGit, splitNul } from './git.js';
 import type { InventoryEntry } from './inventory-store.js';
@@ -22,8 +23,7 @@ function entryFor(root: string, rel: string): InventoryEntry | null {
   } catch {
     return null;
   }
-  // The scanner's rule (owner execute bit), so a file gets the same mode however it was found.
-  const mode = (stat.mode & 0o100) !== 0 ? '0755' : '0644';
+  const mode = entryMode(stat.mode);
   if (stat.isSymbolicLink()) return { path: rel, bytes: 0, mode: '0644', kind: 'symlink' };
   if (!stat.isFile()) return null;
   try {

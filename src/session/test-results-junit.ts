@@ -49,26 +49,22 @@ export function parseJUnitXml(content: string): TestSummary | null {
   } catch {
     return scanAttributes(content);
   }
-  if (!isNode(doc)) return scanAttributes(content);
-  const root = isNode(doc.testsuites) ? doc.testsuites : doc;
+  if (!isRecord(doc)) return scanAttributes(content);
+  const root = isRecord(doc.testsuites) ? doc.testsuites : doc;
   const suites = asNodes(root.testsuite);
-  if (suites.length === 0) return isNode(doc.testsuites) ? fromAttributes(doc.testsuites, runnerOf(doc.testsuites)) : null;
+  if (suites.length === 0) return isRecord(doc.testsuites) ? fromAttributes(doc.testsuites, runnerOf(doc.testsuites)) : null;
   const tally: Tally = { cases: 0, failures: 0, errors: 0, skipped: 0 };
   for (const suite of suites) countCases(suite, tally, 0);
-  const runner = isNode(doc.testsuites) ? runnerOf(doc.testsuites) : undefined;
+  const runner = isRecord(doc.testsuites) ? runnerOf(doc.testsuites) : undefined;
   if (tally.cases > 0) return summarise(tally, runner);
   return sumLeafSuites(suites, runner);
-}
-
-function isNode(value: unknown): value is XmlNode {
-  return isRecord(value);
 }
 
 /** Elements as nodes; an empty element (`<testcase/>`) parses to '' and is still one element. */
 function asNodes(value: unknown): XmlNode[] {
   if (value === undefined) return [];
   const list = Array.isArray(value) ? value : [value];
-  return list.map((v) => (isNode(v) ? v : {}));
+  return list.map((v) => (isRecord(v) ? v : {}));
 }
 
 /** Nesting is bounded by the parser; the depth guard keeps a hostile document from recursing far. */

@@ -1,3 +1,5 @@
+import type { ErrorDocument } from '../core/errors.js';
+
 /**
  * Stable codes of store failures. Validation codes map to CLI exit 2, a create-only clash to 3,
  * everything else (I/O, corrupt files) to 1.
@@ -47,7 +49,7 @@ export class SessionError extends Error {
   }
 
   /** The error document the CLI and the MCP server print; the cause's message when the message does not already say it. */
-  toJSON(): { code: string; message: string; details?: Record<string, unknown> } {
+  toJSON(): ErrorDocument {
     const cause = this.cause instanceof Error && !this.message.includes(this.cause.message) ? this.cause.message : undefined;
     return cause === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, details: { cause } };
   }

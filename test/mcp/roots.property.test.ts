@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCairnError } from '../../src/core/errors.js';
-import { RootAllowlist, isSameOrInside } from '../../src/mcp/roots.js';
+import { containedPath, isSameOrInside } from '../../src/core/paths.js';
+import { RootAllowlist } from '../../src/mcp/roots.js';
 import { makeTempDir, removeDir, write } from './support.js';
 
 let tmp: string;
@@ -65,13 +66,13 @@ const anyPath = fc.oneof(
   relPath.map((r) => `/${r}`),
 );
 
-describe('RootAllowlist.containedPath', () => {
+describe('containedPath (the MCP tools resolve every path with it)', () => {
   it('returns only paths inside the root, lexically and physically, and refuses with ERR_CONTAINMENT otherwise', () => {
     fc.assert(
       fc.property(anyPath, (p) => {
         let result: string;
         try {
-          result = RootAllowlist.containedPath(base, p);
+          result = containedPath(base, p);
         } catch (e) {
           expect(isCairnError(e) && e.code === 'ERR_CONTAINMENT', String(e)).toBe(true);
           return;
@@ -89,7 +90,7 @@ describe('RootAllowlist.containedPath', () => {
     const plain = fc.array(fc.constantFrom('a', 'b', 'c', '..a', 'new', 'file.txt'), { minLength: 1, maxLength: 5 }).map((segs) => segs.join('/'));
     fc.assert(
       fc.property(plain, (p) => {
-        expect(RootAllowlist.containedPath(base, p)).toBe(path.join(base, p));
+        expect(containedPath(base, p)).toBe(path.join(base, p));
       }),
     );
   });
@@ -100,7 +101,7 @@ describe('RootAllowlist.containedPath', () => {
         const p = `out-link/${r}`;
         // Lexically `out-link/..` stays in the root; anything that keeps the link in the path must be refused.
         fc.pre(path.resolve(base, p).startsWith(path.join(base, 'out-link')));
-        expect(() => RootAllowlist.containedPath(base, p)).toThrow(/outside|does not resolve/);
+        expect(() => containedPath(base, p)).toThrow(/outside|does not resolve/);
       }),
     );
   });

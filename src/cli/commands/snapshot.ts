@@ -93,8 +93,9 @@ async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
   // Lazy: `cairn <anything else>` does not pay for loading the scanner.
   const [{ snapshotRootDetailed }, { writeRepoSnapshot }] = await Promise.all([import('../../inventory/snapshot.js'), import('../../inventory/render.js')]);
   const root = path.resolve(io.cwd, flags.root);
-  // Every path is absolute from here on. Inside the root the scan looks files up by their short
-  // relative paths, which the kernel resolves faster than the root's whole path each time.
+  // Inside the root the scan looks files up by their short relative paths, which the kernel
+  // resolves faster than the root's whole path each time. Process-wide and not undone: every
+  // path this command uses after this line must be resolved against io.cwd, never the process's.
   if (io.ownsProcess === true) moveInto(root);
   const progress = progressAllowed(io, false) ? new ProgressLine(io.stderr) : undefined;
   const controller = new AbortController();
