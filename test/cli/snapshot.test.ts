@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RepoSnapshotSchema, makeRepoSnapshot, type RepoSnapshot } from '../../src/inventory/index.js';
-import { runCli } from '../support/cli.js';
+import { errorJson, runCli } from '../support/cli.js';
 import { cleanupTempDirs, tempDir, writeTree } from '../inventory/helpers.js';
 
 const validate = new Ajv2020({ strict: true }).compile(RepoSnapshotSchema);
@@ -21,7 +21,6 @@ beforeAll(() => {
 afterAll(cleanupTempDirs);
 
 const cli = (args: string[], cwd = work) => runCli(args, { cwd, env });
-const errorJson = (stderr: string) => JSON.parse(stderr.trim().split('\n').at(-1)!) as { code: string; message: string; details?: unknown };
 
 describe('cairn snapshot', () => {
   it('prints the snapshot (schema-valid, 2-space JSON) and a one-line skipped count on stderr', () => {

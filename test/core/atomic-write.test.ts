@@ -64,6 +64,7 @@ describe.each(WRITERS)('%s', (_name, write) => {
     await write(target, 'old', { fsync: false, unlinkFirst: true });
     await write(target, 'new', { fsync: false, unlinkFirst: true, mode: 0o600 });
     expect(fs.readFileSync(target, 'utf8')).toBe('new');
+    expect(fs.statSync(target).mode & 0o777).toBe(0o600);
     fs.rmSync(target);
     fs.symlinkSync(victim, target);
     await write(target, 'newer', { fsync: false, unlinkFirst: true });

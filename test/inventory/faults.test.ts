@@ -1,11 +1,12 @@
 // Files that vanish, change type or cannot be read while the scan runs: never a crash, never a
 // wrong hash; each is reported as skipped with its reason.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scanTreeSync, type ScanOptions } from '../../src/inventory/index.js';
 import { CLI } from '../support/cli.js';
+import { mkfifo } from '../support/mkfifo.js';
 import { withoutPermissionOverride } from '../support/unprivileged.js';
 import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
 
@@ -66,7 +67,7 @@ describe('mid-scan changes', () => {
     writeTree(root, { a: 'a', b: 'b' });
     const r = scanWithHook(root, () => {
       fs.rmSync(path.join(root, 'b'));
-      execFileSync('mkfifo', [path.join(root, 'b')]);
+      mkfifo(path.join(root, 'b'));
     });
     expect(r.files.map((f) => f.path)).toEqual(['a']);
     expect(r.skipped).toMatchObject([{ path: 'b', reason: 'not-regular-file' }]);

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { ScanResult } from '../../src/inventory/index.js';
 import { git } from '../support/git.js';
 
 /** A fresh temp dir (real path) removed by the returned cleanup. */
@@ -51,4 +52,23 @@ export function gitListedPaths(cwd: string): string[] {
 /** Sorts paths by UTF-8 bytes (the snapshot order). */
 export function sortUtf8(paths: string[]): string[] {
   return [...paths].sort((a, b) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A small racy margin keeps the cache tests fast; sleeping past it lets entries be cached. */
+export const MARGIN = 50;
+
+/** What a scan answers, without its warnings (which say how it got there). */
+export const strip = (r: ScanResult) => ({ files: r.files, truncated: r.truncated, counts: r.counts, skipped: r.skipped });
+
+/** Runs `fn` with the process's working directory at `dir` (as the CLI does), restoring it after. */
+export async function inDir<T>(dir: string, fn: () => T | Promise<T>): Promise<T> {
+  const before = process.cwd();
+  process.chdir(dir);
+  try {
+    return await fn();
+  } finally {
+    process.chdir(before);
+  }
 }

@@ -10,12 +10,10 @@ import { canonicalize } from '../../src/core/jcs.js';
 import { makeRepoSnapshot, scanTree, snapshotDigestOf } from '../../src/inventory/index.js';
 import { renderRepoSnapshot, writeRepoSnapshot } from '../../src/inventory/render.js';
 import type { RepoSnapshot } from '../../src/inventory/types.js';
-import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
+import { cleanupTempDirs, MARGIN, sleep, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const MARGIN = 50;
 const expected = (doc: RepoSnapshot) => Buffer.from(`${JSON.stringify(doc, null, 2)}\n`, 'utf8');
 
 async function setup(files: Record<string, string>) {
@@ -330,7 +328,7 @@ describe('writeRepoSnapshot (in pieces)', () => {
     await writeRepoSnapshot(await t.snap(), { file });
     const doc = await t.snap(); // the memo applies from here on
     await writeRepoSnapshot(doc, { file });
-    await sleep(2100); // past the racy margin (2 s): a stamp taken now can be trusted
+    await sleep(2500); // past the racy margin (2 s): a stamp taken now can be trusted
     await writeRepoSnapshot(doc, { file }); // compares the bytes and stamps the file
     const stamped = fs.statSync(file, { bigint: true });
     // With the memo damaged, only the stamp can spare the file a rewrite.

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { diffSnapshots, snapshotRoot, snapshotRootDetailed, scanTreeSync, type RepoSnapshotOptions } from '../../src/inventory/index.js';
+import { mkfifo } from '../support/mkfifo.js';
 import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
@@ -124,8 +125,7 @@ describe('unreadable directories and odd files', () => {
   it('reports FIFOs and sockets as skipped, never hangs on them', async () => {
     const root = tempDir();
     writeTree(root, { a: 'x' });
-    const { execFileSync } = await import('node:child_process');
-    execFileSync('mkfifo', [path.join(root, 'pipe')]);
+    mkfifo(path.join(root, 'pipe'));
     const r = await snapshotRootDetailed(root, { cache: false });
     expect(r.snapshot.body.files.map((f) => f.path)).toEqual(['a']);
     expect(r.skipped).toEqual([{ path: 'pipe', reason: 'not-regular-file', detail: 'FIFO, socket or device' }]);

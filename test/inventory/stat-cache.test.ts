@@ -5,14 +5,10 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeRepoSnapshot, scanTree, scanTreeSync, snapshotDigestOf, snapshotRootDetailed, type ScanOptions, type ScanProgress, type ScanResult } from '../../src/inventory/index.js';
-import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
+import { cleanupTempDirs, inDir, MARGIN, sleep, strip, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** A small racy margin keeps the tests fast; sleeping past it lets entries be cached. */
-const MARGIN = 50;
-const strip = (r: ScanResult) => ({ files: r.files, truncated: r.truncated, counts: r.counts, skipped: r.skipped });
 
 function listFiles(dir: string): string[] {
   return fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).map(String) : [];
@@ -137,15 +133,8 @@ describe('stat cache', () => {
         await sleep(MARGIN + 20);
         const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN, ...limits, onProgress: (p) => p.phase === 'done' && (cachedHits += p.filesCached) };
         // fromRoot: the working directory is the root, as under the CLI (paths are looked up relative to it).
-        const scan = async (o: ScanOptions) => {
-          const before = process.cwd();
-          if (fromRoot) process.chdir(root);
-          try {
-            return await (threaded ? scanTree(root, { jobs: 2, ...o }) : Promise.resolve(scanTreeSync(root, o)));
-          } finally {
-            process.chdir(before);
-          }
-        };
+        const scanHere = (o: ScanOptions) => (threaded ? scanTree(root, { jobs: 2, ...o }) : Promise.resolve(scanTreeSync(root, o)));
+        const scan = (o: ScanOptions) => (fromRoot ? inDir(root, () => scanHere(o)) : scanHere(o));
         await scan(opts); // prime
         for (const op of ops) {
           apply(root, op);
@@ -287,9 +276,7 @@ describe('unchanged-tree fast path', () => {
     const t = await primed(files);
     const cacheFile = () => fs.readdirSync(t.cacheDir).filter((n) => n.endsWith('.cache')).map((n) => fs.statSync(path.join(t.cacheDir, n), { bigint: true }))[0]!;
     const before = cacheFile();
-    const cwd = process.cwd();
-    process.chdir(t.root);
-    try {
+    await inDir(t.root, async () => {
       const seen: ScanProgress[] = [];
       const r = await scanTree(t.root, { ...t.opts, onProgress: (p) => seen.push(p) });
       expect(seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 0, filesCached: 302 })]);
@@ -301,9 +288,7 @@ describe('unchanged-tree fast path', () => {
       const edited = await scanTree(t.root, t.opts);
       expect(edited.files.find((f) => f.path === 'd/f7')!.bytes).toBe(18);
       expect(strip(edited)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
-    } finally {
-      process.chdir(cwd);
-    }
+    });
     const after = cacheFile();
     expect([after.ino, after.mtimeNs]).not.toEqual([before.ino, before.mtimeNs]); // the edit was recorded
   });
@@ -355,7 +340,7 @@ describe('unchanged-tree fast path', () => {
     expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
   });
 
-  it('listings kept as loaded are written back byte for byte, non-ASCII and empty ones included, and serve the next walk right', async () => {
+  it('listings kept as loaded survive a cache rewrite, non-ASCII and empty ones included, and serve the next walk right', async () => {
     const t = await primed({ 'é/ü.txt': 'u', 'é/ä/ö.txt': 'o', 'z/a': 'a', 'z/b': 'b', '😀/x': 'x' });
     fs.mkdirSync(path.join(t.root, 'empty'));
     await sleep(MARGIN + 20);

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { errorJson, runCli } from '../support/cli.js';
 import { call, connect, makeTempDir, okText, removeDir, serverEnv, write } from './support.js';
 
 let tmp: string;
@@ -27,7 +27,7 @@ describe('cairn mcp', () => {
     const r = runCli(['mcp', '--root', tmp, '--root', missing], { cwd: tmp, input: '' });
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
-    const err = JSON.parse(r.stderr.trim().split('\n').pop() ?? '') as { code: string; message: string; path: string };
+    const err = errorJson(r.stderr);
     expect(err.code).toBe('ERR_ROOT_NOT_DIR');
     expect(err.path).toBe(missing);
     expect(err.message).toContain(missing);
@@ -38,7 +38,7 @@ describe('cairn mcp', () => {
     const file = write(tmp, 'a-file.txt', 'x');
     const r = runCli(['mcp', '--root', file], { cwd: tmp, input: '' });
     expect(r.status).toBe(2);
-    expect((JSON.parse(r.stderr.trim().split('\n').pop() ?? '') as { code: string }).code).toBe('ERR_ROOT_NOT_DIR');
+    expect(errorJson(r.stderr).code).toBe('ERR_ROOT_NOT_DIR');
   });
 
   it('exits 2 on an unknown flag', () => {

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { errorJson, runCli } from '../support/cli.js';
 import { commitAll, git, write, trackedDirs } from './helpers.js';
 import type { SnapshotDiff } from '../../src/session/index.js';
 
@@ -109,12 +109,12 @@ describe('cairn session post', () => {
 
   it('prints a store failure as the JSON error document every command prints, exit 1', () => {
     const root = repo();
-    cli(['session', 'pre'], root);
+    expect(cli(['session', 'pre'], root).status).toBe(0);
     const inTheWay = path.join(scratch('cairn-store-'), 'plain-file');
     fs.writeFileSync(inTheWay, 'not a directory');
     const r = cli(['session', 'post', '--store', inTheWay], root);
     expect(r.status).toBe(1);
-    const err = JSON.parse(r.stderr.trim().split('\n').at(-1)!) as { code: string; message: string };
+    const err = errorJson(r.stderr);
     expect(err.code).toBe('ERR_IO');
     expect(err.message).toContain('Failed to write file');
   });

@@ -7,7 +7,7 @@ import { KEY_FILES, SnapshotManager, formatDuration } from '../../src/session/in
 import type { PostSnapshot, PreSnapshot } from '../../src/session/index.js';
 import { CairnError } from '../../src/core/errors.js';
 import { commitAll, git, seedIterationDir, write, useTempCacheHome, trackedDirs } from './helpers.js';
-import { mkfifo } from '../store/support/mkfifo.js';
+import { mkfifo } from '../support/mkfifo.js';
 
 useTempCacheHome();
 

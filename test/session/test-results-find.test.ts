@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findTestResults } from '../../src/session/test-results.js';
+import { mkfifo } from '../support/mkfifo.js';
 import { withoutPermissionOverride } from '../support/unprivileged.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/test-output/', import.meta.url));
@@ -96,7 +97,7 @@ describe('findTestResults: the documented locations, in order', () => {
     const parent = path.join(iterationDir, '..');
     mkdirSync(path.join(parent, 'a-dir.log'));
     symlinkSync(path.join(root, 'nowhere'), path.join(parent, 'b-dangling.log'));
-    execFileSync('mkfifo', [path.join(parent, 'c-fifo.log')]);
+    mkfifo(path.join(parent, 'c-fifo.log'));
     symlinkSync(path.join(parent, 'c-loop-b.log'), path.join(parent, 'c-loop-a.log'));
     symlinkSync(path.join(parent, 'c-loop-a.log'), path.join(parent, 'c-loop-b.log'));
     writeFileSync(path.join(parent, 'd.log'), 'Tests: 4 passed, 4 total\n');

@@ -4,7 +4,6 @@
  * link that leads out or dangles is ERR_CONTAINMENT for the writer, the reader and the validator,
  * and the note itself is opened without following a link (stage/load.ts).
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { readStageSnapshot, readStageSnapshotBytes, stageSnapshotPath, validateS
 import { loadNote } from '../../src/stage/load.js';
 import { ensureSnapshotDir, snapshotDirPath } from '../../src/stage/paths.js';
 import { containedPath, isStrictlyInside } from '../../src/core/paths.js';
+import { mkfifo } from '../support/mkfifo.js';
 import { cleanup, notePath, tempDir } from './support.js';
 
 const task = 'TUNE-0254';
@@ -168,7 +168,7 @@ describe('the note itself (loadNote: O_NOFOLLOW, then fstat)', () => {
     fs.mkdirSync(notePath(root));
     expect(loadNote(notePath(root))).toMatchObject({ ok: false, failure: 'not-a-file' });
     fs.rmdirSync(notePath(root));
-    if (spawnSync('mkfifo', [notePath(root)]).status !== 0) return; // no mkfifo on this system
+    mkfifo(notePath(root));
     expect(loadNote(notePath(root))).toMatchObject({ ok: false, failure: 'not-a-file' });
     expect(() => readStageSnapshot(root, task)).toThrow(expect.objectContaining({ code: 'ERR_CORRUPT', exitCode: 2 }) as Error);
     expect(validateStageSnapshot(root, task)).toMatchObject({ status: 'invalid', exitCode: 2, problems: ['the snapshot is not a regular file'] });

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs/promises';
-import { mkfifo } from './support/mkfifo.js';
+import { mkfifo } from '../support/mkfifo.js';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -17,8 +17,6 @@ let base: string;
 let storage: FileStorage;
 const snapDir = () => path.join(base, 'test-session', 'scopes', 'agent', SCOPE_ID, 'snapshots');
 const historyDir = () => path.join(snapDir(), 'immutable_history');
-
-const rejection = (p: Promise<unknown>): Promise<SessionError> => expectSessionError(p);
 
 beforeEach(async () => {
   root = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-fs-'));
@@ -105,19 +103,17 @@ describe('FileStorage reports real file-system failures as SessionError naming t
     const inTheWay = path.join(base, 'plain-file');
     await fs.mkdir(base, { recursive: true });
     await fs.writeFile(inTheWay, 'in the way');
-    const w = await rejection(new FileStorage(inTheWay).saveSnapshot({ location, snapshotId: IDS[0]!, isLatest: false, snapshot }));
-    expect(w.code).not.toBe('ERR_SNAPSHOT_EXISTS');
+    const w = await expectSessionError(new FileStorage(inTheWay).saveSnapshot({ location, snapshotId: IDS[0]!, isLatest: false, snapshot }), 'ERR_IO', /Failed to write file/);
     expect(w.message).not.toMatch(/^Snapshot /);
-    expect(w.message).toContain('Failed to write file');
   });
 
   it('a directory where snapshot_latest.json should be: save fails with "Failed to write file", load with "File system error reading"', async () => {
     await fs.mkdir(path.join(snapDir(), 'snapshot_latest.json'), { recursive: true });
     const file = path.join(snapDir(), 'snapshot_latest.json');
-    const w = await rejection(storage.saveSnapshot({ location, snapshotId: 'x', isLatest: true, snapshot }));
+    const w = await expectSessionError(storage.saveSnapshot({ location, snapshotId: 'x', isLatest: true, snapshot }));
     expect(w.message).toContain(`Failed to write file ${file}`);
     expect(w.cause).toMatchObject({ code: 'EISDIR' });
-    const r = await rejection(storage.loadSnapshot({ location }));
+    const r = await expectSessionError(storage.loadSnapshot({ location }));
     expect(r.message).toContain(`File system error reading ${file}`);
     // No temp file is left behind by the failed write.
     expect(await fs.readdir(snapDir())).toEqual(['snapshot_latest.json']);
@@ -126,24 +122,24 @@ describe('FileStorage reports real file-system failures as SessionError naming t
   it('a file where the snapshots directory should be: save, load, list and manifest all fail with SessionError', async () => {
     await fs.mkdir(path.dirname(snapDir()), { recursive: true });
     await fs.writeFile(snapDir(), 'not a directory');
-    expect((await rejection(storage.saveSnapshot({ location, snapshotId: 'x', isLatest: true, snapshot }))).message).toMatch(/^Failed to write file .*is not a directory/);
-    expect((await rejection(storage.loadSnapshot({ location }))).message).toMatch(/^File system error reading /);
-    expect((await rejection(storage.listSnapshotIds({ location }))).message).toMatch(/^Failed to list snapshots for session test-session/);
-    expect((await rejection(storage.saveManifest({ location, manifest: { schemaVersion: '1.0', updatedAt: 'x' } }))).message).toMatch(/^Failed to write file /);
-    expect((await rejection(storage.loadManifest({ location }))).message).toMatch(/^File system error reading /);
+    expect((await expectSessionError(storage.saveSnapshot({ location, snapshotId: 'x', isLatest: true, snapshot }))).message).toMatch(/^Failed to write file .*is not a directory/);
+    expect((await expectSessionError(storage.loadSnapshot({ location }))).message).toMatch(/^File system error reading /);
+    expect((await expectSessionError(storage.listSnapshotIds({ location }))).message).toMatch(/^Failed to list snapshots for session test-session/);
+    expect((await expectSessionError(storage.saveManifest({ location, manifest: { schemaVersion: '1.0', updatedAt: 'x' } }))).message).toMatch(/^Failed to write file /);
+    expect((await expectSessionError(storage.loadManifest({ location }))).message).toMatch(/^File system error reading /);
   });
 
   it('a file where immutable_history should be: listing fails with "Failed to list snapshots for session <id>"', async () => {
     await fs.mkdir(snapDir(), { recursive: true });
     await fs.writeFile(historyDir(), '');
-    const e = await rejection(storage.listSnapshotIds({ location }));
+    const e = await expectSessionError(storage.listSnapshotIds({ location }));
     expect(e.message).toMatch(/^Failed to list snapshots for session test-session/);
     expect(e.code).toBe('ERR_CONTAINMENT');
   });
 
   it('a directory where manifest.json should be: saveManifest fails with "Failed to write file"', async () => {
     await fs.mkdir(path.join(snapDir(), 'manifest.json'), { recursive: true });
-    const e = await rejection(storage.saveManifest({ location, manifest: { schemaVersion: '1.0', updatedAt: 'x' } }));
+    const e = await expectSessionError(storage.saveManifest({ location, manifest: { schemaVersion: '1.0', updatedAt: 'x' } }));
     expect(e.message).toContain(`Failed to write file ${path.join(snapDir(), 'manifest.json')}`);
   });
 
@@ -152,9 +148,9 @@ describe('FileStorage reports real file-system failures as SessionError naming t
     await fs.writeFile(path.join(snapDir(), 'snapshot_latest.json'), 'invalid json');
     await fs.writeFile(path.join(historyDir(), 'snapshot_5.json'), '');
     await fs.writeFile(path.join(snapDir(), 'manifest.json'), '{"schemaVersion":');
-    expect((await rejection(storage.loadSnapshot({ location }))).message).toBe(`Invalid JSON in file ${path.join(snapDir(), 'snapshot_latest.json')}`);
-    expect((await rejection(storage.loadSnapshot({ location, snapshotId: '5' }))).code).toBe('ERR_INVALID_JSON');
-    expect((await rejection(storage.loadManifest({ location }))).message).toBe(`Invalid JSON in file ${path.join(snapDir(), 'manifest.json')}`);
+    expect((await expectSessionError(storage.loadSnapshot({ location }))).message).toBe(`Invalid JSON in file ${path.join(snapDir(), 'snapshot_latest.json')}`);
+    expect((await expectSessionError(storage.loadSnapshot({ location, snapshotId: '5' }))).code).toBe('ERR_INVALID_JSON');
+    expect((await expectSessionError(storage.loadManifest({ location }))).message).toBe(`Invalid JSON in file ${path.join(snapDir(), 'manifest.json')}`);
   });
 
   it('JSON that is not a Snapshot fails on load, naming the file and the problem', async () => {
@@ -162,16 +158,16 @@ describe('FileStorage reports real file-system failures as SessionError naming t
     await fs.writeFile(path.join(snapDir(), 'snapshot_latest.json'), JSON.stringify({ ...snapshot, data: [] }));
     await fs.writeFile(path.join(historyDir(), 'snapshot_5.json'), '[1,2,3]');
     await fs.writeFile(path.join(snapDir(), 'manifest.json'), '{"schemaVersion":"1.0"}');
-    const latest = await rejection(storage.loadSnapshot({ location }));
+    const latest = await expectSessionError(storage.loadSnapshot({ location }));
     expect(latest.message).toBe(`File ${path.join(snapDir(), 'snapshot_latest.json')} is not a valid snapshot: "data" must be an object`);
     expect(latest.code).toBe('ERR_CORRUPT');
-    expect((await rejection(storage.loadSnapshot({ location, snapshotId: '5' }))).message).toMatch(/is not a valid snapshot: it is not a JSON object/);
-    expect((await rejection(storage.loadManifest({ location }))).message).toMatch(/is not a valid manifest: "updatedAt"/);
+    expect((await expectSessionError(storage.loadSnapshot({ location, snapshotId: '5' }))).message).toMatch(/is not a valid snapshot: it is not a JSON object/);
+    expect((await expectSessionError(storage.loadManifest({ location }))).message).toMatch(/is not a valid manifest: "updatedAt"/);
   });
 
   it('a valid id too long for the file system fails with SessionError and writes nothing', async () => {
     const long = 'a'.repeat(300);
-    const e = await rejection(storage.saveSnapshot({ location, snapshotId: long, isLatest: false, snapshot }));
+    const e = await expectSessionError(storage.saveSnapshot({ location, snapshotId: long, isLatest: false, snapshot }));
     expect(e.message).toMatch(/^Failed to write file .*ENAMETOOLONG/);
     expect(await fs.readdir(historyDir())).toEqual([]);
     expect(await storage.loadSnapshot({ location, snapshotId: long }).catch((err: unknown) => err)).toBeInstanceOf(SessionError);
@@ -185,7 +181,7 @@ describe('FileStorage reports real file-system failures as SessionError naming t
     const mountPoint = path.join(base, 'test-session', 'scopes');
     expect(mountTmpfs(mountPoint, '64k')).toBe(true);
     try {
-      const e = await rejection(storage.deleteSession({ sessionId: 'test-session' }));
+      const e = await expectSessionError(storage.deleteSession({ sessionId: 'test-session' }));
       expect(e.message).toMatch(/^Failed to delete session test-session/);
     } finally {
       unmount(mountPoint);
@@ -201,9 +197,9 @@ describe('FileStorage reports real file-system failures as SessionError naming t
     try {
       await storage.saveSnapshot({ location, snapshotId: 'x', isLatest: true, snapshot });
       const big = { ...snapshot, data: { blob: 'z'.repeat(200_000) } };
-      const e = await rejection(storage.saveSnapshot({ location, snapshotId: 'x', isLatest: true, snapshot: big }));
+      const e = await expectSessionError(storage.saveSnapshot({ location, snapshotId: 'x', isLatest: true, snapshot: big }));
       expect(e.message).toMatch(/^Failed to write file .*ENOSPC/);
-      const h = await rejection(storage.saveSnapshot({ location, snapshotId: IDS[0]!, isLatest: false, snapshot: big }));
+      const h = await expectSessionError(storage.saveSnapshot({ location, snapshotId: IDS[0]!, isLatest: false, snapshot: big }));
       expect(h.message).toMatch(/ENOSPC/);
       expect(await storage.loadSnapshot({ location })).toEqual(snapshot);
       expect((await fs.readdir(snapDir())).sort()).toEqual(['immutable_history', 'snapshot_latest.json']);
@@ -326,7 +322,7 @@ describe('FileStorage never leaves the base directory (hostile layouts)', () => 
       () => storage.listSnapshotIds({ location }),
       () => storage.prune({ location, keepLast: 0 }),
     ]) {
-      expect((await rejection(op())).code).toBe('ERR_CONTAINMENT');
+      expect((await expectSessionError(op())).code).toBe('ERR_CONTAINMENT');
     }
     // latest is unaffected by a link beside it.
     await storage.saveSnapshot({ location, snapshotId: 'x', isLatest: true, snapshot });
@@ -336,7 +332,7 @@ describe('FileStorage never leaves the base directory (hostile layouts)', () => 
     await fs.mkdir(snapDir(), { recursive: true });
     const latest = path.join(snapDir(), 'snapshot_latest.json');
     await fs.symlink(path.join(outside, 'secret.json'), latest);
-    const e = await rejection(storage.loadSnapshot({ location }));
+    const e = await expectSessionError(storage.loadSnapshot({ location }));
     expect(e.message).toMatch(/^File system error reading .*is a symbolic link/);
     await storage.saveSnapshot({ location, snapshotId: 'x', isLatest: true, snapshot: { ...snapshot, data: { mine: true } } });
     expect((await fs.lstat(latest)).isFile()).toBe(true);
@@ -346,25 +342,25 @@ describe('FileStorage never leaves the base directory (hostile layouts)', () => 
   it('a symlink planted at a history file name is not read, not listed, and blocks (never follows) a save of that id', async () => {
     await fs.mkdir(historyDir(), { recursive: true });
     await fs.symlink(path.join(outside, 'secret.json'), path.join(historyDir(), 'snapshot_7.json'));
-    expect((await rejection(storage.loadSnapshot({ location, snapshotId: '7' }))).code).toBe('ERR_CONTAINMENT');
+    expect((await expectSessionError(storage.loadSnapshot({ location, snapshotId: '7' }))).code).toBe('ERR_CONTAINMENT');
     expect(await storage.listSnapshotIds({ location })).toEqual([]);
-    expect((await rejection(storage.saveSnapshot({ location, snapshotId: '7', isLatest: false, snapshot }))).code).toBe('ERR_SNAPSHOT_EXISTS');
+    expect((await expectSessionError(storage.saveSnapshot({ location, snapshotId: '7', isLatest: false, snapshot }))).code).toBe('ERR_SNAPSHOT_EXISTS');
   });
 
   it('a FIFO planted at snapshot_latest.json is refused without hanging', async () => {
     await fs.mkdir(snapDir(), { recursive: true });
     mkfifo(path.join(snapDir(), 'snapshot_latest.json'));
-    const e = await rejection(storage.loadSnapshot({ location }));
+    const e = await expectSessionError(storage.loadSnapshot({ location }));
     expect(e.message).toMatch(/is not a regular file/);
   });
 
   it('hostile ids never create anything anywhere', async () => {
     for (const bad of ['..', '../outside', 'a/../../outside', 'a\\..\\b', 'a\0b', 'UPPER', 'é']) {
-      await rejection(storage.saveSnapshot({ location: { ...location, sessionId: bad }, snapshotId: 'x', isLatest: true, snapshot }));
-      await rejection(storage.saveSnapshot({ location: { ...location, scopeId: bad }, snapshotId: 'x', isLatest: true, snapshot }));
-      await rejection(storage.saveSnapshot({ location: { ...location, scope: bad as 'agent' }, snapshotId: 'x', isLatest: true, snapshot }));
-      await rejection(storage.saveSnapshot({ location, snapshotId: bad, isLatest: false, snapshot }));
-      await rejection(storage.deleteSession({ sessionId: bad }));
+      await expectSessionError(storage.saveSnapshot({ location: { ...location, sessionId: bad }, snapshotId: 'x', isLatest: true, snapshot }));
+      await expectSessionError(storage.saveSnapshot({ location: { ...location, scopeId: bad }, snapshotId: 'x', isLatest: true, snapshot }));
+      await expectSessionError(storage.saveSnapshot({ location: { ...location, scope: bad as 'agent' }, snapshotId: 'x', isLatest: true, snapshot }));
+      await expectSessionError(storage.saveSnapshot({ location, snapshotId: bad, isLatest: false, snapshot }));
+      await expectSessionError(storage.deleteSession({ sessionId: bad }));
     }
     await expect(fs.readdir(root)).resolves.toEqual(['outside']);
   });

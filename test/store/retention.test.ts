@@ -46,7 +46,9 @@ describe('selectPrunable', () => {
   it('reads the snapshots it judges by age several at a time, never more than the width, and answers as one at a time would', async () => {
     let inFlight = 0;
     let most = 0;
+    const readIds: string[] = [];
     const read = async (id: string): Promise<string | undefined> => {
+      readIds.push(id);
       inFlight++;
       most = Math.max(most, inFlight);
       await new Promise((r) => setTimeout(r, 2));
@@ -56,6 +58,7 @@ describe('selectPrunable', () => {
     const plan = planPrune({ location: { sessionId: 's', scope: 'agent', scopeId: 'y' }, olderThan: '10h', keepLast: 5 }, NOW);
     const doomed = await selectPrunable(ids, plan, read, 6);
     expect(most).toBe(6);
+    expect(readIds.sort()).toEqual(ids.slice(0, ids.length - 5)); // every candidate once, never the 5 kept by keepLast
     const oneByOne = ids.slice(0, ids.length - 5).filter((id) => {
       const t = createdAt(id);
       return t !== undefined && Date.parse(t) < NOW - 10 * 3_600_000;

@@ -26,3 +26,8 @@ export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.Pro
   if (r.error) throw r.error;
   return { status: r.status ?? (r.signal ? 128 : 1), stdout: String(r.stdout), stderr: String(r.stderr) };
 }
+
+/** The JSON error document a failing command prints as its last stderr line. */
+export function errorJson(stderr: string): { code: string; message: string; path?: string; details?: unknown } {
+  return JSON.parse(stderr.trim().split('\n').at(-1)!) as { code: string; message: string; path?: string; details?: unknown };
+}

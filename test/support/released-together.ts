@@ -28,6 +28,8 @@ function startWorker(script: string, args: string[], options: SpawnOptions): { g
       resolve({ code, stdout: stdout.replace(/^ready\n/, ''), stderr });
     }),
   );
+  // A child that died before the release must surface through `done`, not as an EPIPE here.
+  child.stdin.on('error', () => undefined);
   return { go: () => child.stdin.write('go\n'), ready, done };
 }
 
