@@ -7,7 +7,7 @@ import type { RepoSnapshotBody, RepoSnapshotEntry } from './types.js';
  * integers) its output IS the RFC 8785 form: the digest needs no general canonicalizer on the
  * hot path (tests cross-check against the `canonicalize` reference implementation).
  */
-const BODY_KEYS_SORTED = ['bytes', 'counts', 'files', 'kind', 'mode', 'path', 'sha256', 'truncated'];
+export const BODY_KEYS_SORTED = ['bytes', 'counts', 'files', 'kind', 'mode', 'path', 'sha256', 'truncated'];
 
 /**
  * Digests the scanner already knows (stored with its cached result) for a frozen file list it
@@ -89,16 +89,31 @@ const DIGEST_CHUNK = 4096;
  */
 function digestInPieces(body: RepoSnapshotBody): string {
   const h = createHash('sha256');
-  h.update(`{"counts":${JSON.stringify(body.counts, BODY_KEYS_SORTED)},"files":[`);
+  h.update(canonicalHead(body.counts));
   const files = body.files;
   for (let i = 0; i < files.length; i += DIGEST_CHUNK) {
-    const part = JSON.stringify(files.slice(i, i + DIGEST_CHUNK), BODY_KEYS_SORTED);
     if (i > 0) h.update(',');
-    // All-ASCII text (the usual case) hashed as latin1: the same bytes, without UTF-8 encoding.
-    h.update(part.slice(1, -1), NON_ASCII.test(part) ? 'utf8' : 'latin1');
+    h.update(canonicalEntries(files, i, Math.min(files.length, i + DIGEST_CHUNK)));
   }
-  h.update(`],"truncated":${JSON.stringify(body.truncated)}}`);
+  h.update(canonicalTail(body.truncated));
   return `sha256:${h.digest('hex')}`;
+}
+
+/** The canonical body's text before its entries. */
+export function canonicalHead(counts: RepoSnapshotBody['counts']): string {
+  return `{"counts":${JSON.stringify(counts, BODY_KEYS_SORTED)},"files":[`;
+}
+
+/** The canonical body's text after its entries. */
+export function canonicalTail(truncated: boolean): string {
+  return `],"truncated":${JSON.stringify(truncated)}}`;
+}
+
+/** Entries [from, to) in canonical form, separated by commas, as UTF-8 bytes. */
+export function canonicalEntries(files: readonly RepoSnapshotEntry[], from: number, to: number): Buffer {
+  const part = JSON.stringify(files.slice(from, to), BODY_KEYS_SORTED);
+  // All-ASCII text (the usual case) encodes as latin1: the same bytes, a plain copy.
+  return Buffer.from(part.slice(1, -1), NON_ASCII.test(part) ? 'utf8' : 'latin1');
 }
 
 /** A body with exactly the schema's keys, which digestInPieces reproduces byte for byte. */

@@ -210,9 +210,21 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   prev.entryRows = merged;
   stored.links = links;
   stored.skipped = skipped;
-  for (const [dir, d] of staged) prev.dirs.set(dir, d);
-  for (const dir of [...prev.dirs.keys()]) if (removedOrUnder(dir)) prev.dirs.delete(dir);
-  delete prev.pathsTable;
+  let dirKeysChanged = false;
+  for (const [dir, d] of staged) {
+    if (!prev.dirs.has(dir)) dirKeysChanged = true;
+    prev.dirs.set(dir, d);
+  }
+  if (removedDirs.size > 0) {
+    for (const dir of [...prev.dirs.keys()]) {
+      if (removedOrUnder(dir)) {
+        prev.dirs.delete(dir);
+        dirKeysChanged = true;
+      }
+    }
+  }
+  // The loaded string table (file paths, then directory paths) holds while neither list changed.
+  if (dirKeysChanged || keptRows !== newIndex.length || t.size !== keptRows) delete prev.pathsTable;
   const changed = new Set<number>();
   for (const i of changedFiles) if (newIndex[i]! >= 0) changed.add(newIndex[i]!);
   for (const i of addedRows) changed.add(i);

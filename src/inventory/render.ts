@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { crc32 } from 'node:zlib';
-import { tempSiblingName, writeAll, writeFileAtomicSync } from '../core/atomic-write.js';
+import { writeFileAtomicSync } from '../core/atomic-write.js';
 import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf } from './digest.js';
 import { RACY_MARGIN_MS } from './prepare.js';
+import { BufferedFd, chunks as chunksOf, entryStarts, readTextMemo, splicePlan, TextMemoWriter, type Part, type Segment, type TextMemo } from './text-memo.js';
 import type { RepoSnapshot } from './types.js';
 
 /**
@@ -15,66 +15,28 @@ import type { RepoSnapshot } from './types.js';
  * matches, the memo is the text; when the scan says how the body came from the memo's (a
  * RenderBasis: entries added, removed or read again), every run of entries that came through
  * unchanged is copied from the memo as bytes and only the rest is rendered, so a scattered
- * handful of changes costs a handful of small renders. The memo's CRC-32 is checked before use
- * (a private cache, like the stat cache: the check is for torn or damaged files), so a damaged
- * one is rendered again.
- *
- * Memo layout: a fixed-width first line `cairn-render 6 <snapshotDigest> <crc32 of the rest,
- * 10 digits> <text length, 12 digits>`, the text, then the entry table: u32 n, then n + 1 u32
- * (little-endian) byte offsets in the text, where each entry starts and where the last one ends
- * (n = 0xffffffff: no table, the text alone). The line is written last (at offset 0), so a memo
- * cut short is never taken for a whole one.
+ * handful of changes costs a handful of small renders. The memo is a text memo (text-memo.ts:
+ * CRC-32 checked, an entry table, written last-line-first), so a damaged one is rendered again.
  */
 const MEMO_TAG = 'cairn-render 6';
-const MEMO_HEAD_BYTES = MEMO_TAG.length + 1 + 'sha256:'.length + 64 + 1 + 10 + 1 + 12 + 1;
 const RENDER_CHUNK = 4096;
-/** Entry count of a memo written without its entry table. */
-const NO_TABLE = 0xffffffff;
 /** How every entry but the first of a rendered run begins: entries sit at depth 3, their keys at depth 4. */
 const ENTRY_START = Buffer.from('\n      {', 'latin1');
 /** A string no path can hold (JSON-escaped as \u0000…): marks where the entries go in the frame. */
 const FILES_MARK = '\u0000cairn-files\u0000';
 
-/**
- * One part of the text. A run of entries carries the first entry it renders, how many, and
- * where each of them starts in its bytes (null when that could not be told: the memo then
- * gets no entry table).
- */
-interface Part {
-  bytes: Buffer;
-  first?: number;
-  count?: number;
-  starts?: ArrayLike<number> | null;
-}
-
-/** A memo read back: the digest of the body it renders, its text and, unless it has none, its entry table. */
-interface Memo {
-  digest: string;
-  text: Buffer;
-  /** Where each entry starts, then where the last one ends (n + 1 offsets). */
-  starts: Uint32Array | null;
-}
-
-/** Entries [from, to) to render, or the bytes that render them already and where each starts in them. */
-interface Segment {
-  from: number;
-  to: number;
-  bytes?: Buffer;
-  starts?: Uint32Array;
-}
-
 /** The whole text as bytes (the memo's when it applies). Holds the text in memory: writeRepoSnapshot streams. */
 export function renderRepoSnapshot(snapshot: RepoSnapshot): Buffer {
   const memo = memoFor(snapshot);
-  const last = memo === undefined ? null : readMemo(memo, [snapshot.snapshotDigest, renderBasisOf(snapshot.body)?.digest]);
+  const last = memo === undefined ? null : readTextMemo(memo, MEMO_TAG, [snapshot.snapshotDigest, renderBasisOf(snapshot.body)?.digest]);
   if (last?.digest === snapshot.snapshotDigest) return last.text;
-  const mw = memo === undefined ? null : MemoWriter.open(memo, snapshot.snapshotDigest);
+  const mw = memo === undefined ? null : TextMemoWriter.open(memo, MEMO_TAG);
   const parts: Buffer[] = [];
   for (const part of partsFor(snapshot, last)) {
     parts.push(part.bytes);
     mw?.put(part);
   }
-  mw?.commit();
+  mw?.commit(snapshot.snapshotDigest);
   return Buffer.concat(parts);
 }
 
@@ -87,7 +49,7 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
   const digest = snapshot.snapshotDigest;
   // An unchanged tree snapshotted to the same file again: the file already says it all.
   if ('file' in to && memo !== undefined && outputStillHolds(memo, to.file, digest)) return;
-  const last = memo === undefined ? null : readMemo(memo, [digest, renderBasisOf(snapshot.body)?.digest]);
+  const last = memo === undefined ? null : readTextMemo(memo, MEMO_TAG, [digest, renderBasisOf(snapshot.body)?.digest]);
   if (last?.digest === digest) {
     if ('file' in to) {
       const checkedAt = Date.now();
@@ -97,7 +59,7 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
     } else await writeOut(to.out, last.text);
     return;
   }
-  const mw = memo === undefined ? null : MemoWriter.open(memo, snapshot.snapshotDigest);
+  const mw = memo === undefined ? null : TextMemoWriter.open(memo, MEMO_TAG);
   try {
     if ('file' in to) {
       writeFileAtomicSync(to.file, (fd) => {
@@ -124,7 +86,7 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
       }
       if (batched > 0) await writeOut(to.out, Buffer.concat(batch));
     }
-    mw?.commit();
+    mw?.commit(snapshot.snapshotDigest);
   } finally {
     mw?.abort();
   }
@@ -178,62 +140,17 @@ function stampOutput(memo: string, file: string, digest: string, stat: number[],
 }
 
 /** The parts of the text, with every run of entries the memo already renders copied (see RenderBasis). */
-function partsFor(snapshot: RepoSnapshot, old: Memo | null): Generator<Part> {
+function partsFor(snapshot: RepoSnapshot, old: TextMemo | null): Generator<Part> {
   const basis = old === null ? undefined : renderBasisOf(snapshot.body);
   const n = snapshot.body.files.length;
   if (basis === undefined || old === null || old.starts === null || old.digest !== basis.digest || basis.oldIndex.length !== n) return renderParts(snapshot, chunks(0, n));
-  return renderParts(snapshot, splicePlan(basis.oldIndex, old.text, old.starts));
+  // Entries are separated by ",\n" in the text.
+  return renderParts(snapshot, splicePlan(basis.oldIndex, { text: old.text, starts: old.starts }, 2, RENDER_CHUNK));
 }
 
 /** Entries [from, to) in pieces of RENDER_CHUNK. */
-function chunks(from: number, to: number, out: Segment[] = []): Segment[] {
-  for (let i = from; i < to; i += RENDER_CHUNK) out.push({ from: i, to: Math.min(to, i + RENDER_CHUNK) });
-  return out;
-}
-
-/**
- * The new body's entries as segments: each run of entries that came through in order and
- * unchanged (`oldIndex`) is copied from the old text, where it is one contiguous stretch
- * (entries are separated by ",\n" there too); the entries between such runs are rendered,
- * RENDER_CHUNK at a time.
- */
-function splicePlan(oldIndex: Int32Array, text: Buffer, starts: Uint32Array): Segment[] {
-  const n = oldIndex.length;
-  const oldCount = starts.length - 1;
-  const endOf = (j: number): number => (j + 1 < oldCount ? starts[j + 1]! - 2 : starts[oldCount]!);
-  const plan: Segment[] = [];
-  let gap = 0;
-  for (let k = 0; k < n; ) {
-    const a = oldIndex[k]!;
-    if (a < 0 || a >= oldCount) {
-      k++;
-      continue;
-    }
-    let e = k + 1;
-    while (e < n && oldIndex[e] === oldIndex[e - 1]! + 1 && oldIndex[e]! < oldCount) e++;
-    const b = a + (e - k);
-    chunks(gap, k, plan);
-    const base = starts[a]!;
-    const rel = starts.slice(a, b);
-    for (let j = 0; j < rel.length; j++) rel[j] = rel[j]! - base;
-    plan.push({ from: k, to: e, bytes: text.subarray(base, endOf(b - 1)), starts: rel });
-    k = e;
-    gap = k;
-  }
-  return chunks(gap, n, plan);
-}
-
-/** Where each of the `count` entries of a rendered run starts in its bytes, or null if they cannot be told apart. */
-function entryStarts(bytes: Buffer, count: number): Uint32Array | null {
-  const out = new Uint32Array(count);
-  let at = 0;
-  for (let j = 1; j < count; j++) {
-    const i = bytes.indexOf(ENTRY_START, at);
-    if (i < 0) return null;
-    out[j] = i + 1;
-    at = i + 1;
-  }
-  return bytes.indexOf(ENTRY_START, at) < 0 ? out : null;
+function chunks(from: number, to: number): Segment[] {
+  return chunksOf(from, to, RENDER_CHUNK);
 }
 
 /**
@@ -268,7 +185,7 @@ function* renderParts(snapshot: RepoSnapshot, plan: readonly Segment[]): Generat
     if (seg.bytes !== undefined) yield { bytes: seg.bytes, first: seg.from, count, starts: seg.starts ?? null };
     else {
       const bytes = renderPiece(files, seg.from, seg.to);
-      yield { bytes, first: seg.from, count, starts: entryStarts(bytes, count) };
+      yield { bytes, first: seg.from, count, starts: entryStarts(bytes, count, ENTRY_START, 1) };
     }
   }
   yield { bytes: encode(`${frame.slice(at + mark.length)}\n`) };
@@ -329,29 +246,6 @@ function holdsExactly(file: string, bytes: Buffer): number[] | null {
   }
 }
 
-/**
- * Writes to a descriptor through a 1 MiB buffer: a spliced text comes as thousands of small
- * parts (copied runs and single rendered entries), one write(2) each would cost more than the
- * copies.
- */
-class BufferedFd {
-  private readonly buf = Buffer.allocUnsafe(1 << 20);
-  private used = 0;
-
-  constructor(private readonly fd: number) {}
-
-  write(b: Buffer): void {
-    if (this.used + b.length > this.buf.length) this.flush();
-    if (b.length >= this.buf.length) writeAll(this.fd, b);
-    else this.used += b.copy(this.buf, this.used);
-  }
-
-  flush(): void {
-    if (this.used > 0) writeAll(this.fd, this.buf.subarray(0, this.used));
-    this.used = 0;
-  }
-}
-
 function writeOut(out: NodeJS.WritableStream, b: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
     const ok = out.write(b, (e?: Error | null) => (e ? reject(e) : undefined));
@@ -381,149 +275,4 @@ function memoFor(s: RepoSnapshot): string | undefined {
     Object.keys(s.body.counts).join() === 'files,bytes' &&
     snapshotDigestOf(s.body) === s.snapshotDigest;
   return exact ? memo : undefined;
-}
-
-/** The memo at `file` if it is whole and renders one of the `wanted` digests (read no further otherwise). */
-function readMemo(file: string, wanted: readonly (string | undefined)[]): Memo | null {
-  let buf: Buffer;
-  let digest: string;
-  try {
-    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-    try {
-      const size = fs.fstatSync(fd).size;
-      if (size < MEMO_HEAD_BYTES) return null;
-      buf = Buffer.allocUnsafe(size);
-      if (fs.readSync(fd, buf, 0, MEMO_HEAD_BYTES, 0) !== MEMO_HEAD_BYTES) return null;
-      digest = buf.toString('latin1', MEMO_TAG.length + 1, MEMO_TAG.length + 1 + 'sha256:'.length + 64);
-      if (!wanted.includes(digest)) return null;
-      for (let off = MEMO_HEAD_BYTES; off < size; ) {
-        const n = fs.readSync(fd, buf, off, size - off, off);
-        if (n === 0) return null;
-        off += n;
-      }
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return null;
-  }
-  // `digest` is one the caller wants, so a valid one: the whole first line must be as written.
-  const head = buf.subarray(0, MEMO_HEAD_BYTES).toString('latin1');
-  const textLength = Number(head.slice(-13, -1));
-  const rest = buf.subarray(MEMO_HEAD_BYTES);
-  if (!Number.isSafeInteger(textLength) || textLength > rest.length || head !== memoHead(digest, crc32(rest), textLength)) return null;
-  const table = rest.subarray(textLength);
-  if (table.length < 4) return null;
-  const n = table.readUInt32LE(0);
-  const text = rest.subarray(0, textLength);
-  if (n === NO_TABLE) return table.length === 4 ? { digest, text, starts: null } : null;
-  if (table.length !== 4 + 4 * (n + 1)) return null;
-  const starts = new Uint32Array(n + 1);
-  Buffer.from(starts.buffer).set(table.subarray(4));
-  for (let j = 1; j <= n; j++) if (starts[j]! < starts[j - 1]!) return null;
-  if (starts[n]! > textLength) return null;
-  return { digest, text, starts };
-}
-
-function memoHead(digest: string, crc: number, textLength: number): string {
-  return `${MEMO_TAG} ${digest} ${String(crc).padStart(10, '0')} ${String(textLength).padStart(12, '0')}\n`;
-}
-
-/**
- * Writes a memo beside the output, piece by piece (a temp file renamed into place; no fsync: it
- * is a cache). Any failure only disables it: the next run renders again.
- */
-class MemoWriter {
-  private crc = 0;
-  private length = 0;
-  /** Entry starts so far (absolute), and where the last entry ends; null once a run could not be mapped. */
-  private starts: number[] | null = [];
-  private entriesEnd = 0;
-  private readonly out: BufferedFd;
-  private done = false;
-
-  private constructor(
-    private readonly file: string,
-    private readonly tmp: string,
-    private fd: number | null,
-    private readonly digest: string,
-  ) {
-    this.out = new BufferedFd(fd!);
-  }
-
-  static open(file: string, digest: string): MemoWriter | null {
-    const tmp = tempSiblingName(file);
-    try {
-      const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
-      const w = new MemoWriter(file, tmp, fd, digest);
-      w.write(Buffer.alloc(MEMO_HEAD_BYTES)); // the real first line goes in last
-      return w;
-    } catch {
-      return null;
-    }
-  }
-
-  /** Appends a part of the text, noting where the entries it holds start. */
-  put(part: Part): void {
-    if (part.count !== undefined && part.count > 0) {
-      const rel = part.starts;
-      if (rel === null || rel === undefined || rel.length !== part.count || this.starts === null || this.starts.length !== part.first) this.starts = null;
-      else for (let j = 0; j < rel.length; j++) this.starts.push(this.length + rel[j]!);
-      this.entriesEnd = this.length + part.bytes.length;
-    }
-    this.length += part.bytes.length;
-    this.write(part.bytes, true);
-  }
-
-  private write(b: Buffer, counted = false): void {
-    if (this.fd === null) return;
-    try {
-      this.out.write(b);
-      if (counted) this.crc = crc32(b, this.crc);
-    } catch {
-      this.abort();
-    }
-  }
-
-  commit(): void {
-    if (this.fd === null) return;
-    try {
-      const starts = this.starts;
-      const table = Buffer.alloc(starts === null ? 4 : 4 + 4 * (starts.length + 1));
-      table.writeUInt32LE(starts === null ? NO_TABLE : starts.length, 0);
-      if (starts !== null) {
-        starts.forEach((v, j) => table.writeUInt32LE(v, 4 + 4 * j));
-        table.writeUInt32LE(this.entriesEnd, 4 + 4 * starts.length);
-      }
-      this.write(table, true);
-      if (this.fd === null) return;
-      this.out.flush();
-      const head = Buffer.from(memoHead(this.digest, this.crc, this.length), 'latin1');
-      fs.writeSync(this.fd, head, 0, head.length, 0);
-      fs.closeSync(this.fd);
-      this.fd = null;
-      // Unlinked first: renaming over it would make ext4 flush the new memo at once (see
-      // AtomicWriteOptions.unlinkFirst); a memo missing for a moment is only a cache miss.
-      fs.rmSync(this.file, { force: true });
-      fs.renameSync(this.tmp, this.file);
-      this.done = true;
-    } catch {
-      this.abort();
-    }
-  }
-
-  /** Drops an unfinished memo (no-op after commit). */
-  abort(): void {
-    if (this.done) return;
-    this.done = true;
-    if (this.fd !== null) {
-      try {
-        fs.closeSync(this.fd);
-      } catch {
-        // already closed
-      }
-      this.fd = null;
-    }
-    fs.rmSync(this.tmp, { force: true });
-  }
 }

@@ -6,9 +6,10 @@ import { HashPool } from './hash-pool.js';
 import { fastStatHere } from './fast-stat.js';
 import { abortError, prepare, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome } from './read-file.js';
-import { emptyCache, HAS_SHA, RACY, renderMemoPath, saveCache, type StatCacheData } from './stat-cache.js';
+import { canonicalMemoPath, emptyCache, HAS_SHA, RACY, renderMemoPath, saveCache, type StatCacheData } from './stat-cache.js';
 import { LINK_ROW, sameRows, tryStoredResult, tryStoredResultParallel, type StoredResult } from './stored-result.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
+import { digestWithMemo } from './digest-memo.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, SkipReason, SkippedEntry } from './types.js';
 import { Walker, type WalkItem } from './walk.js';
 
@@ -280,7 +281,7 @@ class ScanRun {
     if (cut !== undefined) stored.cut = cut;
     if (this.digestBody) {
       freezeFiles(files);
-      stored.digest = computeDigestOf(files, bytes, cut !== undefined);
+      stored.digest = this.p.cacheFile === null ? computeDigestOf(files, bytes, cut !== undefined) : digestWithMemo(files, bytes, cut !== undefined, canonicalMemoPath(this.p.cacheFile));
       rememberBodyDigest(files, bytes, stored.digest, this.p.cacheFile === null ? undefined : renderMemoPath(this.p.cacheFile), cut !== undefined);
     }
     this.next.result = `${this.p.resultKey}\n${JSON.stringify(stored)}`;

@@ -214,6 +214,11 @@ export function renderMemoPath(cacheFile: string): string {
   return cacheFile.replace(/\.cache$/, '.render');
 }
 
+/** Where the canonical text of this cache's stored result is kept (see digest-memo.ts). */
+export function canonicalMemoPath(cacheFile: string): string {
+  return cacheFile.replace(/\.cache$/, '.canonical');
+}
+
 export type LoadOutcome = { data: StatCacheData; warning?: ScanWarning };
 
 /** Loads a cache file; a missing file is an empty cache, anything unusable is an empty cache plus a notice. */
@@ -337,6 +342,31 @@ export interface DirRows {
 }
 
 /**
+ * A Map that notes any change: a loaded cache whose directories were only looked up (a
+ * .gitignore edit classifies a subtree again from the cached listings) is still written back
+ * from its loaded rows and raw listing bytes.
+ */
+class ChangeTrackingMap<K, V> extends Map<K, V> {
+  changed = false;
+
+  override set(key: K, value: V): this {
+    this.changed = true;
+    return super.set(key, value);
+  }
+
+  override delete(key: K): boolean {
+    const had = super.delete(key);
+    if (had) this.changed = true;
+    return had;
+  }
+
+  override clear(): void {
+    if (this.size > 0) this.changed = true;
+    super.clear();
+  }
+}
+
+/**
  * A cache as loaded. Its directory map (17k entries on a 76k-file tree) is built on first use:
  * the stored-result check reads the rows straight from the arrays, and a cache whose
  * directories nobody looked up is written back from them.
@@ -345,7 +375,7 @@ class LoadedCache implements StatCacheData {
   result?: string;
   entryRows?: Uint32Array;
   pathsTable?: { raw: Buffer };
-  private dirMap: Map<string, CachedDir> | undefined;
+  private dirMap: ChangeTrackingMap<string, CachedDir> | undefined;
 
   constructor(
     public files: FileTable,
@@ -355,17 +385,18 @@ class LoadedCache implements StatCacheData {
 
   get dirs(): Map<string, CachedDir> {
     if (this.dirMap === undefined) {
-      const m = new Map<string, CachedDir>();
+      const m = new ChangeTrackingMap<string, CachedDir>();
       const { paths, stats } = this.rows;
       for (let i = 0; i < paths.length; i++) m.set(paths[i]!, new LazyCachedDir([stats[i * 4]!, stats[i * 4 + 1]!, stats[i * 4 + 2]!, stats[i * 4 + 3]!], this.listings, i));
+      m.changed = false;
       this.dirMap = m;
     }
     return this.dirMap;
   }
 
-  /** The directory rows exactly as loaded, while the map was never built (so nothing changed them). */
+  /** The directory rows exactly as loaded, while nothing changed the map (or it was never built). */
   get untouchedDirRows(): DirRows | undefined {
-    return this.dirMap === undefined ? this.rows : undefined;
+    return this.dirMap === undefined || !this.dirMap.changed ? this.rows : undefined;
   }
 }
 

@@ -9,7 +9,8 @@ import { fastStatHere } from './fast-stat.js';
 import { applyDirChanges } from './incremental.js';
 import { entryMode } from './entry-mode.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
-import { dirRowsOf, renderMemoPath, saveCache, HAS_SHA, type FileTable } from './stat-cache.js';
+import { digestWithMemo } from './digest-memo.js';
+import { canonicalMemoPath, dirRowsOf, renderMemoPath, saveCache, HAS_SHA, type FileTable } from './stat-cache.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanResult, SkippedEntry } from './types.js';
 
 /** What the stored result keeps besides its entry rows. */
@@ -214,9 +215,10 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   if (digestBody) {
     // Unchanged rows and links give the same entries, hence the digest stored with them.
     freezeFiles(files);
-    digest = changed.length === 0 && prior.read.files === 0 && !prior.entries && stored.digest !== undefined ? stored.digest : computeDigestOf(files, bytes, truncated);
-    const basis = reread !== null && stored.digest !== undefined && digest !== stored.digest ? { digest: stored.digest, oldIndex } : undefined;
-    rememberBodyDigest(files, bytes, digest, p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile), truncated, basis);
+    const basis = reread !== null && stored.digest !== undefined ? { digest: stored.digest, oldIndex } : undefined;
+    if (changed.length === 0 && prior.read.files === 0 && !prior.entries && stored.digest !== undefined) digest = stored.digest;
+    else digest = p.cacheFile === null ? computeDigestOf(files, bytes, truncated) : digestWithMemo(files, bytes, truncated, canonicalMemoPath(p.cacheFile), basis);
+    rememberBodyDigest(files, bytes, digest, p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile), truncated, digest !== stored.digest ? basis : undefined);
   }
   if ((changed.length > 0 || prior.read.files > 0 || prior.listings) && p.cacheFile !== null) {
     stored.digest = digest; // a stale digest must not survive the rewrite

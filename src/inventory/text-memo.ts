@@ -1,0 +1,277 @@
+import * as fs from 'node:fs';
+import { crc32 } from 'node:zlib';
+import { tempSiblingName, writeAll } from '../core/atomic-write.js';
+
+/**
+ * A text memo: the last text made from a body of entries (the pretty output, or the canonical
+ * form the digest hashes), kept beside the stat cache with where each entry starts, so the
+ * next text copies every run of entries that came through unchanged instead of serialising it
+ * again. Private caches: the CRC-32 is checked before use (it is there for torn or damaged
+ * files), and any failure to read or write one only costs speed.
+ *
+ * Layout: a fixed-width first line `<tag> <digest of the body> <crc32 of the rest, 10 digits>
+ * <text length, 12 digits>`, the text, then the entry table: u32 n, then n + 1 u32
+ * (little-endian) byte offsets in the text, where each entry starts and where the last one ends
+ * (n = 0xffffffff: no table, the text alone). The line is written last (at offset 0), so a memo
+ * cut short is never taken for a whole one.
+ */
+export interface TextMemo {
+  digest: string;
+  text: Buffer;
+  /** Where each entry starts, then where the last one ends (n + 1 offsets); null without a table. */
+  starts: Uint32Array | null;
+}
+
+/** Entry count of a memo written without its entry table. */
+const NO_TABLE = 0xffffffff;
+
+function headBytes(tag: string): number {
+  return tag.length + 1 + 'sha256:'.length + 64 + 1 + 10 + 1 + 12 + 1;
+}
+
+function memoHead(tag: string, digest: string, crc: number, textLength: number): string {
+  return `${tag} ${digest} ${String(crc).padStart(10, '0')} ${String(textLength).padStart(12, '0')}\n`;
+}
+
+/** The memo at `file` if it is whole, has `tag` and is of one of the `wanted` digests (read no further otherwise). */
+export function readTextMemo(file: string, tag: string, wanted: readonly (string | undefined)[]): TextMemo | null {
+  const headLength = headBytes(tag);
+  let buf: Buffer;
+  let digest: string;
+  try {
+    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    try {
+      const size = fs.fstatSync(fd).size;
+      if (size < headLength) return null;
+      buf = Buffer.allocUnsafe(size);
+      if (fs.readSync(fd, buf, 0, headLength, 0) !== headLength) return null;
+      digest = buf.toString('latin1', tag.length + 1, tag.length + 1 + 'sha256:'.length + 64);
+      if (!wanted.includes(digest)) return null;
+      for (let off = headLength; off < size; ) {
+        const n = fs.readSync(fd, buf, off, size - off, off);
+        if (n === 0) return null;
+        off += n;
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+  // `digest` is one the caller wants, so a valid one: the whole first line must be as written.
+  const head = buf.subarray(0, headLength).toString('latin1');
+  const textLength = Number(head.slice(-13, -1));
+  const rest = buf.subarray(headLength);
+  if (!Number.isSafeInteger(textLength) || textLength > rest.length || head !== memoHead(tag, digest, crc32(rest), textLength)) return null;
+  const table = rest.subarray(textLength);
+  if (table.length < 4) return null;
+  const n = table.readUInt32LE(0);
+  const text = rest.subarray(0, textLength);
+  if (n === NO_TABLE) return table.length === 4 ? { digest, text, starts: null } : null;
+  if (table.length !== 4 + 4 * (n + 1)) return null;
+  const starts = new Uint32Array(n + 1);
+  Buffer.from(starts.buffer).set(table.subarray(4));
+  for (let j = 1; j <= n; j++) if (starts[j]! < starts[j - 1]!) return null;
+  if (starts[n]! > textLength) return null;
+  return { digest, text, starts };
+}
+
+/**
+ * One part of a text. A run of entries carries the first entry it holds, how many, and where
+ * each of them starts in its bytes (null when that could not be told: the memo then gets no
+ * entry table).
+ */
+export interface Part {
+  bytes: Buffer;
+  first?: number;
+  count?: number;
+  starts?: ArrayLike<number> | null;
+}
+
+/** Entries [from, to) to serialise, or the bytes that hold them already and where each starts in them. */
+export interface Segment {
+  from: number;
+  to: number;
+  bytes?: Buffer;
+  starts?: Uint32Array;
+}
+
+/** Entries [from, to) in pieces of `chunk`, appended to `out`. */
+export function chunks(from: number, to: number, chunk: number, out: Segment[] = []): Segment[] {
+  for (let i = from; i < to; i += chunk) out.push({ from: i, to: Math.min(to, i + chunk) });
+  return out;
+}
+
+/**
+ * The new body's entries as segments: each run of entries that came through in order and
+ * unchanged (`oldIndex[k]`: entry k's index in the memo's body, or -1) is copied from the old
+ * text, where it is one contiguous stretch (entries are separated by `separator` bytes there
+ * too); the entries between such runs are to be serialised, `chunk` at a time.
+ */
+export function splicePlan(oldIndex: Int32Array, memo: { text: Buffer; starts: Uint32Array }, separator: number, chunk: number): Segment[] {
+  const { text, starts } = memo;
+  const n = oldIndex.length;
+  const oldCount = starts.length - 1;
+  const endOf = (j: number): number => (j + 1 < oldCount ? starts[j + 1]! - separator : starts[oldCount]!);
+  const plan: Segment[] = [];
+  let gap = 0;
+  for (let k = 0; k < n; ) {
+    const a = oldIndex[k]!;
+    if (a < 0 || a >= oldCount) {
+      k++;
+      continue;
+    }
+    let e = k + 1;
+    while (e < n && oldIndex[e] === oldIndex[e - 1]! + 1 && oldIndex[e]! < oldCount) e++;
+    const b = a + (e - k);
+    chunks(gap, k, chunk, plan);
+    const base = starts[a]!;
+    const rel = starts.slice(a, b);
+    for (let j = 0; j < rel.length; j++) rel[j] = rel[j]! - base;
+    plan.push({ from: k, to: e, bytes: text.subarray(base, endOf(b - 1)), starts: rel });
+    k = e;
+    gap = k;
+  }
+  return chunks(gap, n, chunk, plan);
+}
+
+/**
+ * Where each of the `count` entries of a serialised run starts in its bytes, given the bytes
+ * that begin every entry but the first (`boundary`, found `skip` bytes before the entry's own
+ * start), or null if they cannot be told apart.
+ */
+export function entryStarts(bytes: Buffer, count: number, boundary: Buffer, skip: number): Uint32Array | null {
+  const out = new Uint32Array(count);
+  let at = 0;
+  for (let j = 1; j < count; j++) {
+    const i = bytes.indexOf(boundary, at);
+    if (i < 0) return null;
+    out[j] = i + skip;
+    at = i + skip;
+  }
+  return bytes.indexOf(boundary, at) < 0 ? out : null;
+}
+
+/**
+ * Writes to a descriptor through a 1 MiB buffer: a spliced text comes as thousands of small
+ * parts (copied runs and single serialised entries), one write(2) each would cost more than
+ * the copies.
+ */
+export class BufferedFd {
+  private readonly buf = Buffer.allocUnsafe(1 << 20);
+  private used = 0;
+
+  constructor(private readonly fd: number) {}
+
+  write(b: Buffer): void {
+    if (this.used + b.length > this.buf.length) this.flush();
+    if (b.length >= this.buf.length) writeAll(this.fd, b);
+    else this.used += b.copy(this.buf, this.used);
+  }
+
+  flush(): void {
+    if (this.used > 0) writeAll(this.fd, this.buf.subarray(0, this.used));
+    this.used = 0;
+  }
+}
+
+/**
+ * Writes a memo piece by piece (a temp file renamed into place; no fsync: it is a cache). Any
+ * failure only disables it: the next run serialises again.
+ */
+export class TextMemoWriter {
+  private crc = 0;
+  private length = 0;
+  /** Entry starts so far (absolute), and where the last entry ends; null once a run could not be mapped. */
+  private starts: number[] | null = [];
+  private entriesEnd = 0;
+  private readonly out: BufferedFd;
+  private done = false;
+
+  private constructor(
+    private readonly file: string,
+    private readonly tmp: string,
+    private fd: number | null,
+    private readonly tag: string,
+  ) {
+    this.out = new BufferedFd(fd!);
+  }
+
+  /** Starts a memo; the digest of its body is given at commit (the canonical memo learns it last). */
+  static open(file: string, tag: string): TextMemoWriter | null {
+    const tmp = tempSiblingName(file);
+    try {
+      const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+      const w = new TextMemoWriter(file, tmp, fd, tag);
+      w.write(Buffer.alloc(headBytes(tag))); // the real first line goes in last
+      return w;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Appends a part of the text, noting where the entries it holds start. */
+  put(part: Part): void {
+    if (part.count !== undefined && part.count > 0) {
+      const rel = part.starts;
+      if (rel === null || rel === undefined || rel.length !== part.count || this.starts === null || this.starts.length !== part.first) this.starts = null;
+      else for (let j = 0; j < rel.length; j++) this.starts.push(this.length + rel[j]!);
+      this.entriesEnd = this.length + part.bytes.length;
+    }
+    this.length += part.bytes.length;
+    this.write(part.bytes, true);
+  }
+
+  private write(b: Buffer, counted = false): void {
+    if (this.fd === null) return;
+    try {
+      this.out.write(b);
+      if (counted) this.crc = crc32(b, this.crc);
+    } catch {
+      this.abort();
+    }
+  }
+
+  /** Publishes the memo as the text of the body whose digest is `digest`. */
+  commit(digest: string): void {
+    if (this.fd === null) return;
+    try {
+      const starts = this.starts;
+      const table = Buffer.alloc(starts === null ? 4 : 4 + 4 * (starts.length + 1));
+      table.writeUInt32LE(starts === null ? NO_TABLE : starts.length, 0);
+      if (starts !== null) {
+        starts.forEach((v, j) => table.writeUInt32LE(v, 4 + 4 * j));
+        table.writeUInt32LE(this.entriesEnd, 4 + 4 * starts.length);
+      }
+      this.write(table, true);
+      if (this.fd === null) return;
+      this.out.flush();
+      const head = Buffer.from(memoHead(this.tag, digest, this.crc, this.length), 'latin1');
+      fs.writeSync(this.fd, head, 0, head.length, 0);
+      fs.closeSync(this.fd);
+      this.fd = null;
+      // Unlinked first: renaming over it would make ext4 flush the new memo at once (see
+      // AtomicWriteOptions.unlinkFirst); a memo missing for a moment is only a cache miss.
+      fs.rmSync(this.file, { force: true });
+      fs.renameSync(this.tmp, this.file);
+      this.done = true;
+    } catch {
+      this.abort();
+    }
+  }
+
+  /** Drops an unfinished memo (no-op after commit). */
+  abort(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.fd !== null) {
+      try {
+        fs.closeSync(this.fd);
+      } catch {
+        // already closed
+      }
+      this.fd = null;
+    }
+    fs.rmSync(this.tmp, { force: true });
+  }
+}
