@@ -3,6 +3,7 @@
 // is damaged or of another body must never be used.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { crc32 } from 'node:zlib';
 import canonicalizeOracle from 'canonicalize';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -73,6 +74,24 @@ describe('canonical memo', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('unchanged entries are hashed from the memo, not serialised again: an entry marked in the memo (CRC made right) shows in the digest', () => {
+    const dir = tempDir('cairn-canon-');
+    const memo = path.join(dir, 'x.canonical');
+    const files: RepoSnapshotEntry[] = Array.from({ length: 50 }, (_, i) => ({ path: `f${String(i).padStart(3, '0')}`, bytes: i, sha256: 'b'.repeat(64), mode: '0644', kind: 'file' }));
+    const d0 = digestWithMemo(files, sum(files), false, memo);
+    const raw = fs.readFileSync(memo);
+    const headEnd = raw.indexOf(10) + 1;
+    const [tag, version, digest, , length] = raw.subarray(0, headEnd - 1).toString('latin1').split(' ');
+    const rest = Buffer.from(raw.subarray(headEnd));
+    const at = rest.indexOf('"path":"f005"');
+    rest.write('X', at + '"path":"'.length, 'latin1'); // f005 -> X005, same length
+    fs.writeFileSync(memo, Buffer.concat([Buffer.from(`${tag} ${version} ${digest} ${String(crc32(rest)).padStart(10, '0')} ${length}\n`, 'latin1'), rest]));
+    const next = files.map((e, i) => (i === 30 ? { ...e, bytes: 3000 } : e));
+    const oldIndex = Int32Array.from(next.map((_, i) => (i === 30 ? -1 : i)));
+    const marked = next.map((e, i) => (i === 5 ? { ...e, path: 'X005' } : e));
+    expect(digestWithMemo(next, sum(next), false, memo, { digest: d0, oldIndex })).toBe(oracle(marked));
   });
 
   it('a damaged memo is not used: a flipped byte in a run that would be copied changes nothing', () => {
