@@ -5,6 +5,9 @@
  * even when projectRoot is a subdirectory of the repository.
  */
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { FileDiff, GitStatus } from './types.js';
 
 export const UNKNOWN = 'unknown';
@@ -25,15 +28,13 @@ function gitEnv(): NodeJS.ProcessEnv {
 
 /** Runs git in `cwd`; returns stdout, or null when git fails or is missing. */
 export function runGit(cwd: string, args: string[]): string | null {
+  return runGitWith(execFileSync, cwd, gitEnv(), [...GIT_BASE_ARGS, ...args]);
+}
+
+/** runGit's body, self-contained: also runs on a worker thread as text (captureGitStatusInBackground). */
+function runGitWith(exec: typeof execFileSync, cwd: string, env: NodeJS.ProcessEnv, args: string[]): string | null {
   try {
-    return execFileSync('git', [...GIT_BASE_ARGS, ...args], {
-      cwd,
-      env: gitEnv(),
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      maxBuffer: 1024 * 1024 * 1024,
-      windowsHide: true,
-    });
+    return exec('git', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1024 * 1024 * 1024, windowsHide: true });
   } catch {
     return null;
   }
@@ -53,14 +54,28 @@ function isSafeRevision(rev: string): boolean {
 
 const NOT_A_REPO: GitStatus = { branch: UNKNOWN, commit: UNKNOWN, staged: [], unstaged: [], untracked: [] };
 
+/** The two outputs a status is read from: `rev-parse --is-inside-work-tree --show-prefix`, then (inside a work tree) `status`. */
+interface StatusOutputs {
+  revParse: string | null;
+  status: string | null;
+}
+
+const REV_PARSE_ARGS = ['rev-parse', '--is-inside-work-tree', '--show-prefix'];
+const STATUS_ARGS = ['status', '--porcelain=v2', '-z', '--branch', '--no-renames', '--untracked-files=all', '--', '.'];
+
+/** Runs both commands (the second only inside a work tree). Self-contained: also runs as text. */
+function statusOutputs(run: (args: string[]) => string | null, revParseArgs: string[], statusArgs: string[]): StatusOutputs {
+  const revParse = run(revParseArgs);
+  return { revParse, status: revParse !== null && revParse.startsWith('true\n') ? run(statusArgs) : null };
+}
+
 /**
  * projectRoot's path inside its work tree (`''` at the top, else `'sub/dir/'`), or null outside one.
  * Parsed by hand because a directory name may itself contain a newline.
  */
-function workTreePrefix(cwd: string): string | null {
-  const out = runGit(cwd, ['rev-parse', '--is-inside-work-tree', '--show-prefix']);
-  if (out === null || !out.startsWith('true\n')) return null;
-  return out.slice('true\n'.length).replace(/\n$/, '');
+function workTreePrefix(revParse: string | null): string | null {
+  if (revParse === null || !revParse.startsWith('true\n')) return null;
+  return revParse.slice('true\n'.length).replace(/\n$/, '');
 }
 
 /** Skips `count` space-separated fields of a porcelain v2 record; the rest is the path (which may hold spaces). */
@@ -80,9 +95,13 @@ function afterFields(record: string, count: number): string {
  * pathspec and made relative to it by dropping the prefix, so a subdirectory root is consistent.
  */
 export function captureGitStatus(projectRoot: string): GitStatus {
-  const prefix = workTreePrefix(projectRoot);
+  return parseStatus(statusOutputs((args) => runGit(projectRoot, args), REV_PARSE_ARGS, STATUS_ARGS));
+}
+
+function parseStatus(outputs: StatusOutputs): GitStatus {
+  const prefix = workTreePrefix(outputs.revParse);
   if (prefix === null) return { ...NOT_A_REPO, staged: [], unstaged: [], untracked: [] };
-  const out = runGit(projectRoot, ['status', '--porcelain=v2', '-z', '--branch', '--no-renames', '--untracked-files=all', '--', '.']);
+  const out = outputs.status;
   if (out === null) return { ...NOT_A_REPO, staged: [], unstaged: [], untracked: [] };
   const status: GitStatus = { branch: 'HEAD', commit: UNKNOWN, staged: [], unstaged: [], untracked: [] };
   const relative = (repoPath: string): string => (repoPath.startsWith(prefix) ? repoPath.slice(prefix.length) : repoPath);
@@ -105,6 +124,78 @@ export function captureGitStatus(projectRoot: string): GitStatus {
     }
   }
   return status;
+}
+
+/** A git index at least this big (~12k paths) means a `git status` worth running beside other work. */
+const BACKGROUND_INDEX_BYTES = 1024 * 1024;
+/** How long a caller waits for the background status before running it itself. */
+const BACKGROUND_WAIT_MS = 10 * 60 * 1000;
+
+const STATUS_WORKER = `'use strict';
+const { execFileSync } = require('node:child_process');
+const { workerData: w } = require('node:worker_threads');
+// Source transformers that keep function names (esbuild keepNames, used by tsx) wrap inner
+// functions in __name(fn, "name"); give the shipped text the same no-op helper.
+var __name = (fn) => fn;
+const runGitWith = (${runGitWith.toString()});
+const statusOutputs = (${statusOutputs.toString()});
+let outputs = { revParse: null, status: null };
+try {
+  outputs = statusOutputs((args) => runGitWith(execFileSync, w.cwd, w.env, [...w.base, ...args]), w.revParseArgs, w.statusArgs);
+} finally {
+  w.port.postMessage(outputs);
+  Atomics.store(w.done, 0, 1);
+  Atomics.notify(w.done, 0);
+}
+`;
+
+/**
+ * captureGitStatus started now on a worker thread, for a caller with other work to do meanwhile
+ * (a `git status` of a 50k-file repository takes ~170 ms here, about what the inventory takes):
+ * the returned function blocks until the status is there (a synchronous API stays synchronous).
+ * A small repository (its index under BACKGROUND_INDEX_BYTES, where booting a thread would cost
+ * more than it saves) or a failure to start one runs it right away instead.
+ */
+export function captureGitStatusInBackground(projectRoot: string, minIndexBytes = BACKGROUND_INDEX_BYTES): () => GitStatus {
+  if (gitIndexBytes(projectRoot) < minIndexBytes) {
+    const status = captureGitStatus(projectRoot);
+    return () => status;
+  }
+  const done = new Int32Array(new SharedArrayBuffer(4));
+  const { port1, port2 } = new MessageChannel();
+  let worker: Worker;
+  try {
+    const workerData = { cwd: projectRoot, env: gitEnv(), base: GIT_BASE_ARGS, revParseArgs: REV_PARSE_ARGS, statusArgs: STATUS_ARGS, port: port2, done };
+    worker = new Worker(STATUS_WORKER, { eval: true, workerData, transferList: [port2] });
+  } catch {
+    const status = captureGitStatus(projectRoot);
+    return () => status;
+  }
+  worker.unref();
+  worker.on('error', () => undefined); // a worker that dies never reports: the wait below runs git itself
+  let status: GitStatus | undefined;
+  return () => {
+    if (status !== undefined) return status;
+    const reported = Atomics.wait(done, 0, 0, BACKGROUND_WAIT_MS) !== 'timed-out' && done[0] === 1;
+    const message = reported ? receiveMessageOnPort(port1) : undefined;
+    void worker.terminate();
+    port1.close();
+    status = message === undefined ? captureGitStatus(projectRoot) : parseStatus(message.message as StatusOutputs);
+    return status;
+  };
+}
+
+/** Size of the git index of the work tree holding `dir` (0 when there is none, or it lives elsewhere: a linked work tree or submodule). */
+function gitIndexBytes(dir: string): number {
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    try {
+      const dotGit = fs.statSync(path.join(at, '.git'), { throwIfNoEntry: false });
+      if (dotGit !== undefined) return dotGit.isDirectory() ? (fs.statSync(path.join(at, '.git', 'index'), { throwIfNoEntry: false })?.size ?? 0) : 0;
+    } catch {
+      return 0;
+    }
+    if (path.dirname(at) === at) return 0;
+  }
 }
 
 /**
@@ -196,6 +287,7 @@ function patchesInOneRun(projectRoot: string, fromCommit: string, toCommit: stri
 export function calculateFileDiffs(projectRoot: string, fromCommit: string, toCommit: string): FileDiff[] {
   if (fromCommit === UNKNOWN || toCommit === UNKNOWN) return [];
   if (!isSafeRevision(fromCommit) || !isSafeRevision(toCommit)) return [];
+  if (fromCommit === toCommit) return []; // no commit in the session: nothing to ask git
   const out = runGit(projectRoot, ['diff', '--name-status', '-z', '--no-renames', '--relative', '--no-ext-diff', fromCommit, toCommit, '--']);
   if (out === null) return [];
   const fields = splitNul(out);

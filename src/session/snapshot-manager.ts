@@ -61,15 +61,13 @@ export class SnapshotManager {
     requirePaths('capturePreSnapshot', projectRoot, iterationDir);
     fs.mkdirSync(iterationDir, { recursive: true });
     const stateDir = this.options.stateDir ?? DEFAULT_STATE_DIR;
-    const snapshot: PreSnapshot = {
-      timestamp: new Date().toISOString(),
-      git: this.captureGitStatus(projectRoot),
-      keyFiles: this.captureKeyFiles(projectRoot),
-      aiwg: captureStateDir(projectRoot, stateDir),
-      stateDir,
-    };
+    const timestamp = new Date().toISOString();
+    const keyFiles = this.captureKeyFiles(projectRoot);
+    const aiwg = captureStateDir(projectRoot, stateDir);
+    let gitStatus: (() => GitStatus) | undefined;
+    const inventory = this.takeInventory(projectRoot, stateDir, iterationDir, () => (gitStatus = this.gitStatusLater(projectRoot)));
+    const snapshot: PreSnapshot = { timestamp, git: (gitStatus ?? this.gitStatusLater(projectRoot))(), keyFiles, aiwg, stateDir };
     const file = path.join(iterationDir, PRE_SNAPSHOT_FILE);
-    const inventory = this.takeInventory(projectRoot, stateDir, iterationDir);
     if (inventory) snapshot.inventory = inventory.ref;
     writeSnapshotFile(file, snapshot);
     if (inventory) inventory.store.addRef(file, inventory.ref.digest);
@@ -86,20 +84,16 @@ export class SnapshotManager {
     const preFile = path.join(iterationDir, PRE_SNAPSHOT_FILE);
     const pre = readPreSnapshot(preFile);
     const stateDir = this.options.stateDir ?? pre.stateDir ?? DEFAULT_STATE_DIR;
-    const gitStatus = this.captureGitStatus(projectRoot);
+    const timestamp = new Date().toISOString();
+    const aiwg = captureStateDir(projectRoot, stateDir);
+    const tests = this.findTestResults(projectRoot, iterationDir);
+    const keyFiles = this.captureKeyFiles(projectRoot);
+    let gitStatusLater: (() => GitStatus) | undefined;
+    const inventory = this.takeInventory(projectRoot, stateDir, iterationDir, () => (gitStatusLater = this.gitStatusLater(projectRoot)));
+    const gitStatus = (gitStatusLater ?? this.gitStatusLater(projectRoot))();
     const { fileDiffs, commits } = this.commitRange(projectRoot, pre.git, gitStatus);
-    const snapshot: PostSnapshot = {
-      timestamp: new Date().toISOString(),
-      git: gitStatus,
-      fileDiffs,
-      commits,
-      aiwg: captureStateDir(projectRoot, stateDir),
-      tests: this.findTestResults(projectRoot, iterationDir),
-      keyFiles: this.captureKeyFiles(projectRoot),
-      stateDir,
-    };
+    const snapshot: PostSnapshot = { timestamp, git: gitStatus, fileDiffs, commits, aiwg, tests, keyFiles, stateDir };
     const file = path.join(iterationDir, POST_SNAPSHOT_FILE);
-    const inventory = this.takeInventory(projectRoot, stateDir, iterationDir);
     if (inventory) {
       snapshot.inventory = inventory.ref;
       const changes = workingTreeChanges(inventory.store, pre.inventory, inventory.ref);
@@ -117,6 +111,19 @@ export class SnapshotManager {
 
   captureGitStatus(projectRoot: string): GitStatus {
     return git.captureGitStatus(projectRoot);
+  }
+
+  /**
+   * The git status, started now and read when needed: on a big repository `git status` runs on
+   * another thread while this one takes the inventory (the two cost about the same). A subclass
+   * that overrides captureGitStatus gets its own method, called right away.
+   */
+  private gitStatusLater(projectRoot: string): () => GitStatus {
+    if (this.captureGitStatus !== SnapshotManager.prototype.captureGitStatus) {
+      const status = this.captureGitStatus(projectRoot);
+      return () => status;
+    }
+    return git.captureGitStatusInBackground(projectRoot);
   }
 
   captureKeyFiles(projectRoot: string): FileSnapshot[] {
@@ -186,7 +193,12 @@ export class SnapshotManager {
     };
   }
 
-  private takeInventory(projectRoot: string, stateDir: string, iterationDir: string): { ref: InventoryRef; store: InventoryStore } | null {
+  /**
+   * Scans the tree and stores its inventory. `beforeStore` runs between the two: the scan keeps
+   * both cores busy (its stat check runs on two threads), storing keeps one, so work started
+   * then (the git status) finds a free core.
+   */
+  private takeInventory(projectRoot: string, stateDir: string, iterationDir: string, beforeStore?: () => void): { ref: InventoryRef; store: InventoryStore } | null {
     if (this.options.inventory === false) return null;
     const cairnDir = this.cairnDir(projectRoot);
     ensureSelfIgnored(cairnDir);
@@ -219,6 +231,7 @@ export class SnapshotManager {
     const recovered = recoverInvalidNames(root, result.skipped, isExcluded);
     let files = recovered.entries.length > 0 ? [...result.files, ...recovered.entries] : result.files;
     if (leftToFilter.length > 0) files = files.filter((f) => !under(f.path, leftToFilter));
+    beforeStore?.();
     const store = this.inventoryStore(projectRoot);
     const stored = store.put(files);
     const ref: InventoryRef = {
