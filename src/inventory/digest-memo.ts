@@ -14,10 +14,11 @@ import type { RepoSnapshotEntry } from './types.js';
 const MEMO_TAG = 'cairn-canonical 1';
 const CHUNK = 4096;
 /**
- * Where every entry of a serialised run but the first begins, two bytes in: a `"` never stands
- * unescaped inside a JSON string, so `},{"` occurs only between two entries.
+ * Where every entry of a serialised run but the first begins, two bytes in: each entry's first
+ * key is "bytes", and a `"` stands unescaped inside a JSON string only as its closing quote,
+ * so `},{"bytes":` occurs only between two entries (`},{"` alone also ends a path like `a},{`).
  */
-const BOUNDARY = Buffer.from('},{"', 'latin1');
+const BOUNDARY = Buffer.from('},{"bytes":', 'latin1');
 
 /** sha256 digest of the body `{ files, truncated, counts: { files: files.length, bytes } }`, reusing and renewing the canonical memo at `memoFile`. */
 export function digestWithMemo(files: readonly RepoSnapshotEntry[], bytes: number, truncated: boolean, memoFile: string, basis?: RenderBasis): string {

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import { crc32 } from 'node:zlib';
 import { tempSiblingName, writeAll } from '../core/atomic-write.js';
 
@@ -21,6 +22,8 @@ export interface TextMemo {
   /** Where each entry starts, then where the last one ends (n + 1 offsets); null without a table. */
   starts: Uint32Array | null;
 }
+
+const LITTLE_ENDIAN = os.endianness() === 'LE';
 
 /** Entry count of a memo written without its entry table. */
 const NO_TABLE = 0xffffffff;
@@ -70,7 +73,9 @@ export function readTextMemo(file: string, tag: string, wanted: readonly (string
   if (n === NO_TABLE) return table.length === 4 ? { digest, text, starts: null } : null;
   if (table.length !== 4 + 4 * (n + 1)) return null;
   const starts = new Uint32Array(n + 1);
-  Buffer.from(starts.buffer).set(table.subarray(4));
+  // Written little-endian; copied as is where that is the machine's order.
+  if (LITTLE_ENDIAN) Buffer.from(starts.buffer).set(table.subarray(4));
+  else for (let j = 0; j <= n; j++) starts[j] = table.readUInt32LE(4 + 4 * j);
   for (let j = 1; j <= n; j++) if (starts[j]! < starts[j - 1]!) return null;
   if (starts[n]! > textLength) return null;
   return { digest, text, starts };

@@ -128,61 +128,98 @@ function parseStatus(outputs: StatusOutputs): GitStatus {
 
 /** A git index at least this big (~12k paths) means a `git status` worth running beside other work. */
 const BACKGROUND_INDEX_BYTES = 1024 * 1024;
-/** How long a caller waits for the background status before running it itself. */
+/** A worker thread boots in ~30 ms; one not running after this never will (thread limits, no memory): git runs here. */
+const BACKGROUND_START_MS = 5000;
+/** How long a caller waits for a running background status before running it itself. */
 const BACKGROUND_WAIT_MS = 10 * 60 * 1000;
 
+/**
+ * The worker's script: trivial, so it always runs. It says it started (done[1]), builds the
+ * shipped functions from their text and runs them inside try, and always reports (done[0]):
+ * the outputs, or `failed` (then the caller runs git itself, never taking a failure for
+ * "not a repository").
+ */
 const STATUS_WORKER = `'use strict';
-const { execFileSync } = require('node:child_process');
 const { workerData: w } = require('node:worker_threads');
-// Source transformers that keep function names (esbuild keepNames, used by tsx) wrap inner
-// functions in __name(fn, "name"); give the shipped text the same no-op helper.
-var __name = (fn) => fn;
-const runGitWith = (${runGitWith.toString()});
-const statusOutputs = (${statusOutputs.toString()});
-let outputs = { revParse: null, status: null };
+Atomics.store(w.done, 1, 1);
+Atomics.notify(w.done, 1);
+let message = { failed: true };
 try {
-  outputs = statusOutputs((args) => runGitWith(execFileSync, w.cwd, w.env, [...w.base, ...args]), w.revParseArgs, w.statusArgs);
+  const { execFileSync } = require('node:child_process');
+  // Source transformers that keep function names (esbuild keepNames, used by tsx) wrap inner
+  // functions in __name(fn, "name"): the shipped text gets the same no-op helper.
+  const build = (text) => new Function('__name', 'return (' + text + ');')((fn) => fn);
+  const runGitWith = build(w.runGitWith);
+  const statusOutputs = build(w.statusOutputs);
+  message = { outputs: statusOutputs((args) => runGitWith(execFileSync, w.cwd, w.env, [...w.base, ...args]), w.revParseArgs, w.statusArgs) };
+} catch {
+  message = { failed: true };
 } finally {
-  w.port.postMessage(outputs);
+  w.port.postMessage(message);
   Atomics.store(w.done, 0, 1);
   Atomics.notify(w.done, 0);
 }
 `;
 
+/** When `git status` may run on a worker thread: CAIRN_GIT_STATUS_THREAD=always|never, else by index size. */
+function statusThreadWanted(projectRoot: string): boolean {
+  const setting = process.env.CAIRN_GIT_STATUS_THREAD;
+  if (setting === 'always') return true;
+  if (setting === 'never') return false;
+  return gitIndexBytes(projectRoot) >= BACKGROUND_INDEX_BYTES;
+}
+
 /**
  * captureGitStatus started now on a worker thread, for a caller with other work to do meanwhile
  * (a `git status` of a 50k-file repository takes ~170 ms here, about what the inventory takes):
  * the returned function blocks until the status is there (a synchronous API stays synchronous).
- * A small repository (its index under BACKGROUND_INDEX_BYTES, where booting a thread would cost
- * more than it saves) or a failure to start one runs it right away instead.
+ * A small repository (its index under 1 MiB, where booting a thread would cost more than it
+ * saves; CAIRN_GIT_STATUS_THREAD=always|never decides instead) runs it right away, and so does
+ * the caller whenever the worker cannot start or fails: the status is always git's own.
  */
-export function captureGitStatusInBackground(projectRoot: string, minIndexBytes = BACKGROUND_INDEX_BYTES): () => GitStatus {
-  if (gitIndexBytes(projectRoot) < minIndexBytes) {
-    const status = captureGitStatus(projectRoot);
-    return () => status;
-  }
-  const done = new Int32Array(new SharedArrayBuffer(4));
+export function captureGitStatusInBackground(projectRoot: string): PendingGitStatus {
+  if (!statusThreadWanted(projectRoot)) return settled(captureGitStatus(projectRoot), 'inline');
+  // [0] reported, [1] started.
+  const done = new Int32Array(new SharedArrayBuffer(8));
   const { port1, port2 } = new MessageChannel();
   let worker: Worker;
   try {
-    const workerData = { cwd: projectRoot, env: gitEnv(), base: GIT_BASE_ARGS, revParseArgs: REV_PARSE_ARGS, statusArgs: STATUS_ARGS, port: port2, done };
+    const workerData = { cwd: projectRoot, env: gitEnv(), base: GIT_BASE_ARGS, revParseArgs: REV_PARSE_ARGS, statusArgs: STATUS_ARGS, runGitWith: runGitWith.toString(), statusOutputs: statusOutputs.toString(), port: port2, done };
     worker = new Worker(STATUS_WORKER, { eval: true, workerData, transferList: [port2] });
   } catch {
-    const status = captureGitStatus(projectRoot);
-    return () => status;
+    port1.close();
+    return settled(captureGitStatus(projectRoot), 'fallback');
   }
   worker.unref();
-  worker.on('error', () => undefined); // a worker that dies never reports: the wait below runs git itself
+  worker.on('error', () => undefined); // reported through `done` or not at all: the wait below decides
   let status: GitStatus | undefined;
-  return () => {
+  let via: PendingGitStatus['via'] = 'pending';
+  const read = (): GitStatus => {
     if (status !== undefined) return status;
-    const reported = Atomics.wait(done, 0, 0, BACKGROUND_WAIT_MS) !== 'timed-out' && done[0] === 1;
-    const message = reported ? receiveMessageOnPort(port1) : undefined;
+    const started = Atomics.wait(done, 1, 0, BACKGROUND_START_MS) !== 'timed-out' || done[1] === 1;
+    const reported = started && (Atomics.wait(done, 0, 0, BACKGROUND_WAIT_MS) !== 'timed-out' || done[0] === 1);
+    const message = reported ? (receiveMessageOnPort(port1)?.message as { outputs?: StatusOutputs } | undefined) : undefined;
     void worker.terminate();
     port1.close();
-    status = message === undefined ? captureGitStatus(projectRoot) : parseStatus(message.message as StatusOutputs);
+    via = message?.outputs !== undefined ? 'thread' : 'fallback';
+    status = message?.outputs !== undefined ? parseStatus(message.outputs) : captureGitStatus(projectRoot);
     return status;
   };
+  return Object.defineProperty(read, 'via', { get: () => via }) as PendingGitStatus;
+}
+
+/**
+ * A git status being read: call it for the status (blocking until it is there). `via` says how
+ * it was read: in line (small repository), on the worker thread, or in line after the worker
+ * could not start or failed (`fallback`); `pending` until called.
+ */
+export interface PendingGitStatus {
+  (): GitStatus;
+  readonly via: 'inline' | 'thread' | 'fallback' | 'pending';
+}
+
+function settled(status: GitStatus, via: 'inline' | 'fallback'): PendingGitStatus {
+  return Object.defineProperty(() => status, 'via', { value: via }) as PendingGitStatus;
 }
 
 /** Size of the git index of the work tree holding `dir` (0 when there is none, or it lives elsewhere: a linked work tree or submodule). */

@@ -66,7 +66,7 @@ export class SnapshotManager {
     const aiwg = captureStateDir(projectRoot, stateDir);
     let gitStatus: (() => GitStatus) | undefined;
     const inventory = this.takeInventory(projectRoot, stateDir, iterationDir, () => (gitStatus = this.gitStatusLater(projectRoot)));
-    const snapshot: PreSnapshot = { timestamp, git: (gitStatus ?? this.gitStatusLater(projectRoot))(), keyFiles, aiwg, stateDir };
+    const snapshot: PreSnapshot = { timestamp, git: gitStatus?.() ?? this.captureGitStatus(projectRoot), keyFiles, aiwg, stateDir };
     const file = path.join(iterationDir, PRE_SNAPSHOT_FILE);
     if (inventory) snapshot.inventory = inventory.ref;
     writeSnapshotFile(file, snapshot);
@@ -90,7 +90,7 @@ export class SnapshotManager {
     const keyFiles = this.captureKeyFiles(projectRoot);
     let gitStatusLater: (() => GitStatus) | undefined;
     const inventory = this.takeInventory(projectRoot, stateDir, iterationDir, () => (gitStatusLater = this.gitStatusLater(projectRoot)));
-    const gitStatus = (gitStatusLater ?? this.gitStatusLater(projectRoot))();
+    const gitStatus = gitStatusLater?.() ?? this.captureGitStatus(projectRoot);
     const { fileDiffs, commits } = this.commitRange(projectRoot, pre.git, gitStatus);
     const snapshot: PostSnapshot = { timestamp, git: gitStatus, fileDiffs, commits, aiwg, tests, keyFiles, stateDir };
     const file = path.join(iterationDir, POST_SNAPSHOT_FILE);
@@ -116,10 +116,10 @@ export class SnapshotManager {
   /**
    * The git status, started now and read when needed: on a big repository `git status` runs on
    * another thread while this one takes the inventory (the two cost about the same). A subclass
-   * that overrides captureGitStatus gets its own method, called right away.
+   * that overrides captureGitStatus (or a spy that replaced it) gets its own method, called right away.
    */
   private gitStatusLater(projectRoot: string): () => GitStatus {
-    if (this.captureGitStatus !== SnapshotManager.prototype.captureGitStatus) {
+    if (this.captureGitStatus !== OWN_CAPTURE_GIT_STATUS) {
       const status = this.captureGitStatus(projectRoot);
       return () => status;
     }
@@ -246,6 +246,9 @@ export class SnapshotManager {
     return { ref, store };
   }
 }
+
+/** The method as this class defines it: anything else there is the caller's and is called in line. */
+const OWN_CAPTURE_GIT_STATUS: unknown = Object.getOwnPropertyDescriptor(SnapshotManager.prototype, 'captureGitStatus')?.value;
 
 /**
  * The capture methods take two paths. Upstream's README also shows an object-style call

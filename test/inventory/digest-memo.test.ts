@@ -79,7 +79,8 @@ describe('canonical memo', () => {
   it('unchanged entries are hashed from the memo, not serialised again: an entry marked in the memo (CRC made right) shows in the digest', () => {
     const dir = tempDir('cairn-canon-');
     const memo = path.join(dir, 'x.canonical');
-    const files: RepoSnapshotEntry[] = Array.from({ length: 50 }, (_, i) => ({ path: `f${String(i).padStart(3, '0')}`, bytes: i, sha256: 'b'.repeat(64), mode: '0644', kind: 'file' }));
+    // Entry 3's path ends like an entry boundary (`},{`): the memo must still tell entries apart.
+    const files: RepoSnapshotEntry[] = Array.from({ length: 50 }, (_, i) => ({ path: `f${String(i).padStart(3, '0')}${i === 3 ? '},{' : ''}`, bytes: i, sha256: 'b'.repeat(64), mode: '0644', kind: 'file' }));
     const d0 = digestWithMemo(files, sum(files), false, memo);
     const raw = fs.readFileSync(memo);
     const headEnd = raw.indexOf(10) + 1;

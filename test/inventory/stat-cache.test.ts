@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeRepoSnapshot, scanTree, scanTreeSync, snapshotDigestOf, snapshotRootDetailed, type ScanOptions, type ScanProgress, type ScanResult } from '../../src/inventory/index.js';
+import { loadCache } from '../../src/inventory/stat-cache.js';
 import { cleanupTempDirs, inDir, MARGIN, sleep, strip, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
@@ -141,6 +142,8 @@ describe('stat cache', () => {
           const cached = await scan(opts);
           const fresh = await scan({ cache: false, ...limits });
           expect(strip(cached)).toEqual(strip(fresh));
+          // Every cache this sequence wrote loaded cleanly (a damaged one would be discarded with a notice).
+          expect(cached.warnings).toEqual([]);
           await sleep(MARGIN + 20);
         }
         fs.rmSync(root, { recursive: true, force: true });
@@ -149,6 +152,38 @@ describe('stat cache', () => {
       { numRuns: 25 },
     );
     expect(cachedHits).toBeGreaterThan(0); // the cache was really used, not bypassed
+  });
+
+  it('a .gitignore edit classifies from the cached listings and writes every directory row and listing back unchanged', async () => {
+    const files: Record<string, string> = { '.gitignore': '*.log\n', 'x.log': 'x', 'é/ü.txt': 'u' };
+    for (let i = 0; i < 40; i++) files[`d${i % 7}/sub${i % 3}/f${i}.txt`] = String(i);
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, files);
+    await sleep(MARGIN + 20);
+    const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN };
+    scanTreeSync(root, opts);
+    scanTreeSync(root, opts); // the whole result stored, nothing racy
+    const cacheFile = path.join(cacheDir, fs.readdirSync(cacheDir).find((n) => n.endsWith('.cache'))!);
+    const header = (): { root: string; optionsKey: string } => {
+      const raw = fs.readFileSync(cacheFile);
+      return JSON.parse(raw.subarray(16, 16 + raw.readUInt32LE(12)).toString('utf8')) as { root: string; optionsKey: string };
+    };
+    const dirsOf = () => {
+      const { root: r, optionsKey } = header();
+      const { data, warning } = loadCache(cacheFile, r, optionsKey);
+      expect(warning).toBeUndefined();
+      return [...data.dirs].map(([rel, d]) => [rel, [...d.stat], d.listing.names, d.listing.types]);
+    };
+    const before = dirsOf();
+    expect(before.length).toBeGreaterThan(20);
+    const ino = fs.statSync(cacheFile).ino;
+    fs.writeFileSync(path.join(root, '.gitignore'), '*.log\n# a comment: the rules keep the same files\n');
+    const r = scanTreeSync(root, opts);
+    expect(r.warnings).toEqual([]);
+    expect(strip(r)).toEqual(strip(scanTreeSync(root, { cache: false })));
+    expect(fs.statSync(cacheFile).ino).not.toBe(ino); // rewritten (the .gitignore row changed)
+    expect(dirsOf()).toEqual(before);
   });
 
   it('re-reads a file rewritten with the same size and mtime (ctime differs)', async () => {

@@ -2,7 +2,7 @@
  * The git status read on another thread while the inventory is taken (big repositories): it must
  * be exactly the status read in line, and a subclass's own captureGitStatus must still be used.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SnapshotManager } from '../../src/session/index.js';
 import { captureGitStatus, captureGitStatusInBackground } from '../../src/session/git.js';
 import type { GitStatus } from '../../src/session/types.js';
@@ -12,10 +12,15 @@ useTempCacheHome();
 
 const { repo, dir } = trackedDirs();
 
-/** Every index size counts as big: the status is always read on a worker thread. */
-const ALWAYS = 0;
-
 describe('git status read in the background', () => {
+  // Every repository counts as big here: the status is always read on a worker thread.
+  beforeEach(() => {
+    process.env.CAIRN_GIT_STATUS_THREAD = 'always';
+  });
+  afterEach(() => {
+    delete process.env.CAIRN_GIT_STATUS_THREAD;
+  });
+
   it('equals the status read in line: branch, HEAD, staged, unstaged, untracked, and names with spaces, quotes and newlines', () => {
     const root = repo();
     write(root, 'kept.txt', '1');
@@ -31,7 +36,7 @@ describe('git status read in the background', () => {
     write(root, 'odd "name"\nwith a newline.txt', 'u');
     write(root, 'loose/é.txt', 'u');
     const inLine = captureGitStatus(root);
-    const background = captureGitStatusInBackground(root, ALWAYS);
+    const background = captureGitStatusInBackground(root);
     const status = background();
     expect(status).toEqual(inLine);
     expect(status.staged).toEqual(['new staged.txt', 'sub/dir/deep.txt']);
@@ -39,6 +44,7 @@ describe('git status read in the background', () => {
     expect(status.untracked).toEqual(['loose/é.txt', 'odd "name"\nwith a newline.txt']);
     expect(status.commit).toBe(git(root, 'rev-parse', 'HEAD').trim());
     expect(background()).toBe(status); // read once
+    expect(background.via).toBe('thread');
   });
 
   it('from a subdirectory root, paths are relative to it as in line', () => {
@@ -50,7 +56,9 @@ describe('git status read in the background', () => {
     write(root, 'pkg/new.txt', 'n');
     write(root, 'top.txt', '2');
     const sub = `${root}/pkg`;
-    const status = captureGitStatusInBackground(sub, ALWAYS)();
+    const background = captureGitStatusInBackground(sub);
+    const status = background();
+    expect(background.via).toBe('thread');
     expect(status).toEqual(captureGitStatus(sub));
     expect(status.unstaged).toEqual(['a.txt']);
     expect(status.untracked).toEqual(['new.txt']);
@@ -59,7 +67,50 @@ describe('git status read in the background', () => {
   it('outside a repository, gives the not-a-repository status', () => {
     const plain = dir();
     write(plain, 'a.txt', 'a');
-    expect(captureGitStatusInBackground(plain, ALWAYS)()).toEqual({ branch: 'unknown', commit: 'unknown', staged: [], unstaged: [], untracked: [] });
+    const background = captureGitStatusInBackground(plain);
+    expect(background()).toEqual({ branch: 'unknown', commit: 'unknown', staged: [], unstaged: [], untracked: [] });
+    expect(background.via).toBe('thread'); // git's own answer, not a worker's failure
+  });
+
+  it('CAIRN_GIT_STATUS_THREAD=never reads in line, and a small repository is read in line by default', () => {
+    const root = repo();
+    write(root, 'a.txt', 'a');
+    commitAll(root, 'init');
+    process.env.CAIRN_GIT_STATUS_THREAD = 'never';
+    const never = captureGitStatusInBackground(root);
+    expect(never.via).toBe('inline');
+    delete process.env.CAIRN_GIT_STATUS_THREAD;
+    const small = captureGitStatusInBackground(root);
+    expect(small.via).toBe('inline');
+    expect(small()).toEqual(never());
+  });
+
+  it('pre and post record the status git gives, with the commits and diffs of the session', () => {
+    const root = repo();
+    write(root, 'a.txt', 'a');
+    write(root, 'b.txt', 'b');
+    commitAll(root, 'init');
+    const manager = new SnapshotManager(root);
+    const iterationDir = seedIterationDir(root);
+    write(root, 'loose.txt', 'l');
+    // Read in line just before: the snapshot files each capture writes come after its status.
+    const before = captureGitStatus(root);
+    const pre = manager.capturePreSnapshot(root, iterationDir);
+    expect(pre.git).toEqual(before);
+    expect(pre.git.untracked).toContain('loose.txt');
+    write(root, 'a.txt', 'changed');
+    commitAll(root, 'the session commits');
+    write(root, 'b.txt', 'edited, not committed');
+    const beforePost = captureGitStatus(root);
+    const post = manager.capturePostSnapshot(root, iterationDir);
+    expect(post.git).toEqual(beforePost);
+    expect(post.git.unstaged).toEqual(['b.txt']);
+    expect(post.commits).toHaveLength(1);
+    expect(post.commits[0]).toMatch(/ the session commits$/);
+    expect(post.fileDiffs.map((d) => [d.path, d.status])).toEqual([
+      ['a.txt', 'modified'],
+      ['loose.txt', 'added'],
+    ]);
   });
 
   it("a subclass's own captureGitStatus is what pre and post snapshots record", () => {
