@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { errnoCode } from './errors.js';
+import { pidAlive } from './lock.js';
 
 export interface AtomicWriteOptions {
   /** File mode of the published file (default 0o644 less umask, as a normal create). */
@@ -33,12 +34,40 @@ export interface AtomicWriteOptions {
 const MAX_SHOWN_BASE_BYTES = 160;
 
 export function tempSiblingName(target: string): string {
-  const dir = path.dirname(target);
-  const base = path.basename(target);
+  return path.join(path.dirname(target), `${tempPrefix(path.basename(target))}${process.pid}-${randomBytes(6).toString('hex')}`);
+}
+
+/** What every temp sibling of a file named `base` starts with (the pid and a random tag follow). */
+function tempPrefix(base: string): string {
   // A file name may use the whole NAME_MAX (255 bytes); the temp name adds ~30, so keep only a
   // readable head of a long name (whole code points, at most 40 of them) to stay under the limit.
   const shown = Buffer.byteLength(base) > MAX_SHOWN_BASE_BYTES ? Array.from(base).slice(0, 40).join('') : base;
-  return path.join(dir, `.${shown}.cairn-tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
+  return `.${shown}${TEMP_MARKER}`;
+}
+
+/**
+ * Removes the temp siblings (tempSiblingName) of the files `names` in `dir` that a process left
+ * when it died mid-write (a kill -9, a crash), or, with `onlyMine`, this process's own. A live
+ * writer's are never touched. Best effort: what cannot be listed or removed stays.
+ */
+export function removeStaleTemps(dir: string, names: readonly string[], onlyMine = false): void {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  const prefixes = names.map(tempPrefix);
+  for (const entry of entries) {
+    if (!prefixes.some((prefix) => entry.startsWith(prefix))) continue;
+    const pid = tempOwnerPid(entry);
+    if (pid !== process.pid && (onlyMine || (pid !== undefined && pidAlive(pid)))) continue;
+    try {
+      fs.unlinkSync(path.join(dir, entry));
+    } catch {
+      // already gone
+    }
+  }
 }
 
 

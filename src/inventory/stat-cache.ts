@@ -3,7 +3,7 @@ import { crc32 } from 'node:zlib';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { writeAll, writeFileAtomicSync } from '../core/atomic-write.js';
+import { removeStaleTemps, writeAll, writeFileAtomicSync } from '../core/atomic-write.js';
 import { errnoCode } from '../core/errors.js';
 import { STAT_FIELDS } from './read-file.js';
 import type { ScanWarning } from './types.js';
@@ -217,6 +217,12 @@ export function renderMemoPath(cacheFile: string): string {
 /** Where the canonical text of this cache's stored result is kept (see digest-memo.ts). */
 export function canonicalMemoPath(cacheFile: string): string {
   return cacheFile.replace(/\.cache$/, '.canonical');
+}
+
+/** Names of the files kept for one cache: the cache, its memos and the output stamp (render.ts). */
+function cacheFamily(cacheFile: string): string[] {
+  const base = path.basename(cacheFile, '.cache');
+  return ['.cache', '.render', '.canonical', '.out'].map((ext) => `${base}${ext}`);
 }
 
 export type LoadOutcome = { data: StatCacheData; warning?: ScanWarning };
@@ -561,6 +567,8 @@ function joinWithNul(parts: readonly Buffer[]): Buffer {
 export function saveCache(file: string, data: StatCacheData, rootReal: string, optionsKey: string): ScanWarning | undefined {
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    // What a run killed mid-write left of this cache's files (each up to tens of MB) goes now.
+    removeStaleTemps(path.dirname(file), cacheFamily(file));
     // 0600: the cache lists the tree's paths and digests; it is nobody else's business.
     const parts = encodeCache(data, rootReal, optionsKey);
     writeFileAtomicSync(

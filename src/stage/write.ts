@@ -1,8 +1,7 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { tempOwnerPid, writeFileAtomic, TEMP_MARKER } from '../core/atomic-write.js';
+import { removeStaleTemps, writeFileAtomic } from '../core/atomic-write.js';
 import { CairnError, isCairnError } from '../core/errors.js';
-import { acquireDirLock, onTerminationSignal, pidAlive, type StaleLockInfo } from '../core/lock.js';
+import { acquireDirLock, onTerminationSignal, type StaleLockInfo } from '../core/lock.js';
 import { DEFAULT_LOCK_TIMEOUT_SECONDS, DEFAULT_SNAPSHOT_DIR, lockDirName, snapshotFileName } from './constants.js';
 import { assertCapturedAt, assertStage, assertTaskId, nowCapturedAt, readBodyFile, readOptionsFile } from './input.js';
 import { ensureSnapshotDir, resolveRoot } from './paths.js';
@@ -76,28 +75,6 @@ export function lockTimeoutSeconds(o: Pick<WriteStageSnapshotOptions, 'lockTimeo
   return Number(raw.trim());
 }
 
-/** Removes temp files of this note left by this process or by a writer that died. */
-function sweepTemps(dir: string, fileName: string, onlyMine: boolean): void {
-  const prefix = `.${fileName}${TEMP_MARKER}`;
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = tempOwnerPid(name);
-    const mine = pid === process.pid;
-    if (!mine && (onlyMine || (pid !== undefined && pidAlive(pid)))) continue;
-    try {
-      fs.unlinkSync(path.join(dir, name));
-    } catch {
-      // already gone
-    }
-  }
-}
-
 /**
  * Writes `<root>/<dir>/<TASK-ID>.snapshot.md` whole: validates like the seed's writer, renders
  * the frontmatter and the capped body, takes the per-task lock, publishes atomically (unique
@@ -134,13 +111,13 @@ export async function writeStageSnapshot(o: WriteStageSnapshotOptions): Promise<
   const fileName = snapshotFileName(o.task);
   const target = path.join(dir, fileName);
   // From here on a termination signal removes our temp file and (through the lock) our lock.
-  const unguard = onTerminationSignal(() => sweepTemps(dir, fileName, true));
+  const unguard = onTerminationSignal(() => removeStaleTemps(dir, [fileName], true));
   try {
     const lockOptions: Parameters<typeof acquireDirLock>[1] = { timeoutMs: Math.round(timeoutSeconds * 1000), timeoutMessage: () => `lock timeout (${timeoutSeconds}s) on ${path.join(dir, lockDirName(o.task))}` };
     if (o.onStaleLock) lockOptions.onStaleTakeover = o.onStaleLock;
     const lock = await acquireDirLock(path.join(dir, lockDirName(o.task)), lockOptions);
     try {
-      sweepTemps(dir, fileName, false);
+      removeStaleTemps(dir, [fileName]);
       await writeFileAtomic(target, rendered.bytes, { mode: 0o600 });
     } finally {
       await lock.release();

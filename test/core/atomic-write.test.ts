@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isTempName, writeFileAtomic, writeFileAtomicSync } from '../../src/core/atomic-write.js';
+import { isTempName, removeStaleTemps, tempSiblingName, writeFileAtomic, writeFileAtomicSync } from '../../src/core/atomic-write.js';
 
 const ATOMIC_WRITE_MODULE = pathToFileURL(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/core/atomic-write.ts')).href;
 
@@ -191,6 +191,44 @@ function startChild(script: string, args: string[]): { done: Promise<{ code: num
   return { done, kill: () => child.kill('SIGKILL'), output: () => stdout };
 }
 
+describe('removeStaleTemps', () => {
+  /** A temp sibling of `name` as if made by process `pid`. */
+  const plant = (name: string, pid: number): string => {
+    const tmp = tempSiblingName(path.join(dir, name)).replace(`-tmp-${process.pid}-`, `-tmp-${pid}-`);
+    fs.writeFileSync(tmp, 'partial');
+    return path.basename(tmp);
+  };
+
+  it("removes a dead writer's temp files of the named files only, never a live writer's", async () => {
+    const dead = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => dead.once('exit', r));
+    const alive = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    try {
+      fs.writeFileSync(path.join(dir, 'a.cache'), 'published');
+      const deadTemps = [plant('a.cache', dead.pid!), plant('a.render', dead.pid!)];
+      const liveTemp = plant('a.cache', alive.pid!);
+      const otherFile = plant('b.cache', dead.pid!);
+      const mine = plant('a.cache', process.pid);
+      removeStaleTemps(dir, ['a.cache', 'a.render'], true); // only this process's
+      expect(fs.readdirSync(dir).sort()).toEqual(['a.cache', ...deadTemps, liveTemp, otherFile].sort());
+      expect(fs.existsSync(path.join(dir, mine))).toBe(false);
+      removeStaleTemps(dir, ['a.cache', 'a.render']);
+      expect(fs.readdirSync(dir).sort()).toEqual(['a.cache', liveTemp, otherFile].sort());
+    } finally {
+      alive.kill('SIGKILL');
+    }
+  });
+
+  it('sweeps the temp of a name long enough to be shortened in it', () => {
+    const long = `${'é'.repeat(100)}.cache`; // 205 bytes: the temp name keeps only a head of it
+    const dead = 2 ** 22 + 12345; // above Linux's pid_max default: no such process
+    const tmp = plant(long, dead);
+    expect(tmp.length).toBeLessThan(long.length);
+    removeStaleTemps(dir, [long]);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+});
+
 describe('concurrent writers in separate processes', () => {
   it('8 processes writing big distinct payloads to one target: readers and the end state only ever see one whole payload', async () => {
     const script = path.join(dir, 'writer.mts');
@@ -246,5 +284,8 @@ describe('concurrent writers in separate processes', () => {
     for (const name of fs.readdirSync(dir)) {
       expect(['writer.mts', 'killed.bin'].includes(name) || isTempName(name)).toBe(true);
     }
+    // What the dead writer left is swept; the published file stays.
+    removeStaleTemps(dir, ['killed.bin']);
+    expect(fs.readdirSync(dir).sort()).toEqual(['killed.bin', 'writer.mts']);
   }, 120_000);
 });

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scanTreeSync, type ScanOptions } from '../../src/inventory/index.js';
+import { isTempName } from '../../src/core/atomic-write.js';
 import { CLI } from '../support/cli.js';
 import { mkfifo } from '../support/mkfifo.js';
 import { withoutPermissionOverride } from '../support/unprivileged.js';
@@ -119,5 +120,7 @@ describe('kill -9 while scanning', () => {
       expect(after.stderr).not.toContain('notice');
       expect(after.stdout).toBe(fresh.stdout);
     }
+    // Whatever a killed run left half-written in the cache directory was swept by a later run.
+    expect(fs.readdirSync(cacheDir).filter(isTempName)).toEqual([]);
   });
 });
