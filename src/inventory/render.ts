@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { writeFileAtomicSync } from '../core/atomic-write.js';
+import { removeStaleTemps, writeFileAtomicSync } from '../core/atomic-write.js';
 import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf } from './digest.js';
 import { RACY_MARGIN_MS } from './prepare.js';
 import { BufferedFd, chunks as chunksOf, entryStarts, readTextMemo, splicePlan, TextMemoWriter, type Part, type Segment, type TextMemo } from './text-memo.js';
@@ -54,7 +54,10 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
     if ('file' in to) {
       const checkedAt = Date.now();
       const held = holdsExactly(to.file, last.text);
-      if (held === null) writeFileAtomicSync(to.file, last.text);
+      if (held === null) {
+        sweepBeside(to.file);
+        writeFileAtomicSync(to.file, last.text);
+      }
       else stampOutput(memo!, to.file, digest, held, checkedAt);
     } else await writeOut(to.out, last.text);
     return;
@@ -62,6 +65,7 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
   const mw = memo === undefined ? null : TextMemoWriter.open(memo, MEMO_TAG);
   try {
     if ('file' in to) {
+      sweepBeside(to.file);
       writeFileAtomicSync(to.file, (fd) => {
         const out = new BufferedFd(fd);
         for (const part of partsFor(snapshot, last)) {
@@ -90,6 +94,11 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
   } finally {
     mw?.abort();
   }
+}
+
+/** A run killed while writing `file` left its temp file beside it: removed once its writer is dead. */
+function sweepBeside(file: string): void {
+  removeStaleTemps(path.dirname(file), [path.basename(file)]);
 }
 
 /**

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { tempSiblingName } from '../../src/core/atomic-write.js';
 import { canonicalize } from '../../src/core/jcs.js';
 import { makeRepoSnapshot, scanTree, snapshotDigestOf } from '../../src/inventory/index.js';
 import { renderRepoSnapshot, writeRepoSnapshot } from '../../src/inventory/render.js';
@@ -290,6 +291,24 @@ describe('writeRepoSnapshot (in pieces)', () => {
     await writeRepoSnapshot(doc, { file });
     expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
     expect(fs.statSync(t.memo()!).ino).toBe(memo.ino);
+  });
+
+  it("removes the temp file a run killed while writing the same output left beside it, not a live writer's", async () => {
+    const t = await setup({ a: 'a', 'b/c': 'c' });
+    const dir = tempDir('cairn-out-');
+    const file = path.join(dir, 'snap.json');
+    const asIfBy = (pid: number): string => {
+      const tmp = tempSiblingName(file).replace(`-tmp-${process.pid}-`, `-tmp-${pid}-`);
+      fs.writeFileSync(tmp, '{"half": ');
+      return path.basename(tmp);
+    };
+    const deadPid = 2 ** 22 + 4321; // above Linux's default pid_max: no such process
+    asIfBy(deadPid);
+    const live = asIfBy(process.ppid);
+    const doc = await t.snap();
+    await writeRepoSnapshot(doc, { file });
+    expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
+    expect(fs.readdirSync(dir).sort()).toEqual([live, 'snap.json'].sort());
   });
 
   it('leaves an output file that already holds exactly the text as it is, and rewrites one that differs in any way', async () => {
