@@ -3,7 +3,6 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { errnoCode } from './errors.js';
-import { pidAlive } from './lock.js';
 
 export interface AtomicWriteOptions {
   /** File mode of the published file (default 0o644 less umask, as a normal create). */
@@ -75,6 +74,16 @@ export const TEMP_MARKER = '.cairn-tmp-';
 
 export function isTempName(name: string): boolean {
   return name.includes(TEMP_MARKER);
+}
+
+/** Whether a process with this pid exists (EPERM: it exists, owned by someone else). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return errnoCode(e) !== 'ESRCH';
+  }
 }
 
 /** The pid of the process that made a temp file (tempSiblingName), or undefined for another name. */

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { pidAlive } from './atomic-write.js';
 import { CairnError, errnoCode } from './errors.js';
 
 /**
@@ -176,15 +177,6 @@ async function readOwner(lockPath: string): Promise<OwnerRead> {
 const PENDING_PREFIX = '.owner-';
 const CLAIM_PREFIX = '.claim-';
 
-/** Whether a process with this pid exists (EPERM: it exists, owned by someone else). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return errnoCode(e) !== 'ESRCH';
-  }
-}
 
 /**
  * Looks into a lock directory that has no `owner.json`. Returns 'wait' while a live process is
