@@ -53,6 +53,22 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
     return false;
   };
   const join = (dir: string, name: string): string => (dir === '' ? name : `${dir}/${name}`);
+  const storedPath = (e: number): string => (e >= LINK_BIT ? stored.links[e - LINK_BIT]![0] : t.paths[e]!);
+  /** The run [from, to) of stored entries under directory `dir` ('' holds all): entries are in path order. */
+  const entriesUnder = (dir: string): [number, number] => {
+    if (dir === '') return [0, entryRows.length];
+    const prefix = `${dir}/`;
+    let lo = 0;
+    let hi = entryRows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compareUtf8(storedPath(entryRows[mid]!), prefix) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    let to = lo;
+    while (to < entryRows.length && storedPath(entryRows[to]!).startsWith(prefix)) to++;
+    return [lo, to];
+  };
   const rules = new RulesReader(p, newRules, listingOf);
   const reclassify = new Set(newRules.keys());
   const diffs: { dir: string; added: [string, number][]; removed: [string, number][] }[] = [];
@@ -139,28 +155,33 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   if (roots.length > 0) {
     const kept = new Map<string, number>();
     const keptSkips = new Set<string>();
-    const visited = new Set<string>();
     const visit = (dir: string): boolean => {
-      visited.add(dir);
       const listing = listingOf(dir);
       const stack = rules.stackFor(dir);
       if (listing === undefined || stack === null) return false;
       for (let i = 0; i < listing.names.length; i++) {
         const name = listing.names[i]!;
         const rel = join(dir, name);
-        const v = classifyEntry(p, stack, rel, name, listing.types.charCodeAt(i));
+        const type = listing.types.charCodeAt(i);
+        const v = classifyEntry(p, stack, rel, name, type);
         if (typeof v !== 'number') keptSkips.add(rel);
         else if (v === V_DIR) {
           if (listingOf(rel) === undefined || !visit(rel)) return false; // never listed (was ignored): the walk lists it
-        } else if (v !== V_OUT) kept.set(rel, v);
+        } else if (v === V_OUT) {
+          // A directory the walk had entered and the rules now leave out goes, with all under it.
+          if (type === T_DIR && prev.dirs.has(rel)) removedDirs.add(rel);
+        } else kept.set(rel, v);
       }
       return true;
     };
     for (const r of roots) if (!visit(r)) return null;
-    for (const e of entryRows) {
-      const path = e >= LINK_BIT ? stored.links[e - LINK_BIT]![0] : t.paths[e]!;
-      if (!inRoots(path)) continue;
-      if (!kept.delete(path)) removedPaths.add(path);
+    // Entries are in path order: those under a root are one run of them.
+    for (const r of roots) {
+      const [from, to] = entriesUnder(r);
+      for (let k = from; k < to; k++) {
+        const path = storedPath(entryRows[k]!);
+        if (!kept.delete(path)) removedPaths.add(path);
+      }
     }
     for (const [rel, v] of kept) {
       if (v !== V_FILE) return null; // a symlink newly in: the walk resolves it
@@ -168,31 +189,39 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
     }
     const skipsBefore = stored.skipped.filter((sk) => inRoots(sk.path)).map((sk) => sk.path);
     if (skipsBefore.length !== keptSkips.size || skipsBefore.some((x) => !keptSkips.has(x))) return null;
-    for (const dir of prev.dirs.keys()) if (inRoots(dir) && !visited.has(dir) && !removedOrUnder(dir)) removedDirs.add(dir);
   }
 
   // Rows of removed files and of everything under removed directories go (a .gitignore that is
-  // no longer an entry but still sets rules keeps its row); the rest keep their order.
+  // no longer an entry but still sets rules keeps its row); the rest keep their order. When
+  // nothing went (files added, rules edited without effect), every row and entry stays as it is.
+  const nothingGone = removedPaths.size === 0 && removedDirs.size === 0;
   const entryGone = (rel: string): boolean => removedPaths.has(rel) || removedOrUnder(rel);
   const rowGone = (rel: string): boolean => removedOrUnder(rel) || (removedPaths.has(rel) && !rules.isRulesFile(rel));
-  const newIndex = new Int32Array(t.size);
-  let keptRows = 0;
-  for (let i = 0; i < t.size; i++) newIndex[i] = rowGone(t.paths[i]!) ? -1 : keptRows++;
-  const links = stored.links.map(([path, target, row]): [string, string | null, number] => [path, target, row < 0 ? row : newIndex[row]!]);
+  const newIndex = new Int32Array(nothingGone ? 0 : t.size);
+  let keptRows = nothingGone ? t.size : 0;
+  if (!nothingGone) for (let i = 0; i < t.size; i++) newIndex[i] = rowGone(t.paths[i]!) ? -1 : keptRows++;
+  const rowNow = (i: number): number => (nothingGone ? i : newIndex[i]!);
+  const links = nothingGone ? stored.links : stored.links.map(([path, target, row]): [string, string | null, number] => [path, target, row < 0 ? row : newIndex[row]!]);
   const entryPath = (e: number): string => (e >= LINK_BIT ? links[e - LINK_BIT]![0] : t.paths[e]!);
-  const keptEntries: number[] = [];
-  const keptFrom: number[] = [];
-  for (let k = 0; k < entryRows.length; k++) {
-    const e = entryRows[k]!;
-    if (entryGone(entryPath(e))) continue;
-    keptEntries.push(e >= LINK_BIT ? e : newIndex[e]!);
-    keptFrom.push(k);
+  let keptEntries: ArrayLike<number> = entryRows;
+  let keptFrom: ArrayLike<number> | null = null; // null: entry j came from index j
+  if (!nothingGone) {
+    const entries: number[] = [];
+    const from: number[] = [];
+    for (let k = 0; k < entryRows.length; k++) {
+      const e = entryRows[k]!;
+      if (entryGone(entryPath(e))) continue;
+      entries.push(e >= LINK_BIT ? e : newIndex[e]!);
+      from.push(k);
+    }
+    keptEntries = entries;
+    keptFrom = from;
   }
-  const skipped = stored.skipped.filter((sk) => !entryGone(sk.path));
+  const skipped = nothingGone ? stored.skipped : stored.skipped.filter((sk) => !entryGone(sk.path));
 
   // Commit: compact the table, add the new files (a .gitignore newly in already has its row;
   // others get a racy row: read before use), merge the entries.
-  compactTable(p, newIndex, keptRows);
+  if (!nothingGone) compactTable(p, newIndex, keptRows);
   added.sort(compareUtf8);
   const addedRows = added.map((rel) => (roots.length > 0 ? t.index.get(rel) : undefined) ?? t.appendUnread(rel));
   const merged = new Uint32Array(keptEntries.length + added.length);
@@ -203,7 +232,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
     const e = keptEntries[j]!;
     const path = e >= LINK_BIT ? links[e - LINK_BIT]![0] : t.paths[e]!;
     while (a < added.length && compareUtf8(added[a]!, path) < 0) merged[k++] = addedRows[a++]!;
-    entryFrom[k] = keptFrom[j]!;
+    entryFrom[k] = keptFrom === null ? j : keptFrom[j]!;
     merged[k++] = e;
   }
   while (a < added.length) merged[k++] = addedRows[a++]!;
@@ -224,9 +253,9 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
     }
   }
   // The loaded string table (file paths, then directory paths) holds while neither list changed.
-  if (dirKeysChanged || keptRows !== newIndex.length || t.size !== keptRows) delete prev.pathsTable;
+  if (dirKeysChanged || !nothingGone || t.size !== keptRows) delete prev.pathsTable;
   const changed = new Set<number>();
-  for (const i of changedFiles) if (newIndex[i]! >= 0) changed.add(newIndex[i]!);
+  for (const i of changedFiles) if (rowNow(i) >= 0) changed.add(rowNow(i));
   for (const i of addedRows) changed.add(i);
   return { changed: [...changed], entriesChanged: added.length > 0 || keptEntries.length !== entryRows.length, entryFrom, rulesRead: rules.shas };
 }
