@@ -103,6 +103,18 @@ function splitRows(v: VerifyTable, rows: readonly number[]): Verified {
   return { files, dirs };
 }
 
+/**
+ * Whether row `i`, read again with this stat and digest, still gives the entry it gave: same
+ * size, same mode bits the entry shows, and the same digest (with digests on; a row that had
+ * none, such as a file added since, is a new entry).
+ */
+function sameEntry(t: FileTable, i: number, stat: readonly number[], sha: Uint8Array | undefined, withDigest: boolean): boolean {
+  const o = i * STAT_FIELDS;
+  // st_mode 0: a row never read (a file added since); it has no entry to compare with.
+  if (t.stats[o + 5] === 0 || t.stats[o] !== stat[0] || entryMode(t.stats[o + 5]!) !== entryMode(stat[5]!)) return false;
+  return !withDigest || sameSha(t, i, sha);
+}
+
 function sameSha(t: FileTable, row: number, sha: Uint8Array | undefined): boolean {
   if (sha === undefined || (t.has[row]! & HAS_SHA) === 0) return false;
   for (let k = 0; k < 32; k++) if (t.shas[row * 32 + k] !== sha[k]) return false;
@@ -153,6 +165,9 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   const prefix = prefixOf(p.rootReal);
   const buf = changed.length > 0 ? Buffer.allocUnsafe(READ_BUFFER_BYTES) : Buffer.alloc(0);
   let bytesHashed = prior.read.bytes;
+  // Rows read again whose entry is not what it was: a racy row read again (a file written just
+  // before the last scan) usually is, and then its entry, the digest and the rendering stand.
+  const entryChanged = new Set<number>();
   for (const i of changed) {
     if (options.signal?.aborted) throw abortError();
     const rel = t.paths[i]!;
@@ -162,6 +177,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     // A .gitignore with new rules can change which paths are in: only the walk can tell. Same
     // bytes as recorded (typically a racy row read again) change nothing.
     if (isGitignore(rel) && !sameSha(t, i, o.sha) && !sameBytes(prior.rulesRead?.get(rel), o.sha)) return null;
+    if (!sameEntry(t, i, o.stat, o.sha, p.withDigest)) entryChanged.add(i);
     t.setRow(i, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
     bytesHashed += o.stat[0]!;
   }
@@ -170,7 +186,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   // read for its rules included, so it may differ): the stored result's rendering is then
   // reused for every run of entries that came through unchanged.
   const from = stored.digest !== undefined && (!prior.entries || prior.entryFrom !== undefined) ? (prior.entryFrom ?? null) : undefined;
-  const reread = from !== undefined ? new Set(changed) : null;
+  const reread = from !== undefined ? entryChanged : null;
   const rulesReread = new Set(prior.read.paths);
   const oldIndex = new Int32Array(from === undefined ? 0 : rows.length);
   // One hex string for the whole table; each digest is a slice of it (no per-entry conversion).
@@ -216,7 +232,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     // Unchanged rows and links give the same entries, hence the digest stored with them.
     freezeFiles(files);
     const basis = reread !== null && stored.digest !== undefined ? { digest: stored.digest, oldIndex } : undefined;
-    if (changed.length === 0 && prior.read.files === 0 && !prior.entries && stored.digest !== undefined) digest = stored.digest;
+    if (entryChanged.size === 0 && prior.read.files === 0 && !prior.entries && stored.digest !== undefined) digest = stored.digest;
     else digest = p.cacheFile === null ? computeDigestOf(files, bytes, truncated) : digestWithMemo(files, bytes, truncated, canonicalMemoPath(p.cacheFile), basis);
     rememberBodyDigest(files, bytes, digest, p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile), truncated, digest !== stored.digest ? basis : undefined);
   }

@@ -9,8 +9,9 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/jcs.js';
 import { digestWithMemo } from '../../src/inventory/digest-memo.js';
+import { makeRepoSnapshot, scanTree, type ScanResult } from '../../src/inventory/index.js';
 import type { RepoSnapshotEntry } from '../../src/inventory/types.js';
-import { cleanupTempDirs, tempDir } from './helpers.js';
+import { cleanupTempDirs, MARGIN, sleep, strip, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
@@ -122,5 +123,34 @@ describe('canonical memo', () => {
     const next = a.map((e, i) => (i === 3 ? { ...e, bytes: 99 } : e));
     const oldIndex = Int32Array.from(next.map((_, i) => (i === 3 ? -1 : i)));
     expect(digestWithMemo(next, sum(next), false, memo, { digest: da, oldIndex })).toBe(oracle(next));
+  });
+
+  it('a file read again only because it was written just before the last scan (racy) changes no digest: the stored one stands, the memo is not renewed', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 300; i++) files[`d${i % 9}/f${i}.txt`] = `file ${i}\n`;
+    writeTree(root, files);
+    await sleep(MARGIN + 20);
+    const opts = { cacheDir, racyMarginMs: MARGIN };
+    const digestOf = (r: ScanResult): string => makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts }).snapshotDigest;
+    await scanTree(root, opts);
+    await scanTree(root, opts); // the whole result stored, with its digest and canonical memo
+    fs.writeFileSync(path.join(root, 'd1/f10.txt'), 'edited just now\n');
+    const edited = await scanTree(root, opts); // read, and racy: it will be read again next time
+    const memo = path.join(cacheDir, fs.readdirSync(cacheDir).find((n) => n.endsWith('.canonical'))!);
+    const before = fs.statSync(memo);
+    await sleep(MARGIN + 20);
+    const again = await scanTree(root, opts);
+    expect(strip(again)).toEqual(strip(edited));
+    expect(digestOf(again)).toBe(digestOf(edited));
+    expect(fs.statSync(memo).ino).toBe(before.ino); // no entry changed: nothing was digested again
+    // Read again and changed after all: a new digest, the memo renewed.
+    fs.writeFileSync(path.join(root, 'd1/f10.txt'), 'edited once more\n');
+    await sleep(MARGIN + 20);
+    const changed = await scanTree(root, opts);
+    expect(changed.files.find((f) => f.path === 'd1/f10.txt')!.bytes).toBe('edited once more\n'.length);
+    expect(digestOf(changed)).not.toBe(digestOf(edited));
+    expect(fs.statSync(memo).ino).not.toBe(before.ino);
   });
 });
