@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SnapshotManager } from '../../src/session/index.js';
 import { captureGitStatus, captureGitStatusInBackground } from '../../src/session/git.js';
 import type { GitStatus } from '../../src/session/types.js';
-import { commitAll, git, seedIterationDir, trackedDirs, useTempCacheHome, write } from './helpers.js';
+import { commitAll, git, seedIterationDir, trackedDirs, useTempCacheHome, write, writeFiles } from './helpers.js';
 
 useTempCacheHome();
 
@@ -23,18 +23,11 @@ describe('git status read in the background', () => {
 
   it('equals the status read in line: branch, HEAD, staged, unstaged, untracked, and names with spaces, quotes and newlines', () => {
     const root = repo();
-    write(root, 'kept.txt', '1');
-    write(root, 'edited.txt', '1');
-    write(root, 'sub/dir/deep.txt', '1');
+    writeFiles(root, { 'kept.txt': '1', 'edited.txt': '1', 'sub/dir/deep.txt': '1' });
     commitAll(root, 'init');
-    write(root, 'edited.txt', '2');
-    write(root, 'new staged.txt', 's');
-    git(root, 'add', 'new staged.txt');
-    write(root, 'sub/dir/deep.txt', '2');
-    git(root, 'add', 'sub/dir/deep.txt');
-    write(root, 'sub/dir/deep.txt', '3');
-    write(root, 'odd "name"\nwith a newline.txt', 'u');
-    write(root, 'loose/é.txt', 'u');
+    writeFiles(root, { 'edited.txt': '2', 'new staged.txt': 's', 'sub/dir/deep.txt': '2' });
+    git(root, 'add', 'new staged.txt', 'sub/dir/deep.txt');
+    writeFiles(root, { 'sub/dir/deep.txt': '3', 'odd "name"\nwith a newline.txt': 'u', 'loose/é.txt': 'u' });
     const inLine = captureGitStatus(root);
     const background = captureGitStatusInBackground(root);
     const status = background();
@@ -49,12 +42,9 @@ describe('git status read in the background', () => {
 
   it('from a subdirectory root, paths are relative to it as in line', () => {
     const root = repo();
-    write(root, 'top.txt', '1');
-    write(root, 'pkg/a.txt', '1');
+    writeFiles(root, { 'top.txt': '1', 'pkg/a.txt': '1' });
     commitAll(root, 'init');
-    write(root, 'pkg/a.txt', '2');
-    write(root, 'pkg/new.txt', 'n');
-    write(root, 'top.txt', '2');
+    writeFiles(root, { 'pkg/a.txt': '2', 'pkg/new.txt': 'n', 'top.txt': '2' });
     const sub = `${root}/pkg`;
     const background = captureGitStatusInBackground(sub);
     const status = background();

@@ -50,6 +50,11 @@ export function write(root: string, rel: string, content: string | Buffer = 'x')
   return file;
 }
 
+/** Writes each `path: content` of `files` under root, in order. */
+export function writeFiles(root: string, files: Record<string, string>): void {
+  for (const [rel, content] of Object.entries(files)) write(root, rel, content);
+}
+
 /** Commits everything except the seed's iteration directories (as an agent's own commits would). */
 export function commitAll(root: string, message: string): void {
   git(root, 'add', '-A', '--', '.', ':(exclude).aiwg/ralph-external');
