@@ -45,11 +45,14 @@ function tempPrefix(base: string): string {
 }
 
 /**
- * Removes the temp siblings (tempSiblingName) of the files `names` in `dir` that a process left
- * when it died mid-write (a kill -9, a crash), or, with `onlyMine`, this process's own. A live
- * writer's are never touched. Best effort: what cannot be listed or removed stays.
+ * Removes the temp siblings (tempSiblingName) of the files `names` in `dir` that a writer left
+ * when it died mid-write (a kill -9, a crash): names exactly of that form whose pid is not a
+ * live process and that are at least `minAgeMs` old (a writer on another host or in another pid
+ * namespace looks dead by pid; its temp file lives for moments, a dead writer's for ever). This
+ * process's own are removed only with `onlyMine` (its other writes may be under way). Best
+ * effort: what cannot be listed or removed stays.
  */
-export function removeStaleTemps(dir: string, names: readonly string[], onlyMine = false): void {
+export function removeStaleTemps(dir: string, names: readonly string[], options: { onlyMine?: boolean; minAgeMs?: number } = {}): void {
   let entries: string[];
   try {
     entries = fs.readdirSync(dir);
@@ -57,17 +60,25 @@ export function removeStaleTemps(dir: string, names: readonly string[], onlyMine
     return;
   }
   const prefixes = names.map(tempPrefix);
+  const oldest = Date.now() - (options.minAgeMs ?? 0);
   for (const entry of entries) {
-    if (!prefixes.some((prefix) => entry.startsWith(prefix))) continue;
+    const prefix = prefixes.find((p) => entry.startsWith(p));
+    if (prefix === undefined || !TEMP_TAIL.test(entry.slice(prefix.length))) continue;
     const pid = tempOwnerPid(entry);
-    if (pid !== process.pid && (onlyMine || (pid !== undefined && pidAlive(pid)))) continue;
+    if (pid === undefined) continue;
+    if (options.onlyMine === true ? pid !== process.pid : pid === process.pid || pidAlive(pid)) continue;
+    const file = path.join(dir, entry);
     try {
-      fs.unlinkSync(path.join(dir, entry));
+      if (options.minAgeMs !== undefined && fs.lstatSync(file).mtimeMs > oldest) continue;
+      fs.unlinkSync(file);
     } catch {
       // already gone
     }
   }
 }
+
+/** What follows the prefix in a temp name: the writer's pid, a dash, 12 hex digits. */
+const TEMP_TAIL = /^\d+-[0-9a-f]{12}$/;
 
 
 export const TEMP_MARKER = '.cairn-tmp-';

@@ -224,6 +224,10 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   if (!nothingGone) compactTable(p, newIndex, keptRows);
   added.sort(compareUtf8);
   const addedRows = added.map((rel) => (roots.length > 0 ? t.index.get(rel) : undefined) ?? t.appendUnread(rel));
+  // Every .gitignore read for its rules gets a row, entry or not (as the walk records it), so
+  // the lstat pass sees it when it is edited next.
+  const rulesRows: number[] = [];
+  for (const rel of rules.shas.keys()) if (t.index.get(rel) === undefined) rulesRows.push(t.appendUnread(rel));
   const merged = new Uint32Array(keptEntries.length + added.length);
   const entryFrom = new Int32Array(merged.length).fill(-1);
   let a = 0;
@@ -257,6 +261,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   const changed = new Set<number>();
   for (const i of changedFiles) if (rowNow(i) >= 0) changed.add(rowNow(i));
   for (const i of addedRows) changed.add(i);
+  for (const i of rulesRows) changed.add(i);
   return { changed: [...changed], entriesChanged: added.length > 0 || keptEntries.length !== entryRows.length, entryFrom, rulesRead: rules.shas };
 }
 

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { removeStaleTemps, writeFileAtomicSync } from '../core/atomic-write.js';
 import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf } from './digest.js';
 import { RACY_MARGIN_MS } from './prepare.js';
+import { STALE_TEMP_AGE_MS } from './stat-cache.js';
 import { BufferedFd, chunks as chunksOf, entryStarts, readTextMemo, splicePlan, TextMemoWriter, type Part, type Segment, type TextMemo } from './text-memo.js';
 import type { RepoSnapshot } from './types.js';
 
@@ -98,7 +99,7 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
 
 /** A run killed while writing `file` left its temp file beside it: removed once its writer is dead. */
 function sweepBeside(file: string): void {
-  removeStaleTemps(path.dirname(file), [path.basename(file)]);
+  removeStaleTemps(path.dirname(file), [path.basename(file)], { minAgeMs: STALE_TEMP_AGE_MS });
 }
 
 /**

@@ -219,6 +219,9 @@ export function canonicalMemoPath(cacheFile: string): string {
   return cacheFile.replace(/\.cache$/, '.canonical');
 }
 
+/** A temp file this old whose writer is not a live process here was left by a dead one (see removeStaleTemps). */
+export const STALE_TEMP_AGE_MS = 60_000;
+
 /** Names of the files kept for one cache: the cache, its memos and the output stamp (render.ts). */
 function cacheFamily(cacheFile: string): string[] {
   const base = path.basename(cacheFile, '.cache');
@@ -568,7 +571,7 @@ export function saveCache(file: string, data: StatCacheData, rootReal: string, o
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     // What a run killed mid-write left of this cache's files (each up to tens of MB) goes now.
-    removeStaleTemps(path.dirname(file), cacheFamily(file));
+    removeStaleTemps(path.dirname(file), cacheFamily(file), { minAgeMs: STALE_TEMP_AGE_MS });
     // 0600: the cache lists the tree's paths and digests; it is nobody else's business.
     const parts = encodeCache(data, rootReal, optionsKey);
     writeFileAtomicSync(

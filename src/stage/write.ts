@@ -111,7 +111,7 @@ export async function writeStageSnapshot(o: WriteStageSnapshotOptions): Promise<
   const fileName = snapshotFileName(o.task);
   const target = path.join(dir, fileName);
   // From here on a termination signal removes our temp file and (through the lock) our lock.
-  const unguard = onTerminationSignal(() => removeStaleTemps(dir, [fileName], true));
+  const unguard = onTerminationSignal(() => removeStaleTemps(dir, [fileName], { onlyMine: true }));
   try {
     const lockOptions: Parameters<typeof acquireDirLock>[1] = { timeoutMs: Math.round(timeoutSeconds * 1000), timeoutMessage: () => `lock timeout (${timeoutSeconds}s) on ${path.join(dir, lockDirName(o.task))}` };
     if (o.onStaleLock) lockOptions.onStaleTakeover = o.onStaleLock;

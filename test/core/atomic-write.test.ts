@@ -199,7 +199,13 @@ describe('removeStaleTemps', () => {
     return path.basename(tmp);
   };
 
-  it("removes a dead writer's temp files of the named files only, never a live writer's", async () => {
+  /** Sets a file's mtime `seconds` back. */
+  const age = (name: string, seconds: number): void => {
+    const then = new Date(Date.now() - seconds * 1000);
+    fs.utimesSync(path.join(dir, name), then, then);
+  };
+
+  it("removes a dead writer's temp files of the named files only: never a live writer's, this process's (unless asked), or a name not of that form", async () => {
     const dead = spawn(process.execPath, ['-e', '0']);
     await new Promise((r) => dead.once('exit', r));
     const alive = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
@@ -209,14 +215,26 @@ describe('removeStaleTemps', () => {
       const liveTemp = plant('a.cache', alive.pid!);
       const otherFile = plant('b.cache', dead.pid!);
       const mine = plant('a.cache', process.pid);
-      removeStaleTemps(dir, ['a.cache', 'a.render'], true); // only this process's
-      expect(fs.readdirSync(dir).sort()).toEqual(['a.cache', ...deadTemps, liveTemp, otherFile].sort());
-      expect(fs.existsSync(path.join(dir, mine))).toBe(false);
+      // A user's file that only starts like a temp name.
+      const lookalike = '.a.cache.cairn-tmp-notes.txt';
+      fs.writeFileSync(path.join(dir, lookalike), 'keep me');
       removeStaleTemps(dir, ['a.cache', 'a.render']);
-      expect(fs.readdirSync(dir).sort()).toEqual(['a.cache', liveTemp, otherFile].sort());
+      expect(fs.readdirSync(dir).sort()).toEqual(['a.cache', liveTemp, otherFile, mine, lookalike].sort());
+      removeStaleTemps(dir, ['a.cache', 'a.render'], { onlyMine: true }); // this process's own, as a writer cleaning up after itself
+      expect(fs.readdirSync(dir).sort()).toEqual(['a.cache', liveTemp, otherFile, lookalike].sort());
+      expect(deadTemps.every((t) => !fs.existsSync(path.join(dir, t)))).toBe(true);
     } finally {
       alive.kill('SIGKILL');
     }
+  });
+
+  it('with minAgeMs, leaves a dead-looking writer its time (another host or pid namespace looks dead by pid)', () => {
+    const dead = 2 ** 22 + 777; // above Linux's default pid_max: no such process
+    const young = plant('c.cache', dead);
+    const old = plant('c.render', dead);
+    age(old, 120);
+    removeStaleTemps(dir, ['c.cache', 'c.render'], { minAgeMs: 60_000 });
+    expect(fs.readdirSync(dir)).toEqual([young]);
   });
 
   it('sweeps the temp of a name long enough to be shortened in it', () => {

@@ -300,6 +300,8 @@ describe('writeRepoSnapshot (in pieces)', () => {
     const asIfBy = (pid: number): string => {
       const tmp = tempSiblingName(file).replace(`-tmp-${process.pid}-`, `-tmp-${pid}-`);
       fs.writeFileSync(tmp, '{"half": ');
+      const then = new Date(Date.now() - 120_000); // past the minute a dead-looking writer is given
+      fs.utimesSync(tmp, then, then);
       return path.basename(tmp);
     };
     const deadPid = 2 ** 22 + 4321; // above Linux's default pid_max: no such process

@@ -186,6 +186,25 @@ describe('stat cache', () => {
     expect(dirsOf()).toEqual(before);
   });
 
+  it('a .gitignore that appears without being an entry (left out by include) is still watched: editing it later changes the result', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, { 'a.txt': 'x', 'sub/b.txt': 'y' });
+    await sleep(MARGIN + 20);
+    const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN, include: ['**/*.txt'] };
+    const paths = (r: ScanResult): string[] => r.files.map((f) => f.path);
+    scanTreeSync(root, opts);
+    expect(paths(scanTreeSync(root, opts))).toEqual(['a.txt', 'sub/b.txt']);
+    fs.writeFileSync(path.join(root, 'sub', '.gitignore'), '# nothing yet\n');
+    await sleep(MARGIN + 20);
+    expect(paths(scanTreeSync(root, opts))).toEqual(['a.txt', 'sub/b.txt']); // its directory moved: the update reads it
+    await sleep(MARGIN + 20);
+    fs.writeFileSync(path.join(root, 'sub', '.gitignore'), 'b.txt\n'); // same directory listing: only its own row can tell
+    await sleep(MARGIN + 20);
+    expect(paths(scanTreeSync(root, opts))).toEqual(['a.txt']);
+    expect(paths(scanTreeSync(root, { ...opts, cache: false }))).toEqual(['a.txt']);
+  });
+
   it('re-reads a file rewritten with the same size and mtime (ctime differs)', async () => {
     const root = tempDir();
     const cacheDir = tempDir('cairn-cache-');
