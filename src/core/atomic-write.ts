@@ -63,9 +63,9 @@ export function removeStaleTemps(dir: string, names: readonly string[], options:
   const oldest = Date.now() - (options.minAgeMs ?? 0);
   for (const entry of entries) {
     const prefix = prefixes.find((p) => entry.startsWith(p));
-    if (prefix === undefined || !TEMP_TAIL.test(entry.slice(prefix.length))) continue;
-    const pid = tempOwnerPid(entry);
-    if (pid === undefined) continue;
+    const tail = prefix === undefined ? null : TEMP_TAIL.exec(entry.slice(prefix.length));
+    if (tail === null) continue;
+    const pid = Number(tail[1]);
     if (options.onlyMine === true ? pid !== process.pid : pid === process.pid || pidAlive(pid)) continue;
     const file = path.join(dir, entry);
     try {
@@ -78,8 +78,7 @@ export function removeStaleTemps(dir: string, names: readonly string[], options:
 }
 
 /** What follows the prefix in a temp name: the writer's pid, a dash, 12 hex digits. */
-const TEMP_TAIL = /^\d+-[0-9a-f]{12}$/;
-
+const TEMP_TAIL = /^(\d+)-[0-9a-f]{12}$/;
 
 export const TEMP_MARKER = '.cairn-tmp-';
 
@@ -95,14 +94,6 @@ export function pidAlive(pid: number): boolean {
   } catch (e) {
     return errnoCode(e) !== 'ESRCH';
   }
-}
-
-/** The pid of the process that made a temp file (tempSiblingName), or undefined for another name. */
-export function tempOwnerPid(name: string): number | undefined {
-  const at = name.lastIndexOf(TEMP_MARKER);
-  if (at < 0) return undefined;
-  const pid = Number(name.slice(at + TEMP_MARKER.length).split('-')[0]);
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
 function fsyncDirSync(dir: string): void {

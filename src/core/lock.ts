@@ -177,7 +177,6 @@ async function readOwner(lockPath: string): Promise<OwnerRead> {
 const PENDING_PREFIX = '.owner-';
 const CLAIM_PREFIX = '.claim-';
 
-
 /**
  * Looks into a lock directory that has no `owner.json`. Returns 'wait' while a live process is
  * between steps, 'retry' after putting back a record a dead waiter had claimed, or the records

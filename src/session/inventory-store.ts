@@ -342,7 +342,6 @@ function canonicalNumber(n: number): string {
   return Number.isSafeInteger(n) ? String(n) : canonicalize(n);
 }
 
-
 function safeReaddir(dir: string): string[] {
   try {
     return fs.readdirSync(dir);

@@ -50,7 +50,6 @@ export function isMissingContentMd5(e: unknown): boolean {
   return httpStatusOf(e) === 400 && /content-?md5/i.test(`${nameOf(e)} ${s.message ?? ''}`);
 }
 
-
 /** No HTTP answer at all: refused, reset, timed out. */
 export function isUnreachable(e: unknown): boolean {
   const s = shape(e);

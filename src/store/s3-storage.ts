@@ -316,9 +316,7 @@ export class S3Storage implements ManagedSnapshotStorage {
       else if (kind.kind === 'latest') usage.hasLatest = true;
       else if (kind.kind === 'manifest') usage.hasManifest = true;
     }
-    return [...byLocation.values()].sort(
-      compareLocations,
-    );
+    return [...byLocation.values()].sort(compareLocations);
   }
 
   // async so that every method of the contract returns a promise, even one with nothing to wait for
@@ -597,7 +595,6 @@ export class S3Storage implements ManagedSnapshotStorage {
     }
   }
 }
-
 
 function attemptsOf(e: unknown): number {
   const attempts = (e as { $metadata?: { attempts?: number } } | null)?.$metadata?.attempts;
