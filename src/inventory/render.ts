@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { removeStaleTemps, writeFileAtomicSync } from '../core/atomic-write.js';
 import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf } from './digest.js';
 import { RACY_MARGIN_MS } from './prepare.js';
-import { STALE_TEMP_AGE_MS } from './stat-cache.js';
+import { outputStampPath, STALE_TEMP_AGE_MS } from './stat-cache.js';
 import { BufferedFd, chunks as chunksOf, entryStarts, readTextMemo, splicePlan, TextMemoWriter, type Part, type Segment, type TextMemo } from './text-memo.js';
 import type { RepoSnapshot } from './types.js';
 
@@ -55,11 +55,11 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
     if ('file' in to) {
       const checkedAt = Date.now();
       const held = holdsExactly(to.file, last.text);
-      if (held === null) {
+      if (held !== null) stampOutput(memo!, to.file, digest, held, checkedAt);
+      else {
         sweepBeside(to.file);
         writeFileAtomicSync(to.file, last.text);
       }
-      else stampOutput(memo!, to.file, digest, held, checkedAt);
     } else await writeOut(to.out, last.text);
     return;
   }
@@ -118,7 +118,7 @@ interface OutputStamp {
 }
 
 function stampPath(memo: string): string {
-  return `${memo.replace(/\.render$/, '')}.out`;
+  return outputStampPath(memo.replace(/\.render$/, '.cache'));
 }
 
 function statRow(st: fs.Stats): number[] {

@@ -222,10 +222,14 @@ export function canonicalMemoPath(cacheFile: string): string {
 /** A temp file this old whose writer is not a live process here was left by a dead one (see removeStaleTemps). */
 export const STALE_TEMP_AGE_MS = 60_000;
 
-/** Names of the files kept for one cache: the cache, its memos and the output stamp (render.ts). */
+/** Where render.ts notes which output file last held which rendering (its output stamp). */
+export function outputStampPath(cacheFile: string): string {
+  return cacheFile.replace(/\.cache$/, '.out');
+}
+
+/** Names of the files kept for one cache: the cache, its memos and the output stamp. */
 function cacheFamily(cacheFile: string): string[] {
-  const base = path.basename(cacheFile, '.cache');
-  return ['.cache', '.render', '.canonical', '.out'].map((ext) => `${base}${ext}`);
+  return [cacheFile, renderMemoPath(cacheFile), canonicalMemoPath(cacheFile), outputStampPath(cacheFile)].map((f) => path.basename(f));
 }
 
 export type LoadOutcome = { data: StatCacheData; warning?: ScanWarning };
@@ -484,11 +488,11 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   const nFiles = t.size;
   // Directories exactly as loaded (the unchanged-tree path) are written back from their raw
   // bytes, without decoding a single listing (or even building the directory map).
-  const untouched = data instanceof LoadedCache ? data.untouchedDirRows : undefined;
-  const nDirs = untouched !== undefined ? untouched.paths.length : data.dirs.size;
-  const raw = untouched !== undefined && data instanceof LoadedCache ? data.listings : null;
+  const loadedRows = data instanceof LoadedCache ? data.untouchedDirRows : undefined;
+  const untouched = loadedRows !== undefined && data instanceof LoadedCache ? { rows: loadedRows, listings: data.listings } : null;
+  const nDirs = untouched !== null ? untouched.rows.paths.length : data.dirs.size;
   let nListing = 0;
-  if (raw !== null) nListing = raw.types.length;
+  if (untouched !== null) nListing = untouched.listings.types.length;
   else for (const d of data.dirs.values()) nListing += d.listing.names.length;
   // The string table as loaded, when the paths are the same; else joined and encoded anew.
   const strings: string[] | null = data.pathsTable === undefined ? [...t.paths] : null;
@@ -503,21 +507,19 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   off += Buffer.from(t.stats.buffer, t.stats.byteOffset, nFiles * 48).copy(fixed, off);
   off += Buffer.from(t.has.buffer, t.has.byteOffset, nFiles).copy(fixed, off);
   off += Buffer.from(t.shas.buffer, t.shas.byteOffset, nFiles * 32).copy(fixed, off);
-  if (untouched !== undefined) {
-    if (strings !== null) for (const p of untouched.paths) strings.push(p);
-    off += Buffer.from(untouched.stats.buffer, untouched.stats.byteOffset, untouched.stats.byteLength).copy(fixed, off);
+  let namesBlob: Buffer;
+  if (untouched !== null) {
+    const { rows: dirRows, listings } = untouched;
+    if (strings !== null) for (const p of dirRows.paths) strings.push(p);
+    off += Buffer.from(dirRows.stats.buffer, dirRows.stats.byteOffset, dirRows.stats.byteLength).copy(fixed, off);
+    off += Buffer.from(listings.lens.buffer, listings.lens.byteOffset, listings.lens.byteLength).copy(fixed, off);
+    off += fixed.write(listings.types, off, 'latin1');
+    namesBlob = listings.names;
   } else {
     for (const [p, d] of data.dirs) {
       strings?.push(p);
       for (const v of d.stat) off = fixed.writeDoubleLE(v, off);
     }
-  }
-  let namesBlob: Buffer;
-  if (raw !== null) {
-    off += Buffer.from(raw.lens.buffer, raw.lens.byteOffset, raw.lens.byteLength).copy(fixed, off);
-    off += fixed.write(raw.types, off, 'latin1');
-    namesBlob = raw.names;
-  } else {
     // Listings loaded and never changed are copied as bytes; only the others are encoded.
     const parts: Buffer[] = [];
     const types: string[] = [];
