@@ -53,6 +53,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
     return false;
   };
   const join = (dir: string, name: string): string => (dir === '' ? name : `${dir}/${name}`);
+  // An entry's path: its row's, or its link's (renumbering rows below never changes a link's path).
   const storedPath = (e: number): string => (e >= LINK_BIT ? stored.links[e - LINK_BIT]![0] : t.paths[e]!);
   /** The run [from, to) of stored entries under directory `dir` ('' holds all): entries are in path order. */
   const entriesUnder = (dir: string): [number, number] => {
@@ -202,7 +203,6 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   if (!nothingGone) for (let i = 0; i < t.size; i++) newIndex[i] = rowGone(t.paths[i]!) ? -1 : keptRows++;
   const rowNow = (i: number): number => (nothingGone ? i : newIndex[i]!);
   const links = nothingGone ? stored.links : stored.links.map(([path, target, row]): [string, string | null, number] => [path, target, row < 0 ? row : newIndex[row]!]);
-  const entryPath = (e: number): string => (e >= LINK_BIT ? links[e - LINK_BIT]![0] : t.paths[e]!);
   let keptEntries: ArrayLike<number> = entryRows;
   let keptFrom: ArrayLike<number> | null = null; // null: entry j came from index j
   if (!nothingGone) {
@@ -210,7 +210,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
     const from: number[] = [];
     for (let k = 0; k < entryRows.length; k++) {
       const e = entryRows[k]!;
-      if (entryGone(entryPath(e))) continue;
+      if (entryGone(storedPath(e))) continue;
       entries.push(e >= LINK_BIT ? e : newIndex[e]!);
       from.push(k);
     }
@@ -234,7 +234,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   let k = 0;
   for (let j = 0; j < keptEntries.length; j++) {
     const e = keptEntries[j]!;
-    const path = e >= LINK_BIT ? links[e - LINK_BIT]![0] : t.paths[e]!;
+    const path = storedPath(e);
     while (a < added.length && compareUtf8(added[a]!, path) < 0) merged[k++] = addedRows[a++]!;
     entryFrom[k] = keptFrom === null ? j : keptFrom[j]!;
     merged[k++] = e;
