@@ -140,7 +140,7 @@ interface PriorChanges {
   entries: boolean;
   /** With `entries`: each entry's index in the stored result, -1 for one added. */
   entryFrom?: Int32Array;
-  /** The .gitignore rows read again for their rules (their entries may differ). */
+  /** The .gitignore rows read again for their rules. */
   read: RulesRead;
   /** Digests of the .gitignore texts the update classified with (a new .gitignore has no recorded digest yet). */
   rulesRead?: ReadonlyMap<string, Buffer>;
@@ -182,12 +182,12 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     bytesHashed += o.stat[0]!;
   }
   const files: RepoSnapshotEntry[] = new Array<RepoSnapshotEntry>(rows.length);
-  // Where each entry stood in the stored result (-1: added, or its row read again, a .gitignore
-  // read for its rules included, so it may differ): the stored result's rendering is then
-  // reused for every run of entries that came through unchanged.
+  // Where each entry stood in the stored result (-1: added, or read again and changed, a
+  // .gitignore read for its rules included): the stored result's rendering is then reused for
+  // every run of entries that came through unchanged.
   const from = stored.digest !== undefined && (!prior.entries || prior.entryFrom !== undefined) ? (prior.entryFrom ?? null) : undefined;
   const reread = from !== undefined ? entryChanged : null;
-  const rulesReread = new Set(prior.read.paths);
+  const rulesReread = new Set(prior.read.changed);
   const oldIndex = new Int32Array(from === undefined ? 0 : rows.length);
   // One hex string for the whole table; each digest is a slice of it (no per-entry conversion).
   const shaHex = Buffer.from(t.shas.buffer, t.shas.byteOffset, t.size * 32).toString('hex');
@@ -232,7 +232,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     // Unchanged rows and links give the same entries, hence the digest stored with them.
     freezeFiles(files);
     const basis = reread !== null && stored.digest !== undefined ? { digest: stored.digest, oldIndex } : undefined;
-    if (entryChanged.size === 0 && prior.read.files === 0 && !prior.entries && stored.digest !== undefined) digest = stored.digest;
+    if (entryChanged.size === 0 && prior.read.changed.length === 0 && !prior.entries && stored.digest !== undefined) digest = stored.digest;
     else digest = p.cacheFile === null ? computeDigestOf(files, bytes, truncated) : digestWithMemo(files, bytes, truncated, canonicalMemoPath(p.cacheFile), basis);
     rememberBodyDigest(files, bytes, digest, p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile), truncated, digest !== stored.digest ? basis : undefined);
   }
@@ -401,11 +401,11 @@ function afterPrefix(p: Prepared, stored: StoredResult): (rel: string, dir: bool
   };
 }
 
-/** The .gitignore rows read again for their rules: how many, their bytes, their paths. */
+/** The .gitignore rows read again for their rules: how many, their bytes, and the paths of those whose entry changed (sameEntry). */
 interface RulesRead {
   files: number;
   bytes: number;
-  paths: string[];
+  changed: string[];
 }
 
 /**
@@ -418,7 +418,7 @@ function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: num
   const t = p.previous.files;
   const rules = new Map<string, string>();
   const rest: number[] = [];
-  const read: RulesRead = { files: 0, bytes: 0, paths: [] };
+  const read: RulesRead = { files: 0, bytes: 0, changed: [] };
   const buf = Buffer.allocUnsafe(64 * 1024);
   for (const i of changed) {
     const rel = t.paths[i]!;
@@ -433,10 +433,11 @@ function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: num
     }
     if (o.stat === undefined || o.text === undefined || (o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY)) return null;
     if (!sameSha(t, i, o.sha)) rules.set(rel === '.gitignore' ? '' : rel.slice(0, -'/.gitignore'.length), o.text);
+    // The same rule as for every file read again (resultWithChanges): an unchanged entry stands.
+    if (!sameEntry(t, i, o.stat, o.sha, p.withDigest)) read.changed.push(rel);
     t.setRow(i, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
     read.files++;
     read.bytes += o.stat[0]!;
-    read.paths.push(rel);
   }
   return { rules, rest, read };
 }
