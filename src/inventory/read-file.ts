@@ -97,6 +97,8 @@ export function processFile(
   wantText: boolean,
   /** This thread's stat calls (fast-stat.ts: makeFastStat). */
   fast: FastStat,
+  /** Rows for the two fstats: a batch passes one pair for all its files (no allocation per file). */
+  rows: { before: Float64Array; after: Float64Array } = { before: new Float64Array(6), after: new Float64Array(6) },
 ): FileOutcome {
   const failure = (e: unknown): FileOutcome => {
     const c = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
@@ -134,7 +136,7 @@ export function processFile(
       return failure(e);
     }
     try {
-      const before = new Float64Array(6);
+      const { before, after } = rows;
       fast.fstat(fd, before);
       if ((before[5]! & S_IFMT) !== S_IFREG) return { status: 6, detail: 'not a regular file when opened' };
       const size = before[0]!;
@@ -165,7 +167,6 @@ export function processFile(
         sha = h.digest();
         if (wantText) text = Buffer.concat(parts).toString('utf8');
       }
-      const after = new Float64Array(6);
       fast.fstat(fd, after);
       if (total === size && after[0] === before[0] && after[1] === before[1] && after[2] === before[2]) {
         const out: FileOutcome = { status: withDigest ? 0 : 2, stat: [before[0]!, before[1]!, before[2]!, before[3]!, before[4]!, before[5]!] };
@@ -190,10 +191,11 @@ export function processFile(
  */
 export function runBatch(fs: typeof FsModule, crypto: typeof CryptoModule, buf: Buffer, paths: readonly string[], v: BatchViews, withDigest: boolean, fast: FastStat): (string | null)[] | null {
   let details: (string | null)[] | null = null;
+  const rows = { before: new Float64Array(6), after: new Float64Array(6) };
   for (let i = 0; i < paths.length; i++) {
     const has = v.cachedHas[i]!;
     const cached = has === 0 ? null : v.cachedStats.subarray(i * 6, i * 6 + 6);
-    const o = processFile(fs, crypto, paths[i]!, cached, has === 2, withDigest, buf, false, fast);
+    const o = processFile(fs, crypto, paths[i]!, cached, has === 2, withDigest, buf, false, fast, rows);
     v.status[i] = o.status;
     if (o.stat !== undefined) for (let k = 0; k < 6; k++) v.stats[i * 6 + k] = o.stat[k] ?? 0;
     if (o.status === 0 && o.sha !== undefined) v.shas.set(o.sha, i * 32);
