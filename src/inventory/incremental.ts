@@ -223,11 +223,17 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   // others get a racy row: read before use), merge the entries.
   if (!nothingGone) compactTable(p, newIndex, keptRows);
   added.sort(compareUtf8);
-  const addedRows = added.map((rel) => (roots.length > 0 ? t.index.get(rel) : undefined) ?? t.appendUnread(rel));
+  // Rows already there, looked up once; each appended row joins them (a path has one row).
+  const known = t.rowsOf(roots.length > 0 ? [...added, ...rules.shas.keys()] : rules.shas.keys());
+  const addedRows = added.map((rel) => {
+    const row = (roots.length > 0 ? known.get(rel) : undefined) ?? t.appendUnread(rel);
+    known.set(rel, row);
+    return row;
+  });
   // Every .gitignore read for its rules gets a row, entry or not (as the walk records it), so
   // the lstat pass sees it when it is edited next.
   const rulesRows: number[] = [];
-  for (const rel of rules.shas.keys()) if (t.index.get(rel) === undefined) rulesRows.push(t.appendUnread(rel));
+  for (const rel of rules.shas.keys()) if (known.get(rel) === undefined) rulesRows.push(t.appendUnread(rel));
   const merged = new Uint32Array(keptEntries.length + added.length);
   const entryFrom = new Int32Array(merged.length).fill(-1);
   let a = 0;

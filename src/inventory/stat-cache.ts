@@ -86,6 +86,31 @@ export class FileTable {
     return this.indexMap;
   }
 
+  /**
+   * Rows of a few paths (absent ones left out): the whole index when it is built, else one pass
+   * that compares only paths of a wanted length, so asking about a handful of paths does not
+   * build a map of every row (~15 ms at 76k rows).
+   */
+  rowsOf(wanted: Iterable<string>): Map<string, number> {
+    const found = new Map<string, number>();
+    const want = new Set(wanted);
+    if (want.size === 0) return found;
+    if (this.indexMap !== undefined) {
+      for (const path of want) {
+        const i = this.indexMap.get(path);
+        if (i !== undefined) found.set(path, i);
+      }
+      return found;
+    }
+    const lengths = new Set<number>();
+    for (const path of want) lengths.add(path.length);
+    for (let i = 0; i < this.paths.length; i++) {
+      const path = this.paths[i]!;
+      if (lengths.has(path.length) && want.has(path) && !found.has(path)) found.set(path, i);
+    }
+    return found;
+  }
+
   get size(): number {
     return this.paths.length;
   }
