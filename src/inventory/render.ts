@@ -58,7 +58,7 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
       if (held !== null) stampOutput(memo!, to.file, digest, held, checkedAt);
       else {
         sweepBeside(to.file);
-        writeFileAtomicSync(to.file, last.text);
+        writeFileAtomicSync(to.file, last.text, { freeOldLater: true });
       }
     } else await writeOut(to.out, last.text);
     return;
@@ -67,14 +67,15 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
   try {
     if ('file' in to) {
       sweepBeside(to.file);
-      writeFileAtomicSync(to.file, (fd) => {
+      const writeParts = (fd: number): void => {
         const out = new BufferedFd(fd);
         for (const part of partsFor(snapshot, last)) {
           out.write(part.bytes);
           mw?.put(part);
         }
         out.flush();
-      });
+      };
+      writeFileAtomicSync(to.file, writeParts, { freeOldLater: true });
     } else {
       // Gathered into ~1 MiB writes: a spliced text comes as thousands of small parts.
       let batch: Buffer[] = [];

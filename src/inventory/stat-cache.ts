@@ -606,7 +606,7 @@ export function saveCache(file: string, data: StatCacheData, rootReal: string, o
       (fd) => {
         for (const part of parts) writeAll(fd, part);
       },
-      { fsync: false, mode: 0o600, unlinkFirst: true },
+      { fsync: false, mode: 0o600, unlinkFirst: true, freeOldLater: true },
     );
     return undefined;
   } catch (e) {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -55,6 +55,33 @@ describe.each(WRITERS)('%s', (_name, write) => {
     await write(target, 'x');
     const umask = process.umask();
     expect(fs.statSync(target).mode & 0o777).toBe(0o666 & ~umask);
+  });
+
+  it('freeOldLater replaces a file, a symlink (never written through) or a FIFO the same way, and keeps no descriptor once settled', async () => {
+    const openFds = () => fs.readdirSync('/proc/self/fd').length;
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+    await settle();
+    const fdsBefore = openFds();
+    const victim = path.join(dir, 'victim.txt');
+    fs.writeFileSync(victim, 'precious');
+    const target = path.join(dir, 'out.json');
+    const big = Buffer.alloc(4 << 20, 0x61);
+    await write(target, big, { freeOldLater: true });
+    await write(target, 'second', { freeOldLater: true });
+    expect(fs.readFileSync(target, 'utf8')).toBe('second');
+    fs.rmSync(target);
+    fs.symlinkSync(victim, target);
+    await write(target, 'third', { freeOldLater: true, fsync: false, unlinkFirst: true });
+    expect(fs.lstatSync(target).isFile()).toBe(true);
+    expect(fs.readFileSync(target, 'utf8')).toBe('third');
+    fs.rmSync(target);
+    execFileSync('mkfifo', [target]); // opened to be held: must not block
+    await write(target, 'fourth', { freeOldLater: true });
+    expect(fs.readFileSync(target, 'utf8')).toBe('fourth');
+    expect(fs.readFileSync(victim, 'utf8')).toBe('precious');
+    expect(fs.readdirSync(dir).sort()).toEqual(['out.json', 'victim.txt']);
+    await settle();
+    expect(openFds()).toBe(fdsBefore);
   });
 
   it('unlinkFirst (for caches) replaces a file or a symlink the same way, never writing through the link', async () => {
