@@ -2,9 +2,9 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import { compareUtf8 } from '../core/utf8.js';
 import { abortError, prefixOf, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
-import { processFile, STATUS, STAT_FIELDS } from './read-file.js';
+import { processFile, STATUS, STAT_FIELDS, type FileOutcome } from './read-file.js';
 import { resolveLink } from './walk.js';
-import { changedRows, claimChangedRows, Verifier } from './verifier.js';
+import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_BYTES, prereadArea, prereadRows, Verifier, type PrereadArea } from './verifier.js';
 import { fastStatHere } from './fast-stat.js';
 import { applyDirChanges } from './incremental.js';
 import { entryMode } from './entry-mode.js';
@@ -144,6 +144,8 @@ interface PriorChanges {
   read: RulesRead;
   /** Digests of the .gitignore texts the update classified with (a new .gitignore has no recorded digest yet). */
   rulesRead?: ReadonlyMap<string, Buffer>;
+  /** Changed files already read again during the lstat pass, by path (see prereadRows). */
+  preread?: ReadonlyMap<string, FileOutcome>;
 }
 
 function isGitignore(rel: string): boolean {
@@ -171,7 +173,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   for (const i of changed) {
     if (options.signal?.aborted) throw abortError();
     const rel = t.paths[i]!;
-    const o = processFile(fs, crypto, prefix + rel, null, false, p.withDigest, buf, false, fastStatHere());
+    const o = prior.preread?.get(rel) ?? processFile(fs, crypto, prefix + rel, null, false, p.withDigest, buf, false, fastStatHere());
     if ((o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY) || o.stat === undefined) return null;
     if (stored.cut === 'bytes' && o.stat[0] !== t.stats[i * STAT_FIELDS]) return null; // the cut may move: the walk cuts
     // A .gitignore with new rules can change which paths are in: only the walk can tell. Same
@@ -259,7 +261,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
  */
 export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = false): ScanResult | null {
   try {
-    const pass = startPass(p);
+    const pass = startPass(p, options);
     if (pass === null) return null;
     const done = pass.verifier === null || (pass.mine !== null && pass.verifier.waitSync(pass.shared, VERIFY_WORKER_TIMEOUT_MS));
     return afterVerify(p, options, pass, done ? withTheirs(pass) : null, digestBody);
@@ -271,7 +273,7 @@ export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = 
 /** Same as tryStoredResult, the worker awaited instead of blocked on. */
 export async function tryStoredResultParallel(p: Prepared, options: ScanOptions, digestBody: boolean): Promise<ScanResult | null> {
   try {
-    const pass = startPass(p);
+    const pass = startPass(p, options);
     if (pass === null) return null;
     const done = pass.verifier === null || (pass.mine !== null && (await pass.verifier.wait(pass.shared, VERIFY_WORKER_TIMEOUT_MS)));
     return afterVerify(p, options, pass, done ? withTheirs(pass) : null, digestBody);
@@ -290,21 +292,55 @@ interface Pass {
   shared: Int32Array;
   /** This thread's changed rows, or null past the limit. */
   mine: number[] | null;
+  /** Where each thread read its changed file rows again (null: not read during the pass). */
+  mineRead: PrereadArea | null;
+  theirsRead: PrereadArea | null;
+  /**
+   * Files whose mtime or ctime is at or after this are racy. Taken before the pass, so every
+   * read, during the pass or after it, comes later than the instant it is measured from.
+   */
+  racyFrom: number;
 }
 
 /** Builds the verify table and runs this thread's share of the pass (all of it for a small table). */
-function startPass(p: Prepared): Pass | null {
+function startPass(p: Prepared, options: ScanOptions): Pass | null {
+  const racyFrom = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
   const v = verifyTable(p);
   if (v.size === 0 || p.cacheFile === null) return null;
   const prefix = lookupPrefix(p.rootReal);
-  const lstatInto = fastStatHere().lstat;
+  const fast = fastStatHere();
   const limit = changeLimit(v.size);
   const verifier = v.size >= PARALLEL_VERIFY_MIN && p.jobs > 0 ? (p.verifier ?? new Verifier()) : null;
-  if (verifier === null) return { v, limit, verifier, prefix, shared: new Int32Array(0), mine: changedRows(lstatInto, prefix, v.paths, v.stats, v.flags, 0, v.size, limit) };
-  const shared = startJob(p, verifier, v, prefix, limit);
-  const mine = claimChangedRows(lstatInto, changedRows, shared, VERIFY_CHUNK, prefix, v.paths, v.stats, v.flags, v.size, limit);
+  if (verifier === null) return { v, limit, verifier, prefix, shared: new Int32Array(0), mine: changedRows(fast.lstat, prefix, v.paths, v.stats, v.flags, 0, v.size, limit), mineRead: null, theirsRead: null, racyFrom };
+  const theirsRead = prereadArea(limit + 1);
+  const shared = startJob(p, verifier, v, prefix, limit, theirsRead);
+  const mine = claimChangedRows(fast.lstat, changedRows, shared, VERIFY_CHUNK, prefix, v.paths, v.stats, v.flags, v.size, limit);
   if (mine === null) Atomics.store(shared, 0, v.size); // over the limit: the worker stops claiming too
-  return { v, limit, verifier, prefix, shared, mine };
+  // While the worker finishes its share, this thread reads again the files it found changed.
+  let mineRead: PrereadArea | null = null;
+  if (mine !== null && mine.length > 0) {
+    mineRead = prereadArea(mine.length);
+    prereadRows(fs, crypto, fast, processFile, prefixOf(p.rootReal), v.paths, v.flags, mine, p.withDigest, mineRead, Number.POSITIVE_INFINITY, () => options.signal?.aborted === true);
+  }
+  return { v, limit, verifier, prefix, shared, mine, mineRead, theirsRead, racyFrom };
+}
+
+/** The outcomes of the rows read again during the pass, by path (`rows` as reported: this thread's, then the worker's). */
+function prereadOutcomes(pass: Pass, rows: readonly number[]): Map<string, FileOutcome> {
+  const out = new Map<string, FileOutcome>();
+  const mineCount = pass.mineRead?.status.length ?? 0;
+  for (let j = 0; j < rows.length; j++) {
+    const area = j < mineCount ? pass.mineRead : pass.theirsRead;
+    const k = j < mineCount ? j : j - mineCount;
+    if (area === null || k >= area.status.length) continue;
+    const status = area.status[k]!;
+    if (status === NOT_READ) continue;
+    const o: FileOutcome = { status };
+    if (status === STATUS.OK_HASHED || status === STATUS.OK_STAT_ONLY) o.stat = Array.from(area.stats.subarray(k * STAT_FIELDS, k * STAT_FIELDS + STAT_FIELDS));
+    if (status === STATUS.OK_HASHED) o.sha = Buffer.from(area.shas.subarray(k * 32, k * 32 + 32));
+    out.set(pass.v.paths[rows[j]!]!, o);
+  }
+  return out;
 }
 
 /**
@@ -333,13 +369,13 @@ function cwdHeld(p: Prepared, pass: Pass): boolean {
   }
 }
 
-function startJob(p: Prepared, verifier: Verifier, v: VerifyTable, prefix: string, limit: number): Int32Array {
+function startJob(p: Prepared, verifier: Verifier, v: VerifyTable, prefix: string, limit: number, preread: PrereadArea): Int32Array {
   const shared = new Int32Array(new SharedArrayBuffer(4 * (3 + limit + 1)));
   // The loaded cache's string table is exactly the row list (files, then directories), already joined.
   const raw = p.previous.pathsTable?.raw ?? Buffer.from(v.paths.join('\0'), 'utf8');
   const paths = new Uint8Array(new SharedArrayBuffer(raw.length));
   paths.set(raw);
-  verifier.start({ prefix, paths, stats: v.stats, flags: v.flags, size: v.size, limit, chunk: VERIFY_CHUNK, shared });
+  verifier.start({ prefix, paths, stats: v.stats, flags: v.flags, size: v.size, limit, chunk: VERIFY_CHUNK, shared, preread: { area: preread, prefix: prefixOf(p.rootReal), withDigest: p.withDigest, budgetBytes: PREREAD_WORKER_BUDGET_BYTES } });
   return shared;
 }
 
@@ -360,7 +396,8 @@ function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number
   const json = storedResultFor(p);
   if (json === null) return null;
   const stored = JSON.parse(json) as StoredResult;
-  const racyFrom = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
+  const racyFrom = pass.racyFrom;
+  const preread = prereadOutcomes(pass, rows);
   const newRules = readChangedRules(p, files, racyFrom);
   if (newRules === null) return null;
   // Directories that moved are listed again and compared, subtrees under new rules classified
@@ -376,12 +413,12 @@ function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number
     const targets = new Set(stored.links.map((l) => l[2]));
     const paths = p.previous.files.paths;
     rest = rest.filter((i) => targets.has(i) || !after(paths[i]!, false));
-    return resultWithChanges(p, options, stored, rest, racyFrom, digestBody, { listings: false, entries: false, read });
+    return resultWithChanges(p, options, stored, rest, racyFrom, digestBody, { listings: false, entries: false, read, preread });
   }
-  if (dirs.size === 0 && rules.size === 0) return resultWithChanges(p, options, stored, rest, racyFrom, digestBody, { listings: false, entries: false, read });
+  if (dirs.size === 0 && rules.size === 0) return resultWithChanges(p, options, stored, rest, racyFrom, digestBody, { listings: false, entries: false, read, preread });
   const update = applyDirChanges(p, stored, rest, dirs, rules, racyFrom);
   if (update === null) return null;
-  return resultWithChanges(p, options, stored, update.changed, racyFrom, digestBody, { listings: true, entries: update.entriesChanged, entryFrom: update.entryFrom, read, rulesRead: update.rulesRead });
+  return resultWithChanges(p, options, stored, update.changed, racyFrom, digestBody, { listings: true, entries: update.entriesChanged, entryFrom: update.entryFrom, read, rulesRead: update.rulesRead, preread });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { makeFastStat, type LstatInto } from './fast-stat.js';
+import { makeFastStat, type FastStat, type LstatInto } from './fast-stat.js';
+import { processFile } from './read-file.js';
 
 /**
  * Rows [from, to) of a verify table (cached files, then cached directories) whose lstat no
@@ -49,6 +50,64 @@ export function claimChangedRows(lstatInto: LstatInto, changed: typeof changedRo
 }
 
 /**
+ * Where the changed file rows a thread found are read again, before any other step needs
+ * them: slot k holds the outcome for the k-th row of that thread's report (`status` NOT_READ
+ * when the row was not read here: a directory, a .gitignore, whose rules are read with their
+ * text, a file over the budget, or one past the slots).
+ */
+export interface PrereadArea {
+  /** STAT_FIELDS (6) per slot. */
+  stats: Float64Array;
+  /** 32 bytes per slot (with digests on, for status OK_HASHED). */
+  shas: Uint8Array;
+  /** A read-file STATUS per slot, or NOT_READ. */
+  status: Uint8Array;
+}
+
+/** PrereadArea status of a slot with no outcome. */
+export const NOT_READ = 255;
+
+/** A PrereadArea of `slots` slots in shared memory (the worker fills its own, the main thread reads it). */
+export function prereadArea(slots: number): PrereadArea {
+  return {
+    stats: new Float64Array(new SharedArrayBuffer(slots * 6 * 8)),
+    shas: new Uint8Array(new SharedArrayBuffer(slots * 32)),
+    status: new Uint8Array(new SharedArrayBuffer(slots)).fill(255),
+  };
+}
+
+/** Bytes of changed files the verifying worker reads again at most (~45 ms of hashing). */
+export const PREREAD_WORKER_BUDGET_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Reads again the changed file rows `rows` (processFile: open, fstat, read, hash, fstat) into
+ * `area`, slot k for rows[k], as long as their sizes fit `budgetBytes`. The two threads of the
+ * check each read the rows they found, so a step that rewrote hundreds of files is hashed on
+ * both cores instead of after the check on one. The worker's budget keeps its report (which
+ * the main thread awaits with a timeout) from waiting on a few huge files. `prefix` is the
+ * root's absolute path: the worker's working directory is the process's.
+ * Self-contained: also runs in the verifying worker as text (processFile is given).
+ */
+export function prereadRows(fs: typeof import('node:fs'), crypto: typeof import('node:crypto'), fast: FastStat, read: typeof processFile, prefix: string, paths: readonly string[], flags: Uint8Array, rows: readonly number[], withDigest: boolean, area: PrereadArea, budgetBytes: number, stop?: () => boolean): void {
+  const buf = Buffer.allocUnsafe(1 << 20);
+  const scratch = { before: new Float64Array(6), after: new Float64Array(6) };
+  let budget = budgetBytes;
+  for (let k = 0; k < rows.length && k < area.status.length; k++) {
+    if (stop?.() === true) return;
+    const r = rows[k]!;
+    const rel = paths[r]!;
+    if ((flags[r]! & 8) !== 0 || rel === '.gitignore' || rel.endsWith('/.gitignore')) continue;
+    // Over the budget, a file is left to the main thread's reads after the pass (NOT_READ).
+    if (!fast.lstat(prefix + rel, scratch.before) || scratch.before[0]! > budget) continue;
+    budget -= scratch.before[0]!;
+    const o = read(fs, crypto, prefix + rel, null, false, withDigest, buf, false, fast, scratch);
+    if (o.stat !== undefined) area.stats.set(o.stat, k * 6);
+    if (o.sha !== undefined) area.shas.set(o.sha, k * 32);
+    area.status[k] = o.status;
+  }
+}
+
+/**
  * What the worker needs: the table and the shared report area. All of it in shared memory (the
  * paths as NUL-joined UTF-8), so posting the job copies nothing: cloning 3-4 MB of paths and
  * 4 MB of stats cost the main thread ~9 ms, while decoding the paths is the worker's own time.
@@ -64,6 +123,8 @@ export interface VerifyJob {
   chunk: number;
   /** [0] next row to claim, [1] set to 1 when done, [2] changed-row count (-1: over the limit), [3..] the rows. */
   shared: Int32Array;
+  /** With a preread area: the changed file rows found are read again there (prereadRows), with this root prefix. */
+  preread?: { area: PrereadArea; prefix: string; withDigest: boolean; budgetBytes: number };
 }
 
 const SOURCE = `'use strict';
@@ -73,10 +134,18 @@ var __name = (fn) => fn;
 const makeFastStat = (${makeFastStat.toString()});
 const changedRows = (${changedRows.toString()});
 const claimChangedRows = (${claimChangedRows.toString()});
+const processFile = (${processFile.toString()});
+const prereadRows = (${prereadRows.toString()});
 parentPort.once('message', (w) => {
-  const rows = claimChangedRows(makeFastStat(fs, '/').lstat, changedRows, w.shared, w.chunk, w.prefix, Buffer.from(w.paths.buffer, w.paths.byteOffset, w.paths.byteLength).toString('utf8').split('\\0'), w.stats, w.flags, w.size, w.limit);
+  const fast = makeFastStat(fs, '/');
+  const paths = Buffer.from(w.paths.buffer, w.paths.byteOffset, w.paths.byteLength).toString('utf8').split('\\0');
+  const rows = claimChangedRows(fast.lstat, changedRows, w.shared, w.chunk, w.prefix, paths, w.stats, w.flags, w.size, w.limit);
   if (rows === null) w.shared[2] = -1;
-  else { for (let k = 0; k < rows.length; k++) w.shared[3 + k] = rows[k]; w.shared[2] = rows.length; }
+  else {
+    if (w.preread) prereadRows(fs, require('node:crypto'), fast, processFile, w.preread.prefix, paths, w.flags, rows, w.preread.withDigest, w.preread.area, w.preread.budgetBytes);
+    for (let k = 0; k < rows.length; k++) w.shared[3 + k] = rows[k];
+    w.shared[2] = rows.length;
+  }
   Atomics.store(w.shared, 1, 1);
   Atomics.notify(w.shared, 1);
 });

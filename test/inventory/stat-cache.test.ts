@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeRepoSnapshot, scanTree, scanTreeSync, snapshotDigestOf, snapshotRootDetailed, type ScanOptions, type ScanProgress, type ScanResult } from '../../src/inventory/index.js';
 import { loadCache } from '../../src/inventory/stat-cache.js';
+import { PREREAD_WORKER_BUDGET_BYTES } from '../../src/inventory/verifier.js';
 import { cleanupTempDirs, inDir, MARGIN, sleep, strip, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
@@ -469,6 +470,43 @@ describe('unchanged-tree fast path', () => {
     const { r, seen } = t.events();
     expect(seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 3 })]);
     expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+  }, 60_000);
+
+  it.each([
+    ['synchronous', false],
+    ['threaded', true],
+  ])('a %s scan of a big tree reads again the hundreds of files both checking threads found changed, and records each exactly', async (_label, threaded) => {
+    const files: Record<string, string> = {};
+    for (let d = 0; d < 50; d++) for (let f = 0; f < 420; f++) files[`d${d}/f${f}`] = `${d}-${f}`;
+    const t = await primed(files);
+    const scan = async () => {
+      const seen: ScanProgress[] = [];
+      const o: ScanOptions = { ...t.opts, onProgress: (p) => seen.push(p) };
+      const r = threaded ? await scanTree(t.root, { ...o, jobs: 2 }) : scanTreeSync(t.root, o);
+      return { r, seen };
+    };
+    // Every 35th file, spread over the whole table so both threads' shares hold some: appended
+    // to, or rewritten with the same size and mtime (only ctime and the bytes tell).
+    const edited = Object.keys(files).filter((_, i) => i % 35 === 0);
+    edited.forEach((rel, k) => {
+      const abs = path.join(t.root, rel);
+      if (k % 2 === 0) fs.appendFileSync(abs, ' edited');
+      else {
+        const st = fs.statSync(abs);
+        fs.writeFileSync(abs, Buffer.from(files[rel]!).map((b) => b ^ 1));
+        fs.utimesSync(abs, st.atime, st.mtime);
+      }
+    });
+    // One grown past what the worker reads during the pass: read after it, on the main thread.
+    fs.writeFileSync(path.join(t.root, edited[1]!), Buffer.alloc(PREREAD_WORKER_BUDGET_BYTES + 1, 7));
+    await sleep(MARGIN + 20);
+    const first = await scan();
+    expect(first.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: edited.length, filesCached: 21_000 - edited.length })]);
+    expect(strip(first.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+    // What was read again is recorded as read: the next scan reads nothing.
+    const second = await scan();
+    expect(second.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 0 })]);
+    expect(strip(second.r)).toEqual(strip(first.r));
   }, 60_000);
 
   it.each([
