@@ -472,10 +472,8 @@ describe('unchanged-tree fast path', () => {
     expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
   }, 60_000);
 
-  it.each([
-    ['synchronous', false],
-    ['threaded', true],
-  ])('a %s scan of a big tree reads again the hundreds of files both checking threads found changed, and records each exactly', async (_label, threaded) => {
+  /** 21,000 files in 50 directories (past PARALLEL_VERIFY_MIN: the worker shares the check), primed; `scan` scans it cached, threaded or not. */
+  async function bigTree(threaded: boolean) {
     const files: Record<string, string> = {};
     for (let d = 0; d < 50; d++) for (let f = 0; f < 420; f++) files[`d${d}/f${f}`] = `${d}-${f}`;
     const t = await primed(files);
@@ -485,6 +483,14 @@ describe('unchanged-tree fast path', () => {
       const r = threaded ? await scanTree(t.root, { ...o, jobs: 2 }) : scanTreeSync(t.root, o);
       return { r, seen };
     };
+    return { files, t, scan };
+  }
+
+  it.each([
+    ['synchronous', false],
+    ['threaded', true],
+  ])('a %s scan of a big tree reads again the hundreds of files both checking threads found changed, and records each exactly', async (_label, threaded) => {
+    const { files, t, scan } = await bigTree(threaded);
     // Every 35th file, spread over the whole table so both threads' shares hold some: appended
     // to, or rewritten with the same size and mtime (only ctime and the bytes tell).
     const edited = Object.keys(files).filter((_, i) => i % 35 === 0);
@@ -513,15 +519,7 @@ describe('unchanged-tree fast path', () => {
     ['synchronous', false],
     ['threaded', true],
   ])('a %s scan of a big tree takes added, deleted and edited files and new directories without a walk, then walks for a new symlink with the rows it checked', async (_label, threaded) => {
-    const files: Record<string, string> = {};
-    for (let d = 0; d < 50; d++) for (let f = 0; f < 420; f++) files[`d${d}/f${f}`] = `${d}-${f}`;
-    const t = await primed(files);
-    const scan = async () => {
-      const seen: ScanProgress[] = [];
-      const o: ScanOptions = { ...t.opts, onProgress: (p) => seen.push(p) };
-      const r = threaded ? await scanTree(t.root, { ...o, jobs: 2 }) : scanTreeSync(t.root, o);
-      return { r, seen };
-    };
+    const { t, scan } = await bigTree(threaded);
     fs.writeFileSync(path.join(t.root, 'd3', 'new'), 'new');
     fs.mkdirSync(path.join(t.root, 'd4', 'sub'));
     fs.writeFileSync(path.join(t.root, 'd4', 'sub', 'x'), 'x');
