@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { CairnError, errnoCode } from '../core/errors.js';
 import { compileDirectoryExcludes, compileGlobs, validateGlob, type PathMatcher } from './glob.js';
 import { cacheFilePath, defaultStatCacheDir, emptyCache, loadCache, type StatCacheData } from './stat-cache.js';
+import type { FileOutcome } from './read-file.js';
 import type { ScanOptions, ScanWarning } from './types.js';
 import { Verifier } from './verifier.js';
 
@@ -48,6 +49,13 @@ export interface Prepared {
   verified?: Uint8Array;
   /** With `verified`: the recorded directories whose stat moved (all others were confirmed). */
   changedDirs?: Set<string>;
+  /**
+   * With `verified`: the changed files the check already read again (by row path), so the walk
+   * that follows does not read them twice, and the racy instant of that check: the walk measures
+   * racy files from it when it is earlier than its own (reads from the check are older).
+   */
+  preread?: ReadonlyMap<string, FileOutcome>;
+  checkRacyFrom?: number;
   /** A verifying worker started before the (big) cache was loaded; the stored-result check uses and stops it. */
   verifier?: Verifier;
   warnings: ScanWarning[];

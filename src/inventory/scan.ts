@@ -92,7 +92,7 @@ class ScanRun {
     /** The caller makes a RepoSnapshot of the result: compute its digest once, store it with the result. */
     private readonly digestBody = false,
   ) {
-    this.racyFromMs = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
+    this.racyFromMs = Math.min(Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS), p.checkRacyFrom ?? Number.POSITIVE_INFINITY);
     this.rootPrefix = p.rootReal.endsWith('/') ? p.rootReal : `${p.rootReal}/`;
     this.walker = new Walker({
       rootReal: p.rootReal,
@@ -154,14 +154,23 @@ class ScanRun {
   }
 
   /**
-   * Finishes a slot from its cache row when the stored-result check already lstat-confirmed that
-   * row this run (see Prepared.verified); false when the file must be looked at.
+   * Finishes a slot from what the stored-result check found this run (see Prepared.verified):
+   * the file it read again, or the cache row its lstat confirmed; false when the file must be
+   * looked at.
    */
   takeVerified(slot: ScanSlot): boolean {
     const v = this.p.verified;
-    if (v === undefined || !this.p.withDigest) return false;
+    if (v === undefined) return false;
+    const key = slot.targetRel ?? slot.rel;
+    // A changed file the check read again: that read stands (its stat and digest are this run's).
+    const early = this.p.preread?.get(key);
+    if (early?.stat !== undefined && (early.status === STATUS.OK_HASHED || early.status === STATUS.OK_STAT_ONLY)) {
+      this.finishSlot(slot, early, early.stat, 0, early.sha ?? null, 0);
+      return true;
+    }
+    if (!this.p.withDigest) return false;
     const prev = this.p.previous.files;
-    const i = prev.index.get(slot.targetRel ?? slot.rel);
+    const i = prev.index.get(key);
     if (i === undefined || v[i] !== 1 || (prev.has[i]! & (HAS_SHA | RACY)) !== HAS_SHA) return false;
     this.finishSlot(slot, { status: STATUS.OK_CACHED }, prev.stats, i * STAT_FIELDS, prev.shas, i * 32);
     return true;
