@@ -4,7 +4,7 @@ import { compareUtf8 } from '../core/utf8.js';
 import { abortError, prefixOf, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
 import { processFile, STATUS, STAT_FIELDS, type FileOutcome } from './read-file.js';
 import { resolveLink } from './walk.js';
-import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_BYTES, prereadArea, prereadRows, Verifier, type PrereadArea } from './verifier.js';
+import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_BYTES, PREREAD_WORKER_BUDGET_MS, prereadArea, prereadRows, Verifier, type PrereadArea } from './verifier.js';
 import { fastStatHere } from './fast-stat.js';
 import { applyDirChanges } from './incremental.js';
 import { entryMode } from './entry-mode.js';
@@ -328,7 +328,7 @@ function startPass(p: Prepared, options: ScanOptions): Pass | null {
   let mineRead: PrereadArea | null = null;
   if (mine !== null && mine.length > 0) {
     mineRead = prereadArea(mine.length);
-    prereadRows(fs, crypto, fast, processFile, prefixOf(p.rootReal), v.paths, v.flags, mine, p.withDigest, mineRead, Number.POSITIVE_INFINITY, () => options.signal?.aborted === true);
+    prereadRows(fs, crypto, fast, processFile, prefixOf(p.rootReal), v.paths, v.flags, mine, p.withDigest, mineRead, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, () => options.signal?.aborted === true);
   }
   return { v, limit, verifier, prefix, shared, mine, mineRead, theirsRead, racyFrom };
 }
@@ -383,7 +383,7 @@ function startJob(p: Prepared, verifier: Verifier, v: VerifyTable, prefix: strin
   const raw = p.previous.pathsTable?.raw ?? Buffer.from(v.paths.join('\0'), 'utf8');
   const paths = new Uint8Array(new SharedArrayBuffer(raw.length));
   paths.set(raw);
-  verifier.start({ prefix, paths, stats: v.stats, flags: v.flags, size: v.size, limit: cap, chunk: VERIFY_CHUNK, shared, preread: { area: preread, prefix: prefixOf(p.rootReal), withDigest: p.withDigest, budgetBytes: PREREAD_WORKER_BUDGET_BYTES } });
+  verifier.start({ prefix, paths, stats: v.stats, flags: v.flags, size: v.size, limit: cap, chunk: VERIFY_CHUNK, shared, preread: { area: preread, prefix: prefixOf(p.rootReal), withDigest: p.withDigest, budgetBytes: PREREAD_WORKER_BUDGET_BYTES, budgetMs: PREREAD_WORKER_BUDGET_MS } });
   return shared;
 }
 

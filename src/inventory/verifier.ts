@@ -76,24 +76,29 @@ export function prereadArea(slots: number): PrereadArea {
   };
 }
 
-/** Bytes of changed files the verifying worker reads again at most (~45 ms of hashing). */
+/**
+ * What the verifying worker reads again at most: bytes (~45 ms of hashing) and time (a cold
+ * disk, many files), well inside the main thread's wait for its report.
+ */
 export const PREREAD_WORKER_BUDGET_BYTES = 64 * 1024 * 1024;
+export const PREREAD_WORKER_BUDGET_MS = 1000;
 
 /**
  * Reads again the changed file rows `rows` (processFile: open, fstat, read, hash, fstat) into
- * `area`, slot k for rows[k], as long as their sizes fit `budgetBytes`. The two threads of the
- * check each read the rows they found, so a step that rewrote hundreds of files is hashed on
- * both cores instead of after the check on one. The worker's budget keeps its report (which
- * the main thread awaits with a timeout) from waiting on a few huge files. `prefix` is the
- * root's absolute path: the worker's working directory is the process's.
+ * `area`, slot k for rows[k], while their sizes fit `budgetBytes` and `budgetMs` lasts. The two
+ * threads of the check each read the rows they found, so a step that rewrote hundreds of files
+ * is hashed on both cores instead of after the check on one. The worker's budgets keep its
+ * report (which the main thread awaits with a timeout) from waiting on huge files or a slow
+ * disk. `prefix` is the root's absolute path: the worker's working directory is the process's.
  * Self-contained: also runs in the verifying worker as text (processFile is given).
  */
-export function prereadRows(fs: typeof import('node:fs'), crypto: typeof import('node:crypto'), fast: FastStat, read: typeof processFile, prefix: string, paths: readonly string[], flags: Uint8Array, rows: readonly number[], withDigest: boolean, area: PrereadArea, budgetBytes: number, stop?: () => boolean): void {
+export function prereadRows(fs: typeof import('node:fs'), crypto: typeof import('node:crypto'), fast: FastStat, read: typeof processFile, prefix: string, paths: readonly string[], flags: Uint8Array, rows: readonly number[], withDigest: boolean, area: PrereadArea, budgetBytes: number, budgetMs: number, stop?: () => boolean): void {
   const buf = Buffer.allocUnsafe(1 << 20);
   const scratch = { before: new Float64Array(6), after: new Float64Array(6) };
   let budget = budgetBytes;
+  const until = Date.now() + budgetMs;
   for (let k = 0; k < rows.length && k < area.status.length; k++) {
-    if (stop?.() === true) return;
+    if (stop?.() === true || Date.now() > until) return;
     const r = rows[k]!;
     const rel = paths[r]!;
     if ((flags[r]! & 8) !== 0 || rel === '.gitignore' || rel.endsWith('/.gitignore')) continue;
@@ -124,7 +129,7 @@ export interface VerifyJob {
   /** [0] next row to claim, [1] set to 1 when done, [2] changed-row count (-1: over the limit), [3..] the rows. */
   shared: Int32Array;
   /** With a preread area: the changed file rows found are read again there (prereadRows), with this root prefix. */
-  preread?: { area: PrereadArea; prefix: string; withDigest: boolean; budgetBytes: number };
+  preread?: { area: PrereadArea; prefix: string; withDigest: boolean; budgetBytes: number; budgetMs: number };
 }
 
 const SOURCE = `'use strict';
@@ -142,7 +147,7 @@ parentPort.once('message', (w) => {
   const rows = claimChangedRows(fast.lstat, changedRows, w.shared, w.chunk, w.prefix, paths, w.stats, w.flags, w.size, w.limit);
   if (rows === null) w.shared[2] = -1;
   else {
-    if (w.preread) prereadRows(fs, require('node:crypto'), fast, processFile, w.preread.prefix, paths, w.flags, rows, w.preread.withDigest, w.preread.area, w.preread.budgetBytes);
+    if (w.preread) prereadRows(fs, require('node:crypto'), fast, processFile, w.preread.prefix, paths, w.flags, rows, w.preread.withDigest, w.preread.area, w.preread.budgetBytes, w.preread.budgetMs);
     for (let k = 0; k < rows.length; k++) w.shared[3 + k] = rows[k];
     w.shared[2] = rows.length;
   }
