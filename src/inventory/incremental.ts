@@ -4,6 +4,7 @@ import { compareUtf8 } from '../core/utf8.js';
 import { parseGitignore, type GitignoreFile } from './gitignore.js';
 import { fastStatHere } from './fast-stat.js';
 import { prefixOf, type Prepared } from './prepare.js';
+import type { RacyFrom } from './racy.js';
 import { processFile } from './read-file.js';
 import type { CachedDir, Listing } from './stat-cache.js';
 import type { StoredResult } from './stored-result.js';
@@ -35,7 +36,7 @@ const NEW_FILES_MAX = 2000;
  * whether the list of entries itself changed (then a digest stored with the result is stale)
  * and, for each new entry, the index it had before (-1: added).
  */
-export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles: readonly number[], changedDirs: ReadonlySet<string>, newRules: ReadonlyMap<string, string>, racyFromMs: number): { changed: number[]; entriesChanged: boolean; entryFrom: Int32Array; rulesRead: ReadonlyMap<string, Buffer> } | null {
+export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles: readonly number[], changedDirs: ReadonlySet<string>, newRules: ReadonlyMap<string, string>, racyFrom: RacyFrom): { changed: number[]; entriesChanged: boolean; entryFrom: Int32Array; rulesRead: ReadonlyMap<string, Buffer> } | null {
   const prev = p.previous;
   const t = prev.files;
   const entryRows = prev.entryRows;
@@ -79,7 +80,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   for (const dir of [...changedDirs].sort()) {
     if (removedOrUnder(dir)) continue;
     // Null: gone (but not through a parent listed again), or unreadable.
-    const listed = listDirectory(dir === '' ? p.rootReal : prefix + dir, racyFromMs);
+    const listed = listDirectory(dir === '' ? p.rootReal : prefix + dir, racyFrom);
     if (listed === null) return null;
     const now = listed.listing;
     const before = prev.dirs.get(dir)!.listing;
@@ -114,7 +115,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   // would. A symlink, a name to report or more new files than re-reading on this thread suits
   // (the walk hashes on every core) leave it to the walk.
   const addNewDir = (rel: string): boolean => {
-    const listed = listDirectory(prefix + rel, racyFromMs);
+    const listed = listDirectory(prefix + rel, racyFrom);
     if (listed === null) return false;
     const listing = listed.listing;
     staged.set(rel, listed);

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { CairnError, errnoCode } from '../core/errors.js';
 import { compileDirectoryExcludes, compileGlobs, validateGlob, type PathMatcher } from './glob.js';
 import { cacheFilePath, defaultStatCacheDir, emptyCache, loadCache, type StatCacheData } from './stat-cache.js';
+import { racyMarginsFor, type RacyFrom, type RacyMargins } from './racy.js';
 import type { FileOutcome } from './read-file.js';
 import type { ScanOptions, ScanWarning } from './types.js';
 import { Verifier } from './verifier.js';
@@ -13,13 +14,6 @@ export const SCAN_ENGINE_VERSION = 2;
 /** Directory names never descended into, whatever the ignore rules say. */
 export const ALWAYS_SKIP: readonly string[] = ['.git', '.cairn'];
 
-/**
- * Racy-timestamp margin (git's "racy git" problem): a file or directory whose mtime/ctime is
- * not at least this much older than the scan start may still change within the same clock
- * tick after we looked, so it is not trusted from the cache next time. 2 s covers coarse
- * clocks (FAT, SMB/NFS, CONFIG_HZ) and is cheap: only just-touched files are re-read.
- */
-export const RACY_MARGIN_MS = 2000;
 
 /** Read buffer of one hashing thread: files up to this size are hashed in one shot. */
 export const READ_BUFFER_BYTES = 1 << 20;
@@ -55,7 +49,9 @@ export interface Prepared {
    * racy files from it when it is earlier than its own (reads from the check are older).
    */
   preread?: ReadonlyMap<string, FileOutcome>;
-  checkRacyFrom?: number;
+  checkRacyFrom?: RacyFrom;
+  /** The racy-timestamp margins of this root (racy.ts). */
+  racy: RacyMargins;
   /** A verifying worker started before the (big) cache was loaded; the stored-result check uses and stops it. */
   verifier?: Verifier;
   warnings: ScanWarning[];
@@ -124,7 +120,7 @@ export function prepare(root: string, options: ScanOptions): Prepared {
   }
   const resultKey = JSON.stringify({ maxFiles, maxBytes });
   const excludeDirs = compileDirectoryExcludes(exclude);
-  return { rootReal, include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}) };
+  return { rootReal, racy: racyMarginsFor(rootReal, options.racyMarginMs), include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}) };
 }
 
 /** Cache bytes from which a verifier worker is started early (~20,000 rows; see PARALLEL_VERIFY_MIN). */

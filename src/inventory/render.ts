@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { removeStaleTemps, writeFileAtomicSync } from '../core/atomic-write.js';
 import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf } from './digest.js';
-import { RACY_MARGIN_MS } from './prepare.js';
+import { RACY_MARGIN_MS } from './racy.js';
 import { outputStampPath, STALE_TEMP_AGE_MS } from './stat-cache.js';
 import { BufferedFd, chunks as chunksOf, entryStarts, readTextMemo, splicePlan, TextMemoWriter, type Part, type Segment, type TextMemo } from './text-memo.js';
 import type { RepoSnapshot } from './types.js';

@@ -4,7 +4,8 @@ import { CairnError } from '../core/errors.js';
 import { entryMode } from './entry-mode.js';
 import { HashPool } from './hash-pool.js';
 import { fastStatHere } from './fast-stat.js';
-import { abortError, prepare, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
+import { abortError, prepare, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
+import { earlierRacyFrom, isRacy, racyFromNow, type RacyFrom } from './racy.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome } from './read-file.js';
 import { canonicalMemoPath, emptyCache, HAS_SHA, RACY, renderMemoPath, saveCache, type StatCacheData } from './stat-cache.js';
 import { LINK_ROW, sameRows, tryStoredResult, tryStoredResultParallel, type StoredResult } from './stored-result.js';
@@ -70,7 +71,7 @@ class ScanRun {
   readonly walker: Walker;
   private readonly walkSkips: { s: SkippedEntry; position: number }[] = [];
   private readonly next: StatCacheData = emptyCache();
-  private readonly racyFromMs: number;
+  private readonly racyFrom: RacyFrom;
   /** rootReal + '/': a regular file's read path is this + its rel. */
   private readonly rootPrefix: string;
   readonly buf = Buffer.allocUnsafe(READ_BUFFER_BYTES);
@@ -92,7 +93,7 @@ class ScanRun {
     /** The caller makes a RepoSnapshot of the result: compute its digest once, store it with the result. */
     private readonly digestBody = false,
   ) {
-    this.racyFromMs = Math.min(Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS), p.checkRacyFrom ?? Number.POSITIVE_INFINITY);
+    this.racyFrom = earlierRacyFrom(racyFromNow(p.racy), p.checkRacyFrom);
     this.rootPrefix = p.rootReal.endsWith('/') ? p.rootReal : `${p.rootReal}/`;
     this.walker = new Walker({
       rootReal: p.rootReal,
@@ -103,7 +104,7 @@ class ScanRun {
       skipNames: p.skipNames,
       previous: p.previous,
       next: this.next,
-      racyFromMs: this.racyFromMs,
+      racyFrom: this.racyFrom,
       changedDirs: p.verified !== undefined ? (p.changedDirs ?? new Set()) : null,
       readGitignore: (abs, key) => this.readGitignore(abs, key),
       onSkip: (s, position) => {
@@ -141,7 +142,7 @@ class ScanRun {
   }
 
   isRacy(stats: ArrayLike<number>, off: number): boolean {
-    return stats[off + 1]! >= this.racyFromMs || stats[off + 2]! >= this.racyFromMs;
+    return isRacy(this.racyFrom, stats[off + 1]!, stats[off + 2]!, stats[off + 4]!);
   }
 
   /** Reads a .gitignore for its rules; its stat goes into the cache even if it is itself ignored. */

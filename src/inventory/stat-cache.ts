@@ -52,7 +52,7 @@ export interface CachedDir {
 
 /** FileTable row flag: a digest is stored. */
 export const HAS_SHA = 2;
-/** FileTable row flag: racy (see scan.ts RACY_MARGIN_MS); never trusted, re-read next time. */
+/** FileTable row flag: racy (see racy.ts); never trusted, re-read next time. */
 export const RACY = 4;
 
 /**

@@ -1,7 +1,8 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import { compareUtf8 } from '../core/utf8.js';
-import { abortError, prefixOf, RACY_MARGIN_MS, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
+import { abortError, prefixOf, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
+import { isRacy, racyFromNow, type RacyFrom } from './racy.js';
 import { processFile, STATUS, STAT_FIELDS, type FileOutcome } from './read-file.js';
 import { resolveLink } from './walk.js';
 import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_BYTES, PREREAD_WORKER_BUDGET_MS, prereadArea, prereadRows, Verifier, type PrereadArea } from './verifier.js';
@@ -165,7 +166,7 @@ function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
  * Re-reads the changed rows, then builds the result from the cache rows; null when the walk
  * must decide instead.
  */
-function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResult, changed: number[], racyFrom: number, digestBody: boolean, prior: PriorChanges): ScanResult | null {
+function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResult, changed: number[], racyFrom: RacyFrom, digestBody: boolean, prior: PriorChanges): ScanResult | null {
   const t = p.previous.files;
   const rows = p.previous.entryRows;
   if (rows === undefined || rows.length > p.maxFiles) return null; // new files may now cross the budget: the walk cuts
@@ -185,7 +186,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     // bytes as recorded (typically a racy row read again) change nothing.
     if (isGitignore(rel) && !sameSha(t, i, o.sha) && !sameBytes(prior.rulesRead?.get(rel), o.sha)) return null;
     if (!sameEntry(t, i, o.stat, o.sha, p.withDigest)) entryChanged.add(i);
-    t.setRow(i, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
+    t.setRow(i, o.stat, 0, o.sha ?? null, 0, isRacy(racyFrom, o.stat[1]!, o.stat[2]!, o.stat[4]!));
     bytesHashed += o.stat[0]!;
   }
   const files: RepoSnapshotEntry[] = new Array<RepoSnapshotEntry>(rows.length);
@@ -304,12 +305,12 @@ interface Pass {
    * Files whose mtime or ctime is at or after this are racy. Taken before the pass, so every
    * read, during the pass or after it, comes later than the instant it is measured from.
    */
-  racyFrom: number;
+  racyFrom: RacyFrom;
 }
 
 /** Builds the verify table and runs this thread's share of the pass (all of it for a small table). */
 function startPass(p: Prepared, options: ScanOptions): Pass | null {
-  const racyFrom = Date.now() - (options.racyMarginMs ?? RACY_MARGIN_MS);
+  const racyFrom = racyFromNow(p.racy);
   const v = verifyTable(p);
   if (v.size === 0 || p.cacheFile === null) return null;
   const prefix = lookupPrefix(p.rootReal);
@@ -465,7 +466,7 @@ interface RulesRead {
  * very read, and its text returned by directory so the rules used are the ones recorded. The
  * other changed rows are returned in `rest`. Null when one cannot be read (the walk reports it).
  */
-function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: number): { rules: Map<string, string>; rest: number[]; read: RulesRead } | null {
+function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: RacyFrom): { rules: Map<string, string>; rest: number[]; read: RulesRead } | null {
   const t = p.previous.files;
   const rules = new Map<string, string>();
   const rest: number[] = [];
@@ -486,7 +487,7 @@ function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: num
     if (!sameSha(t, i, o.sha)) rules.set(rel === '.gitignore' ? '' : rel.slice(0, -'/.gitignore'.length), o.text);
     // The same rule as for every file read again (resultWithChanges): an unchanged entry stands.
     if (!sameEntry(t, i, o.stat, o.sha, p.withDigest)) read.changed.push(rel);
-    t.setRow(i, o.stat, 0, o.sha ?? null, 0, o.stat[1]! >= racyFrom || o.stat[2]! >= racyFrom);
+    t.setRow(i, o.stat, 0, o.sha ?? null, 0, isRacy(racyFrom, o.stat[1]!, o.stat[2]!, o.stat[4]!));
     read.files++;
     read.bytes += o.stat[0]!;
   }

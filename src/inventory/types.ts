@@ -88,8 +88,10 @@ export interface ScanCommonOptions {
   /** Notices about the cache (discarded, not writable); never thrown, never printed by the library. */
   onWarning?: (w: ScanWarning) => void;
   /**
-   * Racy-timestamp margin in ms (default 2000): entries changed less than this before the scan
-   * started are not trusted from the cache next time. Lower it only in tests.
+   * Racy-timestamp margin in ms: entries changed less than this before the scan looked at them
+   * are not trusted from the cache next time. Default: 100 on the root's own ext2/3/4, XFS,
+   * Btrfs, tmpfs or F2FS file system, 2000 elsewhere (other file systems, mounts inside the
+   * tree). Given, it applies everywhere; lower it only in tests.
    */
   racyMarginMs?: number;
 }

@@ -4,6 +4,7 @@ import { errnoCode } from '../core/errors.js';
 import { compareUtf8 } from '../core/utf8.js';
 import { isIgnored, parseGitignore, type GitignoreFile } from './gitignore.js';
 import type { PathMatcher } from './glob.js';
+import { isRacy, type RacyFrom } from './racy.js';
 import { MAX_REL_PATH_LENGTH, relPathProblem, RESERVED_WINDOWS_NAME } from './relpath.js';
 import { RELIST_DIR, type CachedDir, type DirStatRow, type Listing, type StatCacheData } from './stat-cache.js';
 import type { FileOutcome } from './read-file.js';
@@ -107,7 +108,7 @@ export interface WalkOptions {
   previous: StatCacheData;
   next: StatCacheData;
   /** mtime/ctime at or after this (ms) are racy: listings seen then are listed again next time. */
-  racyFromMs: number;
+  racyFrom: RacyFrom;
   /**
    * Set when every cached directory was lstat-checked moments ago (stored-result check): the
    * ones that moved. The others' stats and listings are reused without another lstat.
@@ -225,7 +226,7 @@ export class Walker {
         return undefined;
       }
       // A listing seen while racy is kept but marked to be listed again (and compared) next time.
-      if (!listing.types.includes('x')) o.next.dirs.set(rel, { stat: dirStatRow(st, o.racyFromMs), listing } satisfies CachedDir);
+      if (!listing.types.includes('x')) o.next.dirs.set(rel, { stat: dirStatRow(st, o.racyFrom), listing } satisfies CachedDir);
       else o.onUntrusted();
     }
     return this.frame(abs, rel, listing);
@@ -295,19 +296,19 @@ function errText(e: unknown): string {
  * racy margin ago gets RELIST_DIR, to be listed again and compared next time. Null when it is not
  * a directory (any more) or cannot be listed: the caller leaves it to the walk, which reports it.
  */
-export function listDirectory(abs: string, racyFromMs: number): CachedDir | null {
+export function listDirectory(abs: string, racyFrom: RacyFrom): CachedDir | null {
   const st = fs.lstatSync(abs, { throwIfNoEntry: false });
   if (st === undefined || !st.isDirectory()) return null;
   try {
-    return { stat: dirStatRow(st, racyFromMs), listing: readListing(abs) };
+    return { stat: dirStatRow(st, racyFrom), listing: readListing(abs) };
   } catch {
     return null;
   }
 }
 
 /** The stat the cache records for a directory: RELIST_DIR when it changed too recently to trust. */
-function dirStatRow(st: fs.Stats, racyFromMs: number): DirStatRow {
-  return st.mtimeMs >= racyFromMs || st.ctimeMs >= racyFromMs ? RELIST_DIR : [st.mtimeMs, st.ctimeMs, st.ino, st.dev];
+function dirStatRow(st: fs.Stats, racyFrom: RacyFrom): DirStatRow {
+  return isRacy(racyFrom, st.mtimeMs, st.ctimeMs, st.dev) ? RELIST_DIR : [st.mtimeMs, st.ctimeMs, st.ino, st.dev];
 }
 
 /**
