@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { makeRepoSnapshot, scanTree, scanTreeSync, snapshotDigestOf, snapshotRootDetailed, type ScanOptions, type ScanProgress, type ScanResult } from '../../src/inventory/index.js';
 import { loadCache } from '../../src/inventory/stat-cache.js';
 import { PREREAD_WORKER_BUDGET_BYTES } from '../../src/inventory/verifier.js';
+import { mkfifo } from '../support/mkfifo.js';
 import { cleanupTempDirs, inDir, MARGIN, sleep, strip, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
@@ -521,6 +522,23 @@ describe('unchanged-tree fast path', () => {
     fs.writeFileSync(path.join(t.root, edited[1]!), Buffer.alloc(PREREAD_WORKER_BUDGET_BYTES + 1, 7));
     const first = await scanTwice(t.root, scan);
     expect(first.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: edited.length, filesCached: 21_000 - edited.length })]);
+  }, 60_000);
+
+  it.each([
+    ['synchronous', false],
+    ['threaded', true],
+  ])('a %s scan of a big tree where changed files became a FIFO and a directory reports them as an uncached scan does, and takes the other reads', async (_label, threaded) => {
+    const { files, t, scan } = await bigTree(threaded);
+    const edited = Object.keys(files).filter((_, i) => i % 50 === 0);
+    for (const rel of edited) fs.appendFileSync(path.join(t.root, rel), ' edited');
+    // At both ends of the table, so each thread of the check finds one.
+    for (const rel of [edited[0]!, edited.at(-1)!]) fs.rmSync(path.join(t.root, rel));
+    mkfifo(path.join(t.root, edited[0]!));
+    fs.mkdirSync(path.join(t.root, edited.at(-1)!));
+    fs.writeFileSync(path.join(t.root, edited.at(-1)!, 'inside'), 'x');
+    const first = await scanTwice(t.root, scan);
+    expect(first.r.skipped.map((sk) => sk.path)).toEqual([edited[0]]);
+    expect(first.r.files.find((f) => f.path === `${edited.at(-1)!}/inside`)?.bytes).toBe(1);
   }, 60_000);
 
   it.each([
