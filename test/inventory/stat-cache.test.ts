@@ -501,85 +501,78 @@ describe('unchanged-tree fast path', () => {
     return first;
   }
 
-  it.each([
+  describe.each([
     ['synchronous', false],
     ['threaded', true],
-  ])('a %s scan of a big tree reads again the hundreds of files both checking threads found changed, and records each exactly', async (_label, threaded) => {
-    const { files, t, scan } = await bigTree(threaded);
-    // Every 35th file, spread over the whole table so both threads' shares hold some: appended
-    // to, or rewritten with the same size and mtime (only ctime and the bytes tell).
-    const edited = Object.keys(files).filter((_, i) => i % 35 === 0);
-    edited.forEach((rel, k) => {
-      const abs = path.join(t.root, rel);
-      if (k % 2 === 0) fs.appendFileSync(abs, ' edited');
-      else {
-        const st = fs.statSync(abs);
-        fs.writeFileSync(abs, Buffer.from(files[rel]!).map((b) => b ^ 1));
-        fs.utimesSync(abs, st.atime, st.mtime);
-      }
-    });
-    // One grown past what the worker reads during the pass: read after it, on the main thread.
-    fs.writeFileSync(path.join(t.root, edited[1]!), Buffer.alloc(PREREAD_WORKER_BUDGET_BYTES + 1, 7));
-    const first = await scanTwice(t.root, scan);
-    expect(first.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: edited.length, filesCached: 21_000 - edited.length })]);
-  }, 60_000);
+  ])('%s scans of a big tree', (_label, threaded) => {
+    it('reads again the hundreds of files both checking threads found changed, and records each exactly', async () => {
+      const { files, t, scan } = await bigTree(threaded);
+      // Every 35th file, spread over the whole table so both threads' shares hold some: appended
+      // to, or rewritten with the same size and mtime (only ctime and the bytes tell).
+      const edited = Object.keys(files).filter((_, i) => i % 35 === 0);
+      edited.forEach((rel, k) => {
+        const abs = path.join(t.root, rel);
+        if (k % 2 === 0) fs.appendFileSync(abs, ' edited');
+        else {
+          const st = fs.statSync(abs);
+          fs.writeFileSync(abs, Buffer.from(files[rel]!).map((b) => b ^ 1));
+          fs.utimesSync(abs, st.atime, st.mtime);
+        }
+      });
+      // One grown past what the worker reads during the pass: read after it, on the main thread.
+      fs.writeFileSync(path.join(t.root, edited[1]!), Buffer.alloc(PREREAD_WORKER_BUDGET_BYTES + 1, 7));
+      const first = await scanTwice(t.root, scan);
+      expect(first.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: edited.length, filesCached: 21_000 - edited.length })]);
+    }, 60_000);
 
-  it.each([
-    ['synchronous', false],
-    ['threaded', true],
-  ])('a %s scan of a big tree where changed files became a FIFO and a directory reports them as an uncached scan does, and takes the other reads', async (_label, threaded) => {
-    const { files, t, scan } = await bigTree(threaded);
-    const edited = Object.keys(files).filter((_, i) => i % 50 === 0);
-    for (const rel of edited) fs.appendFileSync(path.join(t.root, rel), ' edited');
-    // At both ends of the table, so each thread of the check finds one.
-    for (const rel of [edited[0]!, edited.at(-1)!]) fs.rmSync(path.join(t.root, rel));
-    mkfifo(path.join(t.root, edited[0]!));
-    fs.mkdirSync(path.join(t.root, edited.at(-1)!));
-    fs.writeFileSync(path.join(t.root, edited.at(-1)!, 'inside'), 'x');
-    const first = await scanTwice(t.root, scan);
-    expect(first.r.skipped.map((sk) => sk.path)).toEqual([edited[0]]);
-    expect(first.r.files.find((f) => f.path === `${edited.at(-1)!}/inside`)?.bytes).toBe(1);
-  }, 60_000);
+    it('where changed files became a FIFO and a directory reports them as an uncached scan does, and takes the other reads', async () => {
+      const { files, t, scan } = await bigTree(threaded);
+      const edited = Object.keys(files).filter((_, i) => i % 50 === 0);
+      for (const rel of edited) fs.appendFileSync(path.join(t.root, rel), ' edited');
+      // At both ends of the table, so each thread of the check finds one.
+      for (const rel of [edited[0]!, edited.at(-1)!]) fs.rmSync(path.join(t.root, rel));
+      mkfifo(path.join(t.root, edited[0]!));
+      fs.mkdirSync(path.join(t.root, edited.at(-1)!));
+      fs.writeFileSync(path.join(t.root, edited.at(-1)!, 'inside'), 'x');
+      const first = await scanTwice(t.root, scan);
+      expect(first.r.skipped.map((sk) => sk.path)).toEqual([edited[0]]);
+      expect(first.r.files.find((f) => f.path === `${edited.at(-1)!}/inside`)?.bytes).toBe(1);
+    }, 60_000);
 
-  it.each([
-    ['synchronous', false],
-    ['threaded', true],
-  ])('a %s scan of a big tree with a third of its files changed (past the fast path limit) walks, taking the rows and reads of the check as they are', async (_label, threaded) => {
-    const { files, t, scan } = await bigTree(threaded);
-    const edited = Object.keys(files).filter((_, i) => i % 3 === 0);
-    for (const rel of edited) fs.appendFileSync(path.join(t.root, rel), '+');
-    fs.writeFileSync(path.join(t.root, 'd2', 'new'), 'new'); // and a directory moved
-    const first = await scanTwice(t.root, scan);
-    expect(first.seen.at(-1)).toMatchObject({ phase: 'done', filesHashed: edited.length + 1, filesDone: 21_001 });
-  }, 60_000);
+    it('with a third of its files changed (past the fast path limit) walks, taking the rows and reads of the check as they are', async () => {
+      const { files, t, scan } = await bigTree(threaded);
+      const edited = Object.keys(files).filter((_, i) => i % 3 === 0);
+      for (const rel of edited) fs.appendFileSync(path.join(t.root, rel), '+');
+      fs.writeFileSync(path.join(t.root, 'd2', 'new'), 'new'); // and a directory moved
+      const first = await scanTwice(t.root, scan);
+      expect(first.seen.at(-1)).toMatchObject({ phase: 'done', filesHashed: edited.length + 1, filesDone: 21_001 });
+    }, 60_000);
 
-  it.each([
-    ['synchronous', false],
-    ['threaded', true],
-  ])('a %s scan of a big tree takes added, deleted and edited files and new directories without a walk, then walks for a new symlink with the rows it checked', async (_label, threaded) => {
-    const { t, scan } = await bigTree(threaded);
-    fs.writeFileSync(path.join(t.root, 'd3', 'new'), 'new');
-    fs.mkdirSync(path.join(t.root, 'd4', 'sub'));
-    fs.writeFileSync(path.join(t.root, 'd4', 'sub', 'x'), 'x');
-    fs.rmSync(path.join(t.root, 'd7', 'f1'));
-    fs.rmSync(path.join(t.root, 'd9'), { recursive: true });
-    fs.writeFileSync(path.join(t.root, 'd40', 'f5'), 'edited');
-    await sleep(MARGIN + 20); // nothing racy: exact counts
-    const first = await scan();
-    // Only the two new files and the edited one are read, in one step: d3, d4, d7 and the root were listed again, d4/sub for the first time.
-    expect(first.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 3, filesCached: 21_000 - 420 - 1 - 1 })]);
-    expect(strip(first.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
-    fs.symlinkSync('f0', path.join(t.root, 'd3', 'link'));
-    fs.writeFileSync(path.join(t.root, 'd41', 'f6'), 'edited too');
-    await sleep(MARGIN + 20);
-    const second = await scan();
-    // A new symlink needs the walk (only the walk records one); every row the lstat pass
-    // confirmed is taken from the cache, and the edited file from the check's own read.
-    expect(second.r.files.find((f) => f.path === 'd3/link')?.kind).toBe('symlink');
-    expect(second.seen.at(-1)).toMatchObject({ filesHashed: 1, filesDone: 21_000 - 420 - 1 + 2 + 1 });
-    expect(strip(second.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
-    expect(strip((await scan()).r)).toEqual(strip(second.r));
-  }, 60_000);
+    it('takes added, deleted and edited files and new directories without a walk, then walks for a new symlink with the rows it checked', async () => {
+      const { t, scan } = await bigTree(threaded);
+      fs.writeFileSync(path.join(t.root, 'd3', 'new'), 'new');
+      fs.mkdirSync(path.join(t.root, 'd4', 'sub'));
+      fs.writeFileSync(path.join(t.root, 'd4', 'sub', 'x'), 'x');
+      fs.rmSync(path.join(t.root, 'd7', 'f1'));
+      fs.rmSync(path.join(t.root, 'd9'), { recursive: true });
+      fs.writeFileSync(path.join(t.root, 'd40', 'f5'), 'edited');
+      await sleep(MARGIN + 20); // nothing racy: exact counts
+      const first = await scan();
+      // Only the two new files and the edited one are read, in one step: d3, d4, d7 and the root were listed again, d4/sub for the first time.
+      expect(first.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 3, filesCached: 21_000 - 420 - 1 - 1 })]);
+      expect(strip(first.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+      fs.symlinkSync('f0', path.join(t.root, 'd3', 'link'));
+      fs.writeFileSync(path.join(t.root, 'd41', 'f6'), 'edited too');
+      await sleep(MARGIN + 20);
+      const second = await scan();
+      // A new symlink needs the walk (only the walk records one); every row the lstat pass
+      // confirmed is taken from the cache, and the edited file from the check's own read.
+      expect(second.r.files.find((f) => f.path === 'd3/link')?.kind).toBe('symlink');
+      expect(second.seen.at(-1)).toMatchObject({ filesHashed: 1, filesDone: 21_000 - 420 - 1 + 2 + 1 });
+      expect(strip(second.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
+      expect(strip((await scan()).r)).toEqual(strip(second.r));
+    }, 60_000);
+  });
 
   /** A tree scanned under a budget; `run` scans it (cached) and checks the answer against an uncached scan. */
   async function cappedTree(files: Record<string, string>, limits: Pick<ScanOptions, 'maxFiles' | 'maxBytes'>) {
