@@ -187,8 +187,6 @@ export function writeFileAtomicSync(target: string, data: string | Uint8Array | 
     if (doSync) fsyncDirSync(dir);
   } catch (e) {
     if (fd !== undefined) fs.closeSync(fd);
-    if (old !== null) fs.closeSync(old);
-    old = null;
     try {
       fs.unlinkSync(tmp);
     } catch {
