@@ -102,9 +102,12 @@ export function prereadRows(fs: typeof import('node:fs'), crypto: typeof import(
     const r = rows[k]!;
     const rel = paths[r]!;
     if ((flags[r]! & 8) !== 0 || rel === '.gitignore' || rel.endsWith('/.gitignore')) continue;
-    // Over the budget, a file is left to the main thread's reads after the pass (NOT_READ).
-    if (!fast.lstat(prefix + rel, scratch.before) || scratch.before[0]! > budget) continue;
-    budget -= scratch.before[0]!;
+    // Over the budget, a file is left to the main thread's reads after the pass (NOT_READ). Its
+    // size is looked up only when there is a budget: the read itself fstats the file.
+    if (budget !== Number.POSITIVE_INFINITY) {
+      if (!fast.lstat(prefix + rel, scratch.before) || scratch.before[0]! > budget) continue;
+      budget -= scratch.before[0]!;
+    }
     const o = read(fs, crypto, prefix + rel, null, false, withDigest, buf, false, fast, scratch);
     if (o.stat !== undefined) area.stats.set(o.stat, k * 6);
     if (o.sha !== undefined) area.shas.set(o.sha, k * 32);
