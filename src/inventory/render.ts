@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { removeStaleTemps, writeFileAtomicSync } from '../core/atomic-write.js';
-import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf } from './digest.js';
+import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf, textBytes } from './digest.js';
 import { RACY_MARGIN_MS } from './racy.js';
 import { outputStampPath, STALE_TEMP_AGE_MS } from './stat-cache.js';
 import { BufferedFd, chunks as chunksOf, entryStarts, readTextMemo, splicePlan, TextMemoWriter, type Part, type Segment, type TextMemo } from './text-memo.js';
@@ -178,17 +178,17 @@ export function* renderPieces(snapshot: RepoSnapshot): Generator<Buffer> {
 function* renderParts(snapshot: RepoSnapshot, plan: readonly Segment[]): Generator<Part> {
   const files = snapshot.body.files;
   if (files.length === 0) {
-    yield { bytes: encode(`${JSON.stringify(snapshot, null, 2)}\n`) };
+    yield { bytes: textBytes(`${JSON.stringify(snapshot, null, 2)}\n`) };
     return;
   }
   const frame = JSON.stringify({ ...snapshot, body: { ...snapshot.body, files: [FILES_MARK] } }, null, 2);
   const mark = `      ${JSON.stringify(FILES_MARK)}`;
   const at = frame.indexOf(mark);
   if (at < 0 || frame.indexOf(mark, at + 1) >= 0) {
-    yield { bytes: encode(`${JSON.stringify(snapshot, null, 2)}\n`) }; // an unusual document: no shortcuts
+    yield { bytes: textBytes(`${JSON.stringify(snapshot, null, 2)}\n`) }; // an unusual document: no shortcuts
     return;
   }
-  yield { bytes: encode(frame.slice(0, at)) };
+  yield { bytes: textBytes(frame.slice(0, at)) };
   const comma = Buffer.from(',\n', 'latin1');
   for (const seg of plan) {
     if (seg.from > 0) yield { bytes: comma };
@@ -199,7 +199,7 @@ function* renderParts(snapshot: RepoSnapshot, plan: readonly Segment[]): Generat
       yield { bytes, first: seg.from, count, starts: entryStarts(bytes, count, ENTRY_START, 1) };
     }
   }
-  yield { bytes: encode(`${frame.slice(at + mark.length)}\n`) };
+  yield { bytes: textBytes(`${frame.slice(at + mark.length)}\n`) };
 }
 
 /** Entries [from, to) as they appear in the document. */
@@ -214,11 +214,6 @@ function renderPiece(files: readonly RepoSnapshot['body']['files'][number][], fr
     return b.subarray(open, b.length - close);
   }
   return Buffer.from(wrapped.slice(open, wrapped.length - close), 'utf8');
-}
-
-function encode(piece: string): Buffer {
-  // All-ASCII text (the usual case) encodes as latin1: a plain copy, several times faster than UTF-8.
-  return NON_ASCII.test(piece) ? Buffer.from(piece, 'utf8') : Buffer.from(piece, 'latin1');
 }
 
 /**
