@@ -14,7 +14,6 @@ export const SCAN_ENGINE_VERSION = 2;
 /** Directory names never descended into, whatever the ignore rules say. */
 export const ALWAYS_SKIP: readonly string[] = ['.git', '.cairn'];
 
-
 /** Read buffer of one hashing thread: files up to this size are hashed in one shot. */
 export const READ_BUFFER_BYTES = 1 << 20;
 

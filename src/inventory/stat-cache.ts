@@ -106,7 +106,7 @@ export class FileTable {
     for (const path of want) lengths.add(path.length);
     for (let i = 0; i < this.paths.length; i++) {
       const path = this.paths[i]!;
-      if (lengths.has(path.length) && want.has(path) && !found.has(path)) found.set(path, i);
+      if (lengths.has(path.length) && want.has(path)) found.set(path, i); // a path has one row
     }
     return found;
   }
