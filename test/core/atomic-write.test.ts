@@ -1,10 +1,11 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isTempName, removeStaleTemps, tempSiblingName, writeFileAtomic, writeFileAtomicSync } from '../../src/core/atomic-write.js';
+import { mkfifo } from '../support/mkfifo.js';
 
 const ATOMIC_WRITE_MODULE = pathToFileURL(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/core/atomic-write.ts')).href;
 
@@ -75,7 +76,7 @@ describe.each(WRITERS)('%s', (_name, write) => {
     expect(fs.lstatSync(target).isFile()).toBe(true);
     expect(fs.readFileSync(target, 'utf8')).toBe('third');
     fs.rmSync(target);
-    execFileSync('mkfifo', [target]); // opened to be held: must not block
+    mkfifo(target); // opened to be held: must not block
     await write(target, 'fourth', { freeOldLater: true });
     expect(fs.readFileSync(target, 'utf8')).toBe('fourth');
     expect(fs.readFileSync(victim, 'utf8')).toBe('precious');
