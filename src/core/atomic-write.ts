@@ -225,3 +225,100 @@ export async function writeFileAtomic(target: string, data: string | Uint8Array,
     throw e;
   }
 }
+
+/**
+ * A cache file written in two steps, its bulk on libuv's thread pool while the caller goes on:
+ * `writeFileInBackground` starts writing the head parts to a temp sibling; `finish` writes the
+ * tail after them and, once everything is down, renames the temp file into place (as
+ * writeFileAtomicSync with `fsync: false, unlinkFirst: true, freeOldLater: true`: for caches
+ * only). `abort` drops it: the temp name goes at once, the descriptor once the write is done.
+ */
+export interface BackgroundWrite {
+  finish(tail: readonly Buffer[]): Promise<void>;
+  abort(): void;
+}
+
+export function writeFileInBackground(target: string, head: readonly Buffer[], mode: number): BackgroundWrite {
+  const tmp = tempSiblingName(target);
+  const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, mode);
+  try {
+    fs.fchmodSync(fd, mode); // the umask may have narrowed the create mode
+  } catch (e) {
+    fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+  let headBytes = 0;
+  for (const b of head) headBytes += b.length;
+  let settled = false;
+  // One pwritev for the whole head (continued should it come back short): one trip to the pool.
+  const written = new Promise<void>((resolve, reject) => {
+    const from = (bufs: readonly Buffer[], position: number): void => {
+      if (bufs.length === 0) return resolve();
+      fs.writev(fd, bufs as Buffer[], position, (e, n) => (e !== null ? reject(e) : n === 0 ? reject(new Error('write made no progress')) : from(rest(bufs, n), position + n)));
+    };
+    from(
+      head.filter((b) => b.length > 0),
+      0,
+    );
+  });
+  written.catch(() => undefined);
+  const drop = (): void => {
+    settled = true;
+    fs.rmSync(tmp, { force: true });
+    void written.then(
+      () => fs.close(fd, () => undefined),
+      () => fs.close(fd, () => undefined),
+    );
+  };
+  return {
+    async finish(tail) {
+      if (settled) throw new Error('background write already finished or aborted');
+      try {
+        let at = headBytes;
+        for (const b of tail) {
+          writeAllAt(fd, b, at);
+          at += b.length;
+        }
+        await written;
+      } catch (e) {
+        drop();
+        throw e;
+      }
+      settled = true;
+      let old: number | null = null;
+      try {
+        fs.closeSync(fd);
+        old = holdOld(target);
+        fs.rmSync(target, { force: true });
+        fs.renameSync(tmp, target);
+      } catch (e) {
+        fs.rmSync(tmp, { force: true });
+        throw e;
+      } finally {
+        closeInBackground(old);
+      }
+    },
+    abort() {
+      if (!settled) drop();
+    },
+  };
+}
+
+/** What remains of `bufs` once `n` bytes of them were written. */
+function rest(bufs: readonly Buffer[], n: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (const b of bufs) {
+    if (n >= b.length) n -= b.length;
+    else {
+      out.push(n > 0 ? b.subarray(n) : b);
+      n = 0;
+    }
+  }
+  return out;
+}
+
+/** Writes all of `b` at `position` (pwrite; may take several calls). */
+function writeAllAt(fd: number, b: Uint8Array, position: number): void {
+  for (let off = 0; off < b.length; ) off += fs.writeSync(fd, b, off, b.length - off, position + off);
+}

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalEntries, canonicalHead, canonicalTail, computeDigestOf, type RenderBasis } from './digest.js';
-import { chunks, entryStarts, readTextMemo, splicePlan, TextMemoWriter, type Part } from './text-memo.js';
+import { chunks, entryStarts, parseTextMemo, readTextMemo, splicePlan, TextMemoWriter, type Part } from './text-memo.js';
 import type { RepoSnapshotEntry } from './types.js';
 
 /**
@@ -20,10 +20,15 @@ const CHUNK = 4096;
  */
 const BOUNDARY = Buffer.from('},{"bytes":', 'latin1');
 
-/** sha256 digest of the body `{ files, truncated, counts: { files: files.length, bytes } }`, reusing and renewing the canonical memo at `memoFile`. */
-export function digestWithMemo(files: readonly RepoSnapshotEntry[], bytes: number, truncated: boolean, memoFile: string, basis?: RenderBasis): string {
+/**
+ * sha256 digest of the body `{ files, truncated, counts: { files: files.length, bytes } }`, reusing and
+ * renewing the canonical memo at `memoFile`. `memoBytes`: that file's bytes, when already read.
+ */
+export function digestWithMemo(files: readonly RepoSnapshotEntry[], bytes: number, truncated: boolean, memoFile: string, basis?: RenderBasis, memoBytes?: Buffer | null): string {
   const n = files.length;
-  const old = basis === undefined || basis.oldIndex.length !== n ? null : readTextMemo(memoFile, MEMO_TAG, [basis.digest]);
+  const wanted = [basis?.digest];
+  let old = null;
+  if (basis !== undefined && basis.oldIndex.length === n) old = (memoBytes !== undefined && memoBytes !== null ? parseTextMemo(memoBytes, MEMO_TAG, wanted) : null) ?? readTextMemo(memoFile, MEMO_TAG, wanted);
   const plan = old !== null && old.starts !== null ? splicePlan(basis!.oldIndex, { text: old.text, starts: old.starts }, 1, CHUNK) : chunks(0, n, CHUNK);
   const writer = TextMemoWriter.open(memoFile, MEMO_TAG);
   if (writer === null && old === null) return computeDigestOf(files, bytes, truncated);

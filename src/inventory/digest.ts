@@ -33,15 +33,26 @@ interface KnownBody {
   truncated: boolean;
   renderMemo: string | undefined;
   basis: RenderBasis | undefined;
+  /** The render memo's bytes, being read since the scan saw the tree change (taken once). */
+  renderRead: Promise<Buffer | null> | undefined;
 }
 
-/**
- * Notes the digest of the body `{ files, truncated, counts: { files: files.length, bytes } }`;
- * `files` must be frozen, entries included. `renderMemo`: where the scan's cache keeps the last
- * rendering of such a document (see render.ts).
- */
-export function rememberBodyDigest(files: readonly RepoSnapshotEntry[], bytes: number, digest: string, renderMemo?: string, truncated = false, basis?: RenderBasis): void {
-  if (Object.isFrozen(files)) knownDigests.set(files, { digest, bytes, truncated, renderMemo, basis });
+/** What a scan knows of the body it returned, for rememberBodyDigest. */
+export interface BodyFacts {
+  bytes: number;
+  digest: string;
+  truncated?: boolean;
+  /** Where the scan's cache keeps the last rendering of such a document (see render.ts). */
+  renderMemo?: string | undefined;
+  basis?: RenderBasis | undefined;
+  /** The render memo, already being read (see prefetchFile). */
+  renderRead?: Promise<Buffer | null> | undefined;
+}
+
+/** Notes what the scan knows of the body `{ files, truncated, counts: { files: files.length, bytes } }`; `files` must be frozen, entries included. */
+export function rememberBodyDigest(files: readonly RepoSnapshotEntry[], facts: BodyFacts): void {
+  const { bytes, digest, truncated = false, renderMemo, basis, renderRead } = facts;
+  if (Object.isFrozen(files)) knownDigests.set(files, { digest, bytes, truncated, renderMemo, basis, renderRead });
 }
 
 function knownFor(body: RepoSnapshotBody): KnownBody | undefined {
@@ -58,6 +69,14 @@ export function renderMemoOf(body: RepoSnapshotBody): string | undefined {
 /** The body this one was made from, if the scan knew it (see RenderBasis). */
 export function renderBasisOf(body: RepoSnapshotBody): RenderBasis | undefined {
   return knownFor(body)?.basis;
+}
+
+/** The render memo's bytes the scan started reading for this body, handed out once (later renders read the memo as it then is). */
+export function takeRenderRead(body: RepoSnapshotBody): Promise<Buffer | null> | undefined {
+  const known = knownFor(body);
+  const read = known?.renderRead;
+  if (known !== undefined) known.renderRead = undefined;
+  return read;
 }
 
 /** Freezes a result's file list (and its entries), so a digest noted for it stays true. */

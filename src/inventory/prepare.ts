@@ -49,6 +49,10 @@ export interface Prepared {
    */
   preread?: ReadonlyMap<string, FileOutcome>;
   checkRacyFrom?: RacyFrom;
+  /** The memos read on the thread pool once the stored-result check saw a change: the canonical memo's bytes, the render memo's coming. */
+  memoReads?: { canonical: Buffer | null; render: Promise<Buffer | null> };
+  /** The stored-result path may write the cache on the thread pool while it builds the result (its caller awaits the save). */
+  saveInBackground?: boolean;
   /** The racy-timestamp margins of this root (racy.ts). */
   racy: RacyMargins;
   /** A verifying worker started before the (big) cache was loaded; the stored-result check uses and stops it. */

@@ -292,7 +292,7 @@ class ScanRun {
     if (this.digestBody) {
       freezeFiles(files);
       stored.digest = this.p.cacheFile === null ? computeDigestOf(files, bytes, cut !== undefined) : digestWithMemo(files, bytes, cut !== undefined, canonicalMemoPath(this.p.cacheFile));
-      rememberBodyDigest(files, bytes, stored.digest, this.p.cacheFile === null ? undefined : renderMemoPath(this.p.cacheFile), cut !== undefined);
+      rememberBodyDigest(files, { bytes, digest: stored.digest, truncated: cut !== undefined, renderMemo: this.p.cacheFile === null ? undefined : renderMemoPath(this.p.cacheFile) });
     }
     this.next.result = `${this.p.resultKey}\n${JSON.stringify(stored)}`;
     this.next.entryRows = rows;

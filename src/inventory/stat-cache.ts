@@ -3,7 +3,7 @@ import { crc32 } from 'node:zlib';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { removeStaleTemps, writeAll, writeFileAtomicSync } from '../core/atomic-write.js';
+import { removeStaleTemps, writeAll, writeFileAtomicSync, writeFileInBackground, type BackgroundWrite } from '../core/atomic-write.js';
 import { errnoCode } from '../core/errors.js';
 import { STAT_FIELDS } from './read-file.js';
 import type { ScanWarning } from './types.js';
@@ -20,12 +20,13 @@ import type { ScanWarning } from './types.js';
  *   dirs:  nDirs × 4 × f64 (mtimeMs, ctimeMs, ino, dev) | nDirs × u32 listing length | nListing × u8 type
  *   u32 pathsLen | file paths, dir paths, NUL-separated
  *   u32 namesLen | listing names, NUL-separated (decoded only when a listing is used)
- *   u32 resultLen | result JSON (may be empty) | u32 nEntries | nEntries × u32 file row
+ *   u32 nEntries | nEntries × u32 file row | u32 resultLen | result JSON (may be empty): last, so
+ *   the rest can be on its way to disk before the scan knows its result (startCacheSave)
  *   CRC-32 of everything above (u32): catches a torn or damaged file cheaply (2.7 ms for 19 MB
  *   against 9 ms for sha256); the cache is private (0600) and only ever speeds a scan up
  */
 const MAGIC = Buffer.from('CAIRNSC\0', 'latin1');
-export const CACHE_FORMAT = 9;
+export const CACHE_FORMAT = 10;
 
 /**
  * A directory's entries in walk order (sorted by name, directories keyed with a trailing '/'),
@@ -483,10 +484,10 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   const pathsRaw = r.bytes(r.u32());
   const pathsText = pathsRaw.toString('utf8');
   const namesBytes = r.bytes(r.u32());
-  const result = r.bytes(r.u32()).toString('utf8');
   const nEntries = r.u32();
   const entryRows = new Uint32Array(nEntries);
   Buffer.from(entryRows.buffer).set(r.bytes(nEntries * 4));
+  const result = r.bytes(r.u32()).toString('utf8');
   // The top bit marks a symlink entry (stored-result.ts LINK_ROW), checked where it is used.
   for (let i = 0; i < nEntries; i++) {
     const row = entryRows[i]!;
@@ -506,8 +507,8 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   return data;
 }
 
-/** The cache file's content as its parts in order, the CRC-32 trailer last (written one by one, never joined). */
-export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: string): Buffer[] {
+/** The cache file's content but the stored result and the trailer (see cacheTail), and the CRC-32 of it. */
+function encodeCacheHead(data: StatCacheData, rootReal: string, optionsKey: string): { head: Buffer[]; crc: number } {
   const header = Buffer.from(JSON.stringify({ tool: 'cairn', root: rootReal, optionsKey, endianness: os.endianness() } satisfies CacheHeader), 'utf8');
   const t = data.files;
   const nFiles = t.size;
@@ -560,20 +561,30 @@ export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: s
   }
   const pathsBlob = strings === null ? data.pathsTable!.raw : Buffer.from(strings.join('\0'), 'utf8');
   off = fixed.writeUInt32LE(pathsBlob.length, off);
-  const result = Buffer.from(data.result ?? '', 'utf8');
   const rows = data.result === undefined || data.entryRows === undefined ? new Uint32Array(0) : data.entryRows;
   const lens = Buffer.allocUnsafe(8);
-  lens.writeUInt32LE(result.length, 0);
-  const rowBytes = Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength);
+  lens.writeUInt32LE(namesBlob.length, 0);
   lens.writeUInt32LE(rows.length, 4);
-  const namesLen = Buffer.allocUnsafe(4);
-  namesLen.writeUInt32LE(namesBlob.length, 0);
-  const parts = [fixed.subarray(0, off), pathsBlob, namesLen, namesBlob, lens.subarray(0, 4), result, lens.subarray(4), rowBytes];
+  const head = [fixed.subarray(0, off), pathsBlob, lens.subarray(0, 4), namesBlob, lens.subarray(4), Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength)];
   let crc = 0;
-  for (const part of parts) crc = crc32(part, crc);
-  const trailer = Buffer.alloc(4);
-  trailer.writeUInt32LE(crc, 0);
-  return [...parts, trailer];
+  for (const part of head) crc = crc32(part, crc);
+  return { head, crc };
+}
+
+/** The cache file's last parts: the stored result (JSON, or '' for none), then the CRC-32 of everything. */
+function cacheTail(result: string | undefined, headCrc: number): Buffer[] {
+  const text = Buffer.from(result ?? '', 'utf8');
+  const len = Buffer.allocUnsafe(4);
+  len.writeUInt32LE(text.length, 0);
+  const trailer = Buffer.allocUnsafe(4);
+  trailer.writeUInt32LE(crc32(text, crc32(len, headCrc)), 0);
+  return [len, text, trailer];
+}
+
+/** The cache file's content as its parts in order, the CRC-32 trailer last (written one by one, never joined). */
+export function encodeCache(data: StatCacheData, rootReal: string, optionsKey: string): Buffer[] {
+  const { head, crc } = encodeCacheHead(data, rootReal, optionsKey);
+  return [...head, ...cacheTail(data.result, crc)];
 }
 
 /** The buffers joined with a NUL between each two. */
@@ -589,6 +600,53 @@ function joinWithNul(parts: readonly Buffer[]): Buffer {
   return out;
 }
 
+/** A cache save under way (startCacheSave). */
+export interface PendingCacheSave {
+  /** Adds the stored result and publishes the file; a notice instead of a throw, as saveCache. */
+  finish(result: string | undefined): Promise<ScanWarning | undefined>;
+  abort(): void;
+}
+
+/**
+ * saveCache in two steps: everything but the stored result (the cache's rows and listings, all
+ * of its ~13 MB on a 76k-file tree) goes to disk on the thread pool at once, while the scan
+ * builds its result and digest; `finish` adds the result (which holds that digest) and
+ * publishes. A notice instead when the file cannot even be started.
+ */
+export function startCacheSave(file: string, data: StatCacheData, rootReal: string, optionsKey: string): PendingCacheSave | ScanWarning {
+  let write: BackgroundWrite;
+  let crc: number;
+  try {
+    prepareCacheDir(file);
+    const encoded = encodeCacheHead(data, rootReal, optionsKey);
+    crc = encoded.crc;
+    write = writeFileInBackground(file, encoded.head, 0o600);
+  } catch (e) {
+    return cacheUnwritable(file, e);
+  }
+  return {
+    async finish(result) {
+      try {
+        await write.finish(cacheTail(result, crc));
+        return undefined;
+      } catch (e) {
+        return cacheUnwritable(file, e);
+      }
+    },
+    abort: () => write.abort(),
+  };
+}
+
+function prepareCacheDir(file: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  // What a run killed mid-write left of this cache's files (each up to tens of MB) goes now.
+  removeStaleTemps(path.dirname(file), cacheFamily(file), { minAgeMs: STALE_TEMP_AGE_MS });
+}
+
+function cacheUnwritable(file: string, e: unknown): ScanWarning {
+  return { code: 'CACHE_UNWRITABLE', message: `stat cache not saved (${errnoCode(e) ?? String(e)}); the next scan hashes everything again`, path: file };
+}
+
 /**
  * Publishes the cache atomically (temp + rename), so a crash or abort never leaves a partial
  * file where the next run would look. Returns a notice instead of throwing: a cache that cannot
@@ -596,9 +654,7 @@ function joinWithNul(parts: readonly Buffer[]): Buffer {
  */
 export function saveCache(file: string, data: StatCacheData, rootReal: string, optionsKey: string): ScanWarning | undefined {
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    // What a run killed mid-write left of this cache's files (each up to tens of MB) goes now.
-    removeStaleTemps(path.dirname(file), cacheFamily(file), { minAgeMs: STALE_TEMP_AGE_MS });
+    prepareCacheDir(file);
     // 0600: the cache lists the tree's paths and digests; it is nobody else's business.
     const parts = encodeCache(data, rootReal, optionsKey);
     writeFileAtomicSync(
@@ -610,6 +666,6 @@ export function saveCache(file: string, data: StatCacheData, rootReal: string, o
     );
     return undefined;
   } catch (e) {
-    return { code: 'CACHE_UNWRITABLE', message: `stat cache not saved (${errnoCode(e) ?? String(e)}); the next scan hashes everything again`, path: file };
+    return cacheUnwritable(file, e);
   }
 }

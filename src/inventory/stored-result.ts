@@ -11,8 +11,9 @@ import { applyDirChanges } from './incremental.js';
 import { entryMode } from './entry-mode.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
 import { digestWithMemo } from './digest-memo.js';
-import { canonicalMemoPath, dirRowsOf, renderMemoPath, saveCache, HAS_SHA, type FileTable } from './stat-cache.js';
-import type { RepoSnapshotEntry, ScanOptions, ScanResult, SkippedEntry } from './types.js';
+import { canonicalMemoPath, dirRowsOf, renderMemoPath, saveCache, startCacheSave, HAS_SHA, type FileTable, type PendingCacheSave } from './stat-cache.js';
+import { prefetchFile } from './text-memo.js';
+import type { RepoSnapshotEntry, ScanOptions, ScanResult, ScanWarning, SkippedEntry } from './types.js';
 
 /** What the stored result keeps besides its entry rows. */
 export interface StoredResult {
@@ -166,7 +167,7 @@ function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
  * Re-reads the changed rows, then builds the result from the cache rows; null when the walk
  * must decide instead.
  */
-function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResult, changed: number[], racyFrom: RacyFrom, digestBody: boolean, prior: PriorChanges): ScanResult | null {
+function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResult, changed: number[], racyFrom: RacyFrom, digestBody: boolean, prior: PriorChanges): Draft | null {
   const t = p.previous.files;
   const rows = p.previous.entryRows;
   if (rows === undefined || rows.length > p.maxFiles) return null; // new files may now cross the budget: the walk cuts
@@ -189,6 +190,37 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     t.setRow(i, o.stat, 0, o.sha ?? null, 0, isRacy(racyFrom, o.stat[1]!, o.stat[2]!, o.stat[4]!));
     bytesHashed += o.stat[0]!;
   }
+  const mustSave = (changed.length > 0 || prior.read.files > 0 || prior.listings) && p.cacheFile !== null;
+  // The table is final: in the background its bytes go to disk while the result is built.
+  const early = mustSave && p.saveInBackground === true ? startCacheSave(p.cacheFile!, p.previous, p.rootReal, p.optionsKey) : null;
+  let draft: Draft | null = null;
+  try {
+    draft = draftResult(p, options, stored, prior, rows, entryChanged, digestBody);
+  } finally {
+    if (draft === null && early !== null && 'finish' in early) early.abort();
+  }
+  if (draft === null) return null;
+  draft.hashed = changed.length + prior.read.files;
+  draft.bytesHashed = bytesHashed;
+  draft.save = mustSave ? (early ?? 'now') : null;
+  return draft;
+}
+
+/** A result built whose cache save may still be under way: settle or settleSync finishes it and reports. */
+interface Draft {
+  result: ScanResult;
+  stored: StoredResult;
+  digest: string | undefined;
+  /** 'now': to save at settling; a pending save; the notice of one that could not start; null: nothing to save. */
+  save: PendingCacheSave | ScanWarning | 'now' | null;
+  hashed: number;
+  bytesHashed: number;
+}
+
+/** The entries from the cache rows (the changed ones already set again), and their digest; null when the walk must decide. */
+function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, prior: PriorChanges, rows: Uint32Array, entryChanged: Set<number>, digestBody: boolean): Draft | null {
+  const t = p.previous.files;
+  const prefix = prefixOf(p.rootReal);
   const files: RepoSnapshotEntry[] = new Array<RepoSnapshotEntry>(rows.length);
   // Where each entry stood in the stored result (-1: added, or read again and changed, a
   // .gitignore read for its rules included): the stored result's rendering is then reused for
@@ -241,21 +273,49 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     freezeFiles(files);
     const basis = reread !== null && stored.digest !== undefined ? { digest: stored.digest, oldIndex } : undefined;
     if (entryChanged.size === 0 && prior.read.changed.length === 0 && !prior.entries && stored.digest !== undefined) digest = stored.digest;
-    else digest = p.cacheFile === null ? computeDigestOf(files, bytes, truncated) : digestWithMemo(files, bytes, truncated, canonicalMemoPath(p.cacheFile), basis);
-    rememberBodyDigest(files, bytes, digest, p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile), truncated, digest !== stored.digest ? basis : undefined);
+    else digest = p.cacheFile === null ? computeDigestOf(files, bytes, truncated) : digestWithMemo(files, bytes, truncated, canonicalMemoPath(p.cacheFile), basis, p.memoReads?.canonical);
+    rememberBodyDigest(files, {
+      bytes,
+      digest,
+      truncated,
+      renderMemo: p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile),
+      basis: digest !== stored.digest ? basis : undefined,
+      renderRead: p.memoReads?.render,
+    });
   }
-  if ((changed.length > 0 || prior.read.files > 0 || prior.listings) && p.cacheFile !== null) {
-    stored.digest = digest; // a stale digest must not survive the rewrite
-    p.previous.result = `${p.resultKey}\n${JSON.stringify(stored)}`;
-    const w = saveCache(p.cacheFile, p.previous, p.rootReal, p.optionsKey);
-    if (w !== undefined) warnings.push(w);
+  return { result: { files, truncated, counts: { files: files.length, bytes }, skipped: stored.skipped, warnings }, stored, digest, save: null, hashed: 0, bytesHashed: 0 };
+}
+
+/** The stored result as the cache keeps it, with the digest of this result (a stale one must not survive the rewrite). */
+function storedText(p: Prepared, d: Draft): string {
+  d.stored.digest = d.digest;
+  p.previous.result = `${p.resultKey}\n${JSON.stringify(d.stored)}`;
+  return p.previous.result;
+}
+
+function settleSync(p: Prepared, options: ScanOptions, d: Draft): ScanResult {
+  if (d.save === 'now') {
+    storedText(p, d);
+    return report(p, options, d, saveCache(p.cacheFile!, p.previous, p.rootReal, p.optionsKey));
   }
-  for (const w of warnings) options.onWarning?.(w);
-  for (const sk of stored.skipped) options.onSkip?.(sk);
-  const n = files.length;
-  const hashed = changed.length + prior.read.files;
-  options.onProgress?.({ phase: 'done', filesSeen: n, filesHashed: hashed, bytesHashed, filesCached: p.withDigest ? Math.max(0, n - hashed) : 0, filesDone: n });
-  return { files, truncated, counts: { files: n, bytes }, skipped: stored.skipped, warnings };
+  // A save under way needs settle (only tryStoredResultParallel starts one).
+  if (d.save !== null && 'finish' in d.save) throw new Error('a background cache save must be settled asynchronously');
+  return report(p, options, d, d.save ?? undefined);
+}
+
+async function settle(p: Prepared, options: ScanOptions, d: Draft): Promise<ScanResult> {
+  if (d.save !== null && d.save !== 'now' && 'finish' in d.save) return report(p, options, d, await d.save.finish(storedText(p, d)));
+  return settleSync(p, options, d);
+}
+
+function report(p: Prepared, options: ScanOptions, d: Draft, saveNotice: ScanWarning | undefined): ScanResult {
+  const { result } = d;
+  if (saveNotice !== undefined) result.warnings.push(saveNotice);
+  for (const w of result.warnings) options.onWarning?.(w);
+  for (const sk of d.stored.skipped) options.onSkip?.(sk);
+  const n = result.files.length;
+  options.onProgress?.({ phase: 'done', filesSeen: n, filesHashed: d.hashed, bytesHashed: d.bytesHashed, filesCached: !p.withDigest ? 0 : Math.max(0, n - d.hashed), filesDone: n });
+  return result;
 }
 
 /**
@@ -270,19 +330,34 @@ export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = 
     const pass = startPass(p, options);
     if (pass === null) return null;
     const done = pass.verifier === null || (pass.mine !== null && pass.verifier.waitSync(pass.shared, VERIFY_WORKER_TIMEOUT_MS));
-    return afterVerify(p, options, pass, done ? withTheirs(pass) : null, digestBody);
+    const draft = afterVerify(p, options, pass, done ? withTheirs(pass) : null, digestBody);
+    return draft === null ? null : settleSync(p, options, draft);
   } finally {
     p.verifier?.stop();
   }
 }
 
-/** Same as tryStoredResult, the worker awaited instead of blocked on. */
+/**
+ * Same as tryStoredResult, the worker awaited instead of blocked on. Once this thread's share
+ * of the pass found a change, the memos the new result is made from are read on the thread
+ * pool (the other core idles after the pass) while this thread reads the changed files again
+ * and builds the result.
+ */
 export async function tryStoredResultParallel(p: Prepared, options: ScanOptions, digestBody: boolean): Promise<ScanResult | null> {
   try {
-    const pass = startPass(p, options);
+    let reads = null as { canonical: Promise<Buffer | null>; render: Promise<Buffer | null> } | null;
+    const pass = startPass(p, options, (cacheFile) => {
+      reads = { canonical: prefetchFile(canonicalMemoPath(cacheFile)), render: prefetchFile(renderMemoPath(cacheFile)) };
+    });
     if (pass === null) return null;
     const done = pass.verifier === null || (pass.mine !== null && (await pass.verifier.wait(pass.shared, VERIFY_WORKER_TIMEOUT_MS)));
-    return afterVerify(p, options, pass, done ? withTheirs(pass) : null, digestBody);
+    if (reads !== null) {
+      const { canonical, render } = reads;
+      p.memoReads = { canonical: await canonical, render };
+    }
+    p.saveInBackground = true;
+    const draft = afterVerify(p, options, pass, done ? withTheirs(pass) : null, digestBody);
+    return draft === null ? null : await settle(p, options, draft);
   } finally {
     p.verifier?.stop();
   }
@@ -308,8 +383,8 @@ interface Pass {
   racyFrom: RacyFrom;
 }
 
-/** Builds the verify table and runs this thread's share of the pass (all of it for a small table). */
-function startPass(p: Prepared, options: ScanOptions): Pass | null {
+/** Builds the verify table and runs this thread's share of the pass (all of it for a small table); `onChange` is told when that share found a change. */
+function startPass(p: Prepared, options: ScanOptions, onChange?: (cacheFile: string) => void): Pass | null {
   const racyFrom = racyFromNow(p.racy);
   const v = verifyTable(p);
   if (v.size === 0 || p.cacheFile === null) return null;
@@ -325,6 +400,7 @@ function startPass(p: Prepared, options: ScanOptions): Pass | null {
   const shared = startJob(p, verifier, v, prefix, cap, theirsRead);
   const mine = claimChangedRows(fast.lstat, changedRows, shared, VERIFY_CHUNK, prefix, v.paths, v.stats, v.flags, v.size, cap);
   if (mine === null) Atomics.store(shared, 0, v.size); // over the cap: the worker stops claiming too
+  else if (mine.length > 0) onChange?.(p.cacheFile);
   // While the worker finishes its share, this thread reads again the files it found changed.
   let mineRead: PrereadArea | null = null;
   if (mine !== null && mine.length > 0) {
@@ -398,7 +474,7 @@ function withTheirs(pass: Pass): number[] | null {
   return mine;
 }
 
-function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number[] | null, digestBody: boolean): ScanResult | null {
+function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number[] | null, digestBody: boolean): Draft | null {
   if (rows === null || !cwdHeld(p, pass)) return null;
   const { files, dirs } = splitRows(pass.v, rows);
   // Every row was checked (each thread stayed within twice the limit): the walk, should it decide

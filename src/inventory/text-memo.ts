@@ -40,7 +40,6 @@ function memoHead(tag: string, digest: string, crc: number, textLength: number):
 export function readTextMemo(file: string, tag: string, wanted: readonly (string | undefined)[]): TextMemo | null {
   const headLength = headBytes(tag);
   let buf: Buffer;
-  let digest: string;
   try {
     const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
     try {
@@ -48,8 +47,7 @@ export function readTextMemo(file: string, tag: string, wanted: readonly (string
       if (size < headLength) return null;
       buf = Buffer.allocUnsafe(size);
       if (fs.readSync(fd, buf, 0, headLength, 0) !== headLength) return null;
-      digest = buf.toString('latin1', tag.length + 1, tag.length + 1 + 'sha256:'.length + 64);
-      if (!wanted.includes(digest)) return null;
+      if (!wanted.includes(digestIn(buf, tag))) return null;
       for (let off = headLength; off < size; ) {
         const n = fs.readSync(fd, buf, off, size - off, off);
         if (n === 0) return null;
@@ -61,6 +59,49 @@ export function readTextMemo(file: string, tag: string, wanted: readonly (string
   } catch {
     return null;
   }
+  return parseTextMemo(buf, tag, wanted);
+}
+
+function digestIn(buf: Buffer, tag: string): string {
+  return buf.toString('latin1', tag.length + 1, tag.length + 1 + 'sha256:'.length + 64);
+}
+
+/**
+ * Starts reading the file at `file` whole on the thread pool, as one read(2) (a read in pieces
+ * would wait for this thread's event loop between them): the scan starts its memos this way as
+ * soon as it knows the tree changed, so they arrive while it builds the result. Null when it
+ * cannot be read; the memo's checks come later (parseTextMemo).
+ */
+export function prefetchFile(file: string): Promise<Buffer | null> {
+  let fd: number;
+  let buf: Buffer;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  } catch {
+    return Promise.resolve(null);
+  }
+  try {
+    buf = Buffer.allocUnsafe(fs.fstatSync(fd).size);
+  } catch {
+    fs.closeSync(fd);
+    return Promise.resolve(null);
+  }
+  return new Promise((resolve) => {
+    const readFrom = (off: number): void => {
+      if (off === buf.length) return done(buf);
+      fs.read(fd, buf, off, buf.length - off, off, (e, n) => (e !== null || n === 0 ? done(null) : readFrom(off + n)));
+    };
+    const done = (b: Buffer | null): void => fs.close(fd, () => resolve(b));
+    readFrom(0);
+  });
+}
+
+/** The memo in `buf` (a whole memo file's bytes) if it is whole, has `tag` and is of one of the `wanted` digests. */
+export function parseTextMemo(buf: Buffer, tag: string, wanted: readonly (string | undefined)[]): TextMemo | null {
+  const headLength = headBytes(tag);
+  if (buf.length < headLength) return null;
+  const digest = digestIn(buf, tag);
+  if (!wanted.includes(digest)) return null;
   // `digest` is one the caller wants, so a valid one: the whole first line must be as written.
   const head = buf.subarray(0, headLength).toString('latin1');
   const textLength = Number(head.slice(-13, -1));

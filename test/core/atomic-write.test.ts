@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isTempName, removeStaleTemps, tempSiblingName, writeFileAtomic, writeFileAtomicSync } from '../../src/core/atomic-write.js';
+import { isTempName, removeStaleTemps, tempSiblingName, writeFileAtomic, writeFileAtomicSync, writeFileInBackground } from '../../src/core/atomic-write.js';
 import { mkfifo } from '../support/mkfifo.js';
 
 const ATOMIC_WRITE_MODULE = pathToFileURL(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/core/atomic-write.ts')).href;
@@ -156,6 +156,51 @@ describe.each(WRITERS)('%s', (_name, write) => {
     const target = path.join(dir, 'cache');
     await write(target, 'fast', { fsync: false });
     expect(fs.readFileSync(target, 'utf8')).toBe('fast');
+  });
+});
+
+describe('writeFileInBackground', () => {
+  const tempsIn = (d: string): string[] => fs.readdirSync(d).filter(isTempName);
+
+  it('publishes the head, written on the thread pool, then the tail, in place of the old file, with the mode asked', async () => {
+    const target = path.join(dir, 'cache');
+    fs.writeFileSync(target, 'old');
+    const big = Buffer.alloc(3 << 20, 0x61);
+    const w = writeFileInBackground(target, [Buffer.from('head:'), big, Buffer.alloc(0), Buffer.from(':bulk')], 0o600);
+    expect(fs.readFileSync(target, 'utf8')).toBe('old'); // nothing moves before finish
+    await w.finish([Buffer.from(':tail')]);
+    const got = fs.readFileSync(target);
+    expect(got.length).toBe(5 + big.length + 5 + 5);
+    expect(got.subarray(0, 5).toString()).toBe('head:');
+    expect(got.subarray(5, 5 + big.length).equals(big)).toBe(true);
+    expect(got.subarray(5 + big.length).toString()).toBe(':bulk:tail');
+    expect(fs.statSync(target).mode & 0o777).toBe(0o600);
+    expect(tempsIn(dir)).toEqual([]);
+  });
+
+  it('abort leaves the old file as it was and no temp file, even with the head still being written', async () => {
+    const target = path.join(dir, 'cache');
+    fs.writeFileSync(target, 'old');
+    const w = writeFileInBackground(target, [Buffer.alloc(8 << 20, 1)], 0o600);
+    w.abort();
+    expect(tempsIn(dir)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fs.readFileSync(target, 'utf8')).toBe('old');
+    await expect(w.finish([])).rejects.toThrow(/already finished or aborted/);
+  });
+
+  it('fails at the start where the temp file cannot be made (missing directory), touching nothing', () => {
+    expect(() => writeFileInBackground(path.join(dir, 'missing', 'cache'), [Buffer.from('x')], 0o600)).toThrow(/ENOENT/);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('a finish that cannot publish (the target is a directory) rejects and leaves no temp file', async () => {
+    const target = path.join(dir, 'cache');
+    fs.mkdirSync(path.join(target, 'inside'), { recursive: true });
+    const w = writeFileInBackground(target, [Buffer.from('x')], 0o600);
+    await expect(w.finish([Buffer.from('y')])).rejects.toThrow();
+    expect(tempsIn(dir)).toEqual([]);
+    expect(fs.statSync(target).isDirectory()).toBe(true);
   });
 });
 

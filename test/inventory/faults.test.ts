@@ -129,3 +129,68 @@ describe('kill -9 while scanning', () => {
     expect(fs.readdirSync(cacheDir).filter(isTempName)).toEqual([]);
   });
 });
+
+describe('a stat cache that cannot be written', () => {
+  // The scan that finds changes writes the cache's bulk on the thread pool while it builds the
+  // result; a write that fails there must still end in a notice, a right result, the last good
+  // cache kept and no temp file left behind.
+  function treeWithCache(): { root: string; cacheDir: string; run: (wrap?: (cmd: string, args: string[]) => [string, string[]]) => ReturnType<typeof spawnSync> } {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    const files: Record<string, string> = {};
+    for (let d = 0; d < 10; d++) for (let i = 0; i < 40; i++) files[`d${d}/f${i}.txt`] = `content ${d} ${i}\n`;
+    writeTree(root, files);
+    const run = (wrap = (cmd: string, args: string[]): [string, string[]] => [cmd, args]) => {
+      const [cmd, args] = wrap(process.execPath, [CLI, 'snapshot', '--root', root, '--cache-dir', cacheDir, '--max-files', '50000']);
+      return spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, CI: '1' } });
+    };
+    return { root, cacheDir, run };
+  }
+
+  function truthOf(root: string): string {
+    const r = spawnSync(process.execPath, [CLI, 'snapshot', '--root', root, '--no-cache', '--max-files', '50000'], { encoding: 'utf8', env: { ...process.env, CI: '1' } });
+    expect(r.status, r.stderr).toBe(0);
+    return r.stdout;
+  }
+
+  it.runIf(fs.existsSync(CLI))('in a read-only cache directory: a notice, the right snapshot, and the next writable run still right', () => {
+    const { root, cacheDir, run } = treeWithCache();
+    expect(run().status).toBe(0);
+    fs.appendFileSync(path.join(root, 'd3', 'f7.txt'), 'edited\n');
+    fs.chmodSync(cacheDir, 0o500);
+    try {
+      const r = run(withoutPermissionOverride);
+      expect(r.status, String(r.stderr)).toBe(0);
+      expect(r.stderr).toMatch(/cairn: notice: stat cache not saved \(EACCES\)/);
+      expect(r.stdout).toBe(truthOf(root));
+    } finally {
+      fs.chmodSync(cacheDir, 0o700);
+    }
+    expect(fs.readdirSync(cacheDir).filter(isTempName)).toEqual([]);
+    const again = run();
+    expect(again.stderr).not.toContain('notice');
+    expect(again.stdout).toBe(truthOf(root));
+  });
+
+  it.runIf(fs.existsSync(CLI))('when the disk refuses the write midway (a file size limit): a notice, the right snapshot, the old cache kept whole, no temp file', () => {
+    const { root, cacheDir, run } = treeWithCache();
+    expect(run().status).toBe(0);
+    const cacheFile = fs.readdirSync(cacheDir).find((n) => n.endsWith('.cache'))!;
+    const before = fs.readFileSync(path.join(cacheDir, cacheFile));
+    expect(before.length).toBeGreaterThan(8 * 1024); // so the limit below cuts the rewrite short
+    fs.appendFileSync(path.join(root, 'd5', 'f1.txt'), 'edited\n');
+    // RLIMIT_FSIZE makes write(2) fail with EFBIG past 8 KiB, as a full disk fails it with ENOSPC
+    // (Node ignores SIGXFSZ, so the process lives on to see the error).
+    const limited = (cmd: string, args: string[]): [string, string[]] => ['bash', ['-c', 'ulimit -f 8 && exec "$@"', 'limited', cmd, ...args]];
+    const r = run(limited);
+    expect(r.status, String(r.stderr)).toBe(0);
+    expect(r.stderr).toMatch(/cairn: notice: stat cache not saved \(EFBIG\)/);
+    const truth = truthOf(root);
+    expect(r.stdout).toBe(truth);
+    expect(fs.readdirSync(cacheDir).filter(isTempName)).toEqual([]);
+    expect(fs.readFileSync(path.join(cacheDir, cacheFile)).equals(before)).toBe(true);
+    const again = run();
+    expect(again.stderr).not.toContain('notice');
+    expect(again.stdout).toBe(truth);
+  });
+});
