@@ -81,6 +81,7 @@ export function takeRenderRead(body: RepoSnapshotBody): Promise<Buffer | null> |
 
 /** Freezes a result's file list (and its entries), so a digest noted for it stays true. */
 export function freezeFiles(files: RepoSnapshotEntry[]): readonly RepoSnapshotEntry[] {
+  if (Object.isFrozen(files)) return files; // frozen here already, entries first (~4 ms a pass on 76k)
   for (const f of files) Object.freeze(f);
   return Object.freeze(files);
 }
