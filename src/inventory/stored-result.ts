@@ -65,7 +65,9 @@ interface VerifyTable {
   size: number;
   /** Row paths relative to the root ('' is the root itself). */
   paths: string[];
-  stats: Float64Array;
+  /** File rows (6 fields each), then directory rows (mtime, ctime, inode, device). */
+  fileStats: Float64Array;
+  dirStats: Float64Array;
   flags: Uint8Array;
 }
 
@@ -74,19 +76,20 @@ function verifyTable(p: Prepared): VerifyTable {
   const nFiles = t.size;
   const dirs = dirRowsOf(p.previous);
   const size = nFiles + dirs.paths.length;
-  // Shared memory: handed to the verifying worker without a copy.
-  const stats = new Float64Array(new SharedArrayBuffer(size * STAT_FIELDS * 8));
-  stats.set(t.stats.subarray(0, nFiles * STAT_FIELDS));
   const flags = new Uint8Array(new SharedArrayBuffer(size));
   flags.set(t.has.subarray(0, nFiles));
   flags.fill(DIR_ROW, nFiles);
-  for (let k = 0, o = nFiles * STAT_FIELDS; k < dirs.paths.length; k++, o += STAT_FIELDS) {
-    stats[o + 1] = dirs.stats[k * 4]!;
-    stats[o + 2] = dirs.stats[k * 4 + 1]!;
-    stats[o + 3] = dirs.stats[k * 4 + 2]!;
-    stats[o + 4] = dirs.stats[k * 4 + 3]!;
-  }
-  return { nFiles, size, paths: t.paths.concat(dirs.paths), stats, flags };
+  // Shared memory, handed to the verifying worker without a copy: a loaded cache's rows are
+  // views of its file's bytes, in shared memory already.
+  return { nFiles, size, paths: t.paths.concat(dirs.paths), fileStats: inShared(t.stats.subarray(0, nFiles * STAT_FIELDS)), dirStats: inShared(dirs.stats), flags };
+}
+
+/** `a` itself when it lives in shared memory, else a copy there. */
+function inShared<T extends Float64Array | Uint8Array>(a: T): T {
+  if (a.buffer instanceof SharedArrayBuffer) return a;
+  const copy = (a instanceof Float64Array ? new Float64Array(new SharedArrayBuffer(a.byteLength)) : new Uint8Array(new SharedArrayBuffer(a.byteLength))) as T;
+  copy.set(a);
+  return copy;
 }
 
 /** What the lstat pass found: changed file rows and the directories whose stat moved (or that are gone). */
@@ -395,10 +398,10 @@ function startPass(p: Prepared, options: ScanOptions, onChange?: (cacheFile: str
   // takes every row checked and every file read here, however the threads shared the rows.
   const cap = 2 * limit;
   const verifier = v.size >= PARALLEL_VERIFY_MIN && p.jobs > 0 ? (p.verifier ?? new Verifier()) : null;
-  if (verifier === null) return { v, limit, verifier, prefix, shared: new Int32Array(0), mine: changedRows(fast.lstat, prefix, v.paths, v.stats, v.flags, 0, v.size, cap), mineRead: null, theirsRead: null, racyFrom };
+  if (verifier === null) return { v, limit, verifier, prefix, shared: new Int32Array(0), mine: changedRows(fast.lstat, prefix, v.paths, v.fileStats, v.dirStats, v.nFiles, v.flags, 0, v.size, cap), mineRead: null, theirsRead: null, racyFrom };
   const theirsRead = prereadArea(cap + 1);
   const shared = startJob(p, verifier, v, prefix, cap, theirsRead);
-  const mine = claimChangedRows(fast.lstat, changedRows, shared, VERIFY_CHUNK, prefix, v.paths, v.stats, v.flags, v.size, cap);
+  const mine = claimChangedRows(fast.lstat, changedRows, shared, VERIFY_CHUNK, prefix, v.paths, v.fileStats, v.dirStats, v.nFiles, v.flags, v.size, cap);
   if (mine === null) Atomics.store(shared, 0, v.size); // over the cap: the worker stops claiming too
   else if (mine.length > 0) onChange?.(p.cacheFile);
   // While the worker finishes its share, this thread reads again the files it found changed.
@@ -457,10 +460,8 @@ function cwdHeld(p: Prepared, pass: Pass): boolean {
 function startJob(p: Prepared, verifier: Verifier, v: VerifyTable, prefix: string, cap: number, preread: PrereadArea): Int32Array {
   const shared = new Int32Array(new SharedArrayBuffer(4 * (3 + cap + 1)));
   // The loaded cache's string table is exactly the row list (files, then directories), already joined.
-  const raw = p.previous.pathsTable?.raw ?? Buffer.from(v.paths.join('\0'), 'utf8');
-  const paths = new Uint8Array(new SharedArrayBuffer(raw.length));
-  paths.set(raw);
-  verifier.start({ prefix, paths, stats: v.stats, flags: v.flags, size: v.size, limit: cap, chunk: VERIFY_CHUNK, shared, preread: { area: preread, prefix: prefixOf(p.rootReal), withDigest: p.withDigest, budgetBytes: PREREAD_WORKER_BUDGET_BYTES, budgetMs: PREREAD_WORKER_BUDGET_MS } });
+  const paths = inShared<Uint8Array>(p.previous.pathsTable?.raw ?? Buffer.from(v.paths.join('\0'), 'utf8'));
+  verifier.start({ prefix, paths, fileStats: v.fileStats, dirStats: v.dirStats, nFiles: v.nFiles, flags: v.flags, size: v.size, limit: cap, chunk: VERIFY_CHUNK, shared, preread: { area: preread, prefix: prefixOf(p.rootReal), withDigest: p.withDigest, budgetBytes: PREREAD_WORKER_BUDGET_BYTES, budgetMs: PREREAD_WORKER_BUDGET_MS } });
   return shared;
 }
 

@@ -5,25 +5,27 @@ import { processFile } from './read-file.js';
 /**
  * Rows [from, to) of a verify table (cached files, then cached directories) whose lstat no
  * longer matches, or that are flagged racy (4: always re-read), or null as soon as more than
- * `limit` did. A file matches on size, mtime, ctime, inode, device and mode; a directory (flag
- * 8; stats: unused, mtime, ctime, inode, device) when it is still a directory with the same
- * mtime, ctime, inode and device, so no entry was added, removed or renamed in it. A path that
- * cannot be looked at (gone, a parent now a file, no permission) is changed.
- * Self-contained: also runs in the verifying worker as text.
+ * `limit` did. A file (row i < nFiles; `fileStats` row i: size, mtime, ctime, inode, device,
+ * mode) matches on all six; a directory (flag 8; `dirStats` row i - nFiles: mtime, ctime, inode,
+ * device) when it is still a directory with the same four, so no entry was added, removed or
+ * renamed in it. A path that cannot be looked at (gone, a parent now a file, no permission) is
+ * changed. Self-contained: also runs in the verifying worker as text.
  */
-export function changedRows(lstatInto: LstatInto, prefix: string, paths: readonly string[], stats: Float64Array, flags: Uint8Array, from: number, to: number, limit: number): number[] | null {
+export function changedRows(lstatInto: LstatInto, prefix: string, paths: readonly string[], fileStats: Float64Array, dirStats: Float64Array, nFiles: number, flags: Uint8Array, from: number, to: number, limit: number): number[] | null {
   const out: number[] = [];
   const st = new Float64Array(6);
   for (let i = from; i < to; i++) {
-    const o = i * 6;
     const f = flags[i]!;
     let same = false;
     // '' is the root itself when paths are looked up from it (prefix '').
     if ((f & 4) === 0 && lstatInto(prefix + paths[i]! || '.', st)) {
-      same =
-        (f & 8) !== 0
-          ? (st[5]! & 0o170000) === 0o040000 && st[1] === stats[o + 1] && st[2] === stats[o + 2] && st[3] === stats[o + 3] && st[4] === stats[o + 4]
-          : st[0] === stats[o] && st[1] === stats[o + 1] && st[2] === stats[o + 2] && st[3] === stats[o + 3] && st[4] === stats[o + 4] && st[5] === stats[o + 5];
+      if ((f & 8) !== 0) {
+        const o = (i - nFiles) * 4;
+        same = (st[5]! & 0o170000) === 0o040000 && st[1] === dirStats[o] && st[2] === dirStats[o + 1] && st[3] === dirStats[o + 2] && st[4] === dirStats[o + 3];
+      } else {
+        const o = i * 6;
+        same = st[0] === fileStats[o] && st[1] === fileStats[o + 1] && st[2] === fileStats[o + 2] && st[3] === fileStats[o + 3] && st[4] === fileStats[o + 4] && st[5] === fileStats[o + 5];
+      }
     }
     if (!same) {
       out.push(i);
@@ -38,12 +40,12 @@ export function changedRows(lstatInto: LstatInto, prefix: string, paths: readonl
  * changed rows (or null past `limit`). The main thread and the worker both run it, so neither
  * waits on the other whatever the worker's start-up delay. Self-contained: also runs as text.
  */
-export function claimChangedRows(lstatInto: LstatInto, changed: typeof changedRows, counter: Int32Array, chunk: number, prefix: string, paths: readonly string[], stats: Float64Array, flags: Uint8Array, size: number, limit: number): number[] | null {
+export function claimChangedRows(lstatInto: LstatInto, changed: typeof changedRows, counter: Int32Array, chunk: number, prefix: string, paths: readonly string[], fileStats: Float64Array, dirStats: Float64Array, nFiles: number, flags: Uint8Array, size: number, limit: number): number[] | null {
   const out: number[] = [];
   for (;;) {
     const from = Atomics.add(counter, 0, chunk);
     if (from >= size) return out;
-    const rows = changed(lstatInto, prefix, paths, stats, flags, from, Math.min(size, from + chunk), limit - out.length);
+    const rows = changed(lstatInto, prefix, paths, fileStats, dirStats, nFiles, flags, from, Math.min(size, from + chunk), limit - out.length);
     if (rows === null) return null;
     for (const r of rows) out.push(r);
   }
@@ -117,14 +119,17 @@ export function prereadRows(fs: typeof import('node:fs'), crypto: typeof import(
 
 /**
  * What the worker needs: the table and the shared report area. All of it in shared memory (the
- * paths as NUL-joined UTF-8), so posting the job copies nothing: cloning 3-4 MB of paths and
- * 4 MB of stats cost the main thread ~9 ms, while decoding the paths is the worker's own time.
+ * paths as NUL-joined UTF-8; a loaded cache's rows and paths are views of its file's bytes), so
+ * posting the job copies nothing: cloning 3-4 MB of paths and 4 MB of stats cost the main thread
+ * ~9 ms, copying them into shared memory ~5 ms; decoding the paths is the worker's own time.
  */
 export interface VerifyJob {
   prefix: string;
   /** NUL-joined UTF-8 (a SharedArrayBuffer's bytes). */
   paths: Uint8Array;
-  stats: Float64Array;
+  fileStats: Float64Array;
+  dirStats: Float64Array;
+  nFiles: number;
   flags: Uint8Array;
   size: number;
   limit: number;
@@ -146,8 +151,9 @@ const processFile = (${processFile.toString()});
 const prereadRows = (${prereadRows.toString()});
 parentPort.once('message', (w) => {
   const fast = makeFastStat(fs, '/');
-  const paths = Buffer.from(w.paths.buffer, w.paths.byteOffset, w.paths.byteLength).toString('utf8').split('\\0');
-  const rows = claimChangedRows(fast.lstat, changedRows, w.shared, w.chunk, w.prefix, paths, w.stats, w.flags, w.size, w.limit);
+  const raw = Buffer.from(w.paths.buffer, w.paths.byteOffset, w.paths.byteLength);
+  const paths = raw.toString(require('node:buffer').isAscii(raw) ? 'latin1' : 'utf8').split('\\0');
+  const rows = claimChangedRows(fast.lstat, changedRows, w.shared, w.chunk, w.prefix, paths, w.fileStats, w.dirStats, w.nFiles, w.flags, w.size, w.limit);
   if (rows === null) w.shared[2] = -1;
   else {
     if (w.preread) prereadRows(fs, require('node:crypto'), fast, processFile, w.preread.prefix, paths, w.flags, rows, w.preread.withDigest, w.preread.area, w.preread.budgetBytes, w.preread.budgetMs);

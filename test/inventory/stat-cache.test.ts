@@ -188,6 +188,35 @@ describe('stat cache', () => {
     expect(dirsOf()).toEqual(before);
   });
 
+  it('a loaded cache views its rows in place, in shared memory, whatever the length of the root path (the header pads the rows to 8 bytes)', async () => {
+    const base = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    // Roots whose path lengths cover every remainder mod 8, so the header JSON does too.
+    for (let extra = 0; extra < 8; extra++) {
+      const root = path.join(base, `r${'x'.repeat(extra)}`);
+      writeTree(root, { 'a.txt': 'a', 'sub/b.txt': 'bb', 'sub/deeper/c.txt': 'ccc' });
+    }
+    await sleep(MARGIN + 20);
+    for (let extra = 0; extra < 8; extra++) {
+      const root = fs.realpathSync(path.join(base, `r${'x'.repeat(extra)}`));
+      const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN };
+      const truth = strip(scanTreeSync(root, { cache: false }));
+      expect(strip(scanTreeSync(root, opts))).toEqual(truth);
+      const written = fs.readdirSync(cacheDir).filter((n) => n.endsWith('.cache')).map((n) => path.join(cacheDir, n));
+      const cacheFile = written.sort((x, y) => fs.statSync(y).mtimeMs - fs.statSync(x).mtimeMs)[0]!;
+      const raw = fs.readFileSync(cacheFile);
+      const header = JSON.parse(raw.subarray(16, 16 + raw.readUInt32LE(12)).toString('utf8')) as { root: string; optionsKey: string };
+      expect(header.root).toBe(root);
+      const { data, warning } = loadCache(cacheFile, header.root, header.optionsKey);
+      expect(warning).toBeUndefined();
+      expect(data.files.size).toBe(3);
+      expect(data.files.stats.buffer).toBeInstanceOf(SharedArrayBuffer);
+      expect(data.files.stats.length).toBe(3 * 6);
+      expect(data.files.stats[0]).toBe(1); // a.txt: one byte
+      expect(strip(scanTreeSync(root, opts))).toEqual(truth); // and the cache serves the next scan right
+    }
+  });
+
   it('a .gitignore that appears without being an entry (left out by include) is still watched: editing it later changes the result', async () => {
     const root = tempDir();
     const cacheDir = tempDir('cairn-cache-');
