@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { removeStaleTemps, writeAll, writeFileAtomicSync, writeFileInBackground, type BackgroundWrite } from '../core/atomic-write.js';
 import { errnoCode } from '../core/errors.js';
+import { splitNulUtf8 } from './nul-strings.js';
 import { STAT_FIELDS } from './read-file.js';
 import type { ScanWarning } from './types.js';
 
@@ -529,8 +530,6 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   const types = r.bytes(nListing).toString('latin1');
   if (!/^[dflo]*$/.test(types)) throw new Error('bad listing type');
   const pathsRaw = r.bytes(r.u32());
-  // Plain ASCII (the usual tree) decodes as latin1: a straight copy, where UTF-8 decoding costs ~8 ms for 3.5 MB here.
-  const pathsText = isAscii(pathsRaw) ? pathsRaw.toString('latin1') : pathsRaw.toString('utf8');
   const namesBytes = r.bytes(r.u32());
   const nEntries = r.u32();
   const entryRows = new Uint32Array(nEntries);
@@ -542,7 +541,7 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
     if (row < 0x80000000 && row >= nFiles) throw new Error('entry row out of range');
   }
   if (r.off !== body.length) throw new Error('trailing bytes');
-  const parts = nFiles + nDirs === 0 ? [] : pathsText.split('\0');
+  const parts = nFiles + nDirs === 0 ? [] : splitNulUtf8(pathsRaw, isAscii);
   if (parts.length !== nFiles + nDirs) throw new Error('string table mismatch');
   table.paths = parts.slice(0, nFiles);
   const listings = new LazyListings(namesBytes, types, listingLens, nListing);

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { makeFastStat, type FastStat, type LstatInto } from './fast-stat.js';
 import { processFile } from './read-file.js';
+import { splitNulUtf8 } from './nul-strings.js';
 
 /**
  * Rows [from, to) of a verify table (cached files, then cached directories) whose lstat no
@@ -149,10 +150,10 @@ const changedRows = (${changedRows.toString()});
 const claimChangedRows = (${claimChangedRows.toString()});
 const processFile = (${processFile.toString()});
 const prereadRows = (${prereadRows.toString()});
+const splitNulUtf8 = (${splitNulUtf8.toString()});
 parentPort.once('message', (w) => {
   const fast = makeFastStat(fs, '/');
-  const raw = Buffer.from(w.paths.buffer, w.paths.byteOffset, w.paths.byteLength);
-  const paths = raw.toString(require('node:buffer').isAscii(raw) ? 'latin1' : 'utf8').split('\\0');
+  const paths = splitNulUtf8(Buffer.from(w.paths.buffer, w.paths.byteOffset, w.paths.byteLength), require('node:buffer').isAscii);
   const rows = claimChangedRows(fast.lstat, changedRows, w.shared, w.chunk, w.prefix, paths, w.fileStats, w.dirStats, w.nFiles, w.flags, w.size, w.limit);
   if (rows === null) w.shared[2] = -1;
   else {
