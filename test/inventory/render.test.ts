@@ -10,6 +10,7 @@ import { tempSiblingName } from '../../src/core/atomic-write.js';
 import { canonicalize } from '../../src/core/jcs.js';
 import { makeRepoSnapshot, scanTree, snapshotDigestOf } from '../../src/inventory/index.js';
 import { renderRepoSnapshot, writeRepoSnapshot } from '../../src/inventory/render.js';
+import { racyMarginsFor } from '../../src/inventory/racy.js';
 import type { RepoSnapshot } from '../../src/inventory/types.js';
 import { cleanupTempDirs, MARGIN, sleep, tempDir, writeTree } from './helpers.js';
 
@@ -369,6 +370,23 @@ describe('writeRepoSnapshot (in pieces)', () => {
     fs.symlinkSync('elsewhere', file);
     await writeRepoSnapshot(doc, { file });
     expect(fs.lstatSync(file).isFile()).toBe(true);
+    expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
+  });
+
+  it("trusts a stamp once the output is older than its own file system's racy margin (100 ms on a local one), not a fixed 2 s", async () => {
+    const t = await setup({ a: 'a', 'b/c': 'c' });
+    const file = path.join(tempDir('cairn-out-'), 'snap.json');
+    const margin = racyMarginsFor(path.dirname(file), undefined).nearMs;
+    await writeRepoSnapshot(await t.snap(), { file });
+    const doc = await t.snap();
+    await writeRepoSnapshot(doc, { file });
+    await sleep(margin + 200);
+    await writeRepoSnapshot(doc, { file }); // compares the bytes and stamps the file
+    const stamped = fs.statSync(file, { bigint: true });
+    fs.writeFileSync(t.memo()!, 'damaged'); // only the stamp can spare the file a rewrite now
+    await writeRepoSnapshot(doc, { file });
+    const after = fs.statSync(file, { bigint: true });
+    expect([after.ino, after.ctimeNs]).toEqual([stamped.ino, stamped.ctimeNs]);
     expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
   });
 
