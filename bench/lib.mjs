@@ -19,7 +19,7 @@ export const RESULTS_DIR = join(WORK_DIR, 'results');
 function frozenDist() {
   if (process.env.CAIRN_BENCH_DIST) return process.env.CAIRN_BENCH_DIST;
   const src = join(REPO_DIR, 'dist');
-  if (!existsSync(join(src, 'cli', 'main.js'))) return src;
+  if (!existsSync(join(src, 'bin', 'cairn.js'))) return src;
   const root = join(WORK_DIR, 'frozen');
   rmSync(root, { recursive: true, force: true });
   const dest = join(root, String(process.pid));
@@ -30,7 +30,7 @@ function frozenDist() {
 }
 export const DIST_DIR = frozenDist();
 // CAIRN_BENCH_CLI lets the harness itself be checked against a stand-in CLI.
-export const CLI = process.env.CAIRN_BENCH_CLI ?? join(DIST_DIR, 'cli', 'main.js');
+export const CLI = process.env.CAIRN_BENCH_CLI ?? join(DIST_DIR, 'bin', 'cairn.js');
 export const DIST_INDEX = join(DIST_DIR, 'index.js');
 
 /** `--quick` (small sizes), `--runs N` (samples per command). */

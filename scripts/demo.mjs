@@ -13,9 +13,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
-const cli = join(repoRoot, 'dist', 'cli', 'main.js');
+const cli = join(repoRoot, 'dist', 'bin', 'cairn.js');
 if (!existsSync(cli)) {
-  process.stderr.write('demo: dist/cli/main.js is missing; run `npm run build` first\n');
+  process.stderr.write('demo: dist/bin/cairn.js is missing; run `npm run build` first\n');
   process.exit(1);
 }
 

@@ -4,11 +4,9 @@
 // which the CLI keeps by contract. This is the engine iteration snapshots use on whole trees.
 //   node bench/peers/cairn-scan.mjs <root> <out.json> [--no-cache] [--cache-dir DIR]
 // The bench's frozen copy of dist/ when run from a bench, else the repository's.
-// Import the modules themselves, not the package index, as the CLI loads them lazily.
+// The CLI bundle's engine entry (src/cli/engine.ts): the very chunks `cairn snapshot` loads.
 const dist = process.env.CAIRN_BENCH_DIST ?? new URL('../../dist', import.meta.url).pathname;
-const { scanTree } = await import(`${dist}/inventory/scan.js`);
-const { makeRepoSnapshot } = await import(`${dist}/inventory/snapshot.js`);
-const { writeRepoSnapshot } = await import(`${dist}/inventory/render.js`);
+const { scanTree, makeRepoSnapshot, writeRepoSnapshot } = await import(`${dist}/bin/engine.js`);
 
 const { resolve } = await import('node:path');
 const [rootArg, outArg, ...rest] = process.argv.slice(2);

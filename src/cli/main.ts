@@ -69,6 +69,12 @@ function isEntryPoint(): boolean {
 if (isEntryPoint()) {
   // The AWS SDK warns on stderr that Node 20 support ends; that is noise in a CLI's diagnostics.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  // A reader that stops early (`cairn --help | head`) closes the pipe: end quietly, as Unix tools
+  // do, instead of a stack trace for the EPIPE. Other stdout errors still surface.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    process.exit(process.exitCode ?? 0);
+  });
   main(process.argv.slice(2), { ...defaultIO(), ownsProcess: true }).then(
     (code) => {
       process.exitCode = code;

@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RepoSnapshotSchema, makeRepoSnapshot, type RepoSnapshot } from '../../src/inventory/index.js';
-import { errorJson, runCli } from '../support/cli.js';
+import { spawnSync } from 'node:child_process';
+import { CLI, errorJson, runCli } from '../support/cli.js';
 import { cleanupTempDirs, tempDir, writeTree } from '../inventory/helpers.js';
 
 const validate = new Ajv2020({ strict: true }).compile(RepoSnapshotSchema);
@@ -175,5 +176,18 @@ describe('cairn snapshot-diff', () => {
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     expect(errorJson(r.stderr)).toMatchObject({ code: 'ERR_INVALID_SNAPSHOT', path: escaping });
+  });
+});
+
+describe('cairn writing into a pipe its reader closes early', () => {
+  it('ends quietly with its own exit code when the reader stops (`| head`): no EPIPE stack trace', () => {
+    const big = tempDir();
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 1500; i++) files[`d${i % 30}/file-${i}.txt`] = `${i}\n`;
+    writeTree(big, files);
+    // More than a pipe holds (~200 KB of JSON), so the write meets the closed pipe.
+    const r = spawnSync('bash', ['-c', 'set -o pipefail; "$0" "$1" snapshot --root "$2" --no-cache 2>"$3" | head -c 100 >/dev/null', process.execPath, CLI, big, path.join(work, 'epipe-stderr')], { encoding: 'utf8', env: { ...process.env, CI: '1' } });
+    expect(r.status, r.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(work, 'epipe-stderr'), 'utf8')).toBe('');
   });
 });

@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../support/cli.js';
+import { CLI, REPO_ROOT } from '../support/cli.js';
 
 const SRC = path.join(REPO_ROOT, 'src');
 
@@ -37,4 +37,27 @@ describe('CLI start-up', () => {
     const heavy = [...graph].filter((f) => HEAVY.some((re) => re.test(f)));
     expect(heavy).toEqual([]);
   });
+
+  it('keeps that laziness in the bundle `cairn` runs: its entry and the chunks it imports statically hold no scanner or backend', () => {
+    const seen = new Set<string>();
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = fs.readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/^(?:import|export)\s+(?:[^'"]*?from\s+)?['"](\.[^'"]+)['"]/gm)) visit(path.resolve(path.dirname(file), m[1]!));
+    };
+    visit(CLI);
+    expect(seen.size).toBeGreaterThan(1); // the entry does import shared chunks
+    const read = (files: Iterable<string>): string => [...files].map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+    const startup = read(seen);
+    const chunks = path.join(path.dirname(CLI), 'chunks');
+    const everything = read(fs.readdirSync(chunks).map((n) => path.join(chunks, n)));
+    expect(startup).toContain('function main('); // the walk read the real bundle
+    // Each is in the bundle (so the check can fail), only never where start-up reaches.
+    for (const heavy of ['function scanTree(', 'function snapshotRootDetailed(', 'PostgresStorage = class', 'S3Storage = class', 'FileStorage = class', 'SnapshotManager = class']) {
+      expect(everything, heavy).toContain(heavy);
+      expect(startup, heavy).not.toContain(heavy);
+    }
+  });
 });
+

@@ -66,7 +66,7 @@ export interface Connected {
   close: () => Promise<void>;
 }
 
-/** Spawns `node dist/cli/main.js mcp <args>` and connects a real SDK client to it. */
+/** Spawns `node dist/bin/cairn.js mcp <args>` and connects a real SDK client to it. */
 export async function connect(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Connected> {
   const transport = new StdioClientTransport({
     command: process.execPath,

@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 import * as path from 'node:path';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** The built CLI (`npm test` builds first; run `npm run build` before running CLI tests alone). */
-export const CLI = path.join(REPO_ROOT, 'dist', 'cli', 'main.js');
+/** The built CLI, the bundle `cairn` runs (`npm test` builds first; run `npm run build` before running CLI tests alone). */
+export const CLI = path.join(REPO_ROOT, 'dist', 'bin', 'cairn.js');
 
 export interface CliResult {
   status: number;

@@ -1,0 +1,8 @@
+/**
+ * The snapshot command's engine without the seed surface's file cap: what `bench/peers/cairn-scan.mjs`
+ * runs to measure the CLI's own code path on trees past 50,000 files. A second entry of the CLI
+ * bundle (scripts/bundle-cli.mjs), so it loads the very chunks `cairn snapshot` loads.
+ */
+export { scanTree } from '../inventory/scan.js';
+export { makeRepoSnapshot } from '../inventory/snapshot.js';
+export { writeRepoSnapshot } from '../inventory/render.js';
