@@ -51,6 +51,21 @@ export function closeInBackground(fd: number | null): void {
 }
 
 /**
+ * Puts a cache's finished temp file in place of `target` as `unlinkFirst` and `freeOldLater` do
+ * (see AtomicWriteOptions): the old file is unlinked first, held open meanwhile and freed on the
+ * thread pool. For caches only: a reader may find no file for a moment.
+ */
+export function replaceCacheFile(tmp: string, target: string): void {
+  const old = holdOld(target);
+  try {
+    fs.rmSync(target, { force: true });
+    fs.renameSync(tmp, target);
+  } finally {
+    closeInBackground(old);
+  }
+}
+
+/**
  * Name of a temporary sibling of `target`: unique per process and call, so two writers of the
  * same target never share a temp file (the defect of a fixed `<file>.tmp`). Starts with `.`
  * and carries `.cairn-tmp-` so listings and `verify` can recognise leftovers.
@@ -286,17 +301,12 @@ export function writeFileInBackground(target: string, head: readonly Buffer[], m
         throw e;
       }
       settled = true;
-      let old: number | null = null;
       try {
         fs.closeSync(fd);
-        old = holdOld(target);
-        fs.rmSync(target, { force: true });
-        fs.renameSync(tmp, target);
+        replaceCacheFile(tmp, target);
       } catch (e) {
         fs.rmSync(tmp, { force: true });
         throw e;
-      } finally {
-        closeInBackground(old);
       }
     },
     abort() {

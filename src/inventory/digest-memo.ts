@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalEntries, canonicalHead, canonicalTail, computeDigestOf, type RenderBasis } from './digest.js';
-import { chunks, entryStarts, parseTextMemo, readTextMemo, splicePlan, TextMemoWriter, type Part } from './text-memo.js';
+import { chunks, entryStarts, readTextMemo, splicePlan, TextMemoWriter, type Part } from './text-memo.js';
 import type { RepoSnapshotEntry } from './types.js';
 
 /**
@@ -26,9 +26,7 @@ const BOUNDARY = Buffer.from('},{"bytes":', 'latin1');
  */
 export function digestWithMemo(files: readonly RepoSnapshotEntry[], bytes: number, truncated: boolean, memoFile: string, basis?: RenderBasis, memoBytes?: Buffer | null): string {
   const n = files.length;
-  const wanted = [basis?.digest];
-  let old = null;
-  if (basis !== undefined && basis.oldIndex.length === n) old = (memoBytes !== undefined && memoBytes !== null ? parseTextMemo(memoBytes, MEMO_TAG, wanted) : null) ?? readTextMemo(memoFile, MEMO_TAG, wanted);
+  const old = basis === undefined || basis.oldIndex.length !== n ? null : readTextMemo(memoFile, MEMO_TAG, [basis.digest], memoBytes);
   const plan = old !== null && old.starts !== null ? splicePlan(basis!.oldIndex, { text: old.text, starts: old.starts }, 1, CHUNK) : chunks(0, n, CHUNK);
   const writer = TextMemoWriter.open(memoFile, MEMO_TAG);
   if (writer === null && old === null) return computeDigestOf(files, bytes, truncated);

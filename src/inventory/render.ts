@@ -4,7 +4,7 @@ import { removeStaleTemps, writeFileAtomicSync } from '../core/atomic-write.js';
 import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf, takeRenderRead, textBytes } from './digest.js';
 import { racyMarginsFor } from './racy.js';
 import { outputStampPath, STALE_TEMP_AGE_MS } from './stat-cache.js';
-import { BufferedFd, chunks as chunksOf, entryStarts, parseTextMemo, readTextMemo, splicePlan, TextMemoWriter, type Part, type Segment, type TextMemo } from './text-memo.js';
+import { BufferedFd, chunks as chunksOf, entryStarts, readTextMemo, splicePlan, TextMemoWriter, type Part, type Segment, type TextMemo } from './text-memo.js';
 import type { RepoSnapshot } from './types.js';
 
 /**
@@ -50,11 +50,9 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
   const digest = snapshot.snapshotDigest;
   // An unchanged tree snapshotted to the same file again: the file already says it all.
   if ('file' in to && memo !== undefined && outputStillHolds(memo, to.file, digest)) return;
-  const wanted = [digest, renderBasisOf(snapshot.body)?.digest];
-  const early = memo === undefined ? undefined : takeRenderRead(snapshot.body);
-  const bytes = early === undefined ? null : await early;
-  // What was read early may be older than the memo is now (another run rendered since): then the memo as it is.
-  const last = memo === undefined ? null : ((bytes !== null ? parseTextMemo(bytes, MEMO_TAG, wanted) : null) ?? readTextMemo(memo, MEMO_TAG, wanted));
+  // The scan may have started reading the memo already (takeRenderRead).
+  const early = memo === undefined ? undefined : await takeRenderRead(snapshot.body);
+  const last = memo === undefined ? null : readTextMemo(memo, MEMO_TAG, [digest, renderBasisOf(snapshot.body)?.digest], early);
   if (last?.digest === digest) {
     if ('file' in to) {
       const checkedAt = Date.now();

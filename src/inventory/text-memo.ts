@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { crc32 } from 'node:zlib';
-import { closeInBackground, holdOld, tempSiblingName, writeAll } from '../core/atomic-write.js';
+import { replaceCacheFile, tempSiblingName, writeAll } from '../core/atomic-write.js';
 
 /**
  * A text memo: the last text made from a body of entries (the pretty output, or the canonical
@@ -36,8 +36,14 @@ function memoHead(tag: string, digest: string, crc: number, textLength: number):
   return `${tag} ${digest} ${String(crc).padStart(10, '0')} ${String(textLength).padStart(12, '0')}\n`;
 }
 
-/** The memo at `file` if it is whole, has `tag` and is of one of the `wanted` digests (read no further otherwise). */
-export function readTextMemo(file: string, tag: string, wanted: readonly (string | undefined)[]): TextMemo | null {
+/**
+ * The memo at `file` if it is whole, has `tag` and is of one of the `wanted` digests (read no
+ * further otherwise). `early`: that file's bytes when read already (prefetchFile); used when they
+ * hold such a memo, else the file is read as it is now (another run may have renewed it since).
+ */
+export function readTextMemo(file: string, tag: string, wanted: readonly (string | undefined)[], early?: Buffer | null): TextMemo | null {
+  const fromEarly = early === undefined || early === null ? null : parseTextMemo(early, tag, wanted);
+  if (fromEarly !== null) return fromEarly;
   const headLength = headBytes(tag);
   let buf: Buffer;
   try {
@@ -70,7 +76,7 @@ function digestIn(buf: Buffer, tag: string): string {
  * Starts reading the file at `file` whole on the thread pool, as one read(2) (a read in pieces
  * would wait for this thread's event loop between them): the scan starts its memos this way as
  * soon as it knows the tree changed, so they arrive while it builds the result. Null when it
- * cannot be read; the memo's checks come later (parseTextMemo).
+ * cannot be read; the memo's checks come later (readTextMemo's `early`).
  */
 export function prefetchFile(file: string): Promise<Buffer | null> {
   let fd: number;
@@ -97,7 +103,7 @@ export function prefetchFile(file: string): Promise<Buffer | null> {
 }
 
 /** The memo in `buf` (a whole memo file's bytes) if it is whole, has `tag` and is of one of the `wanted` digests. */
-export function parseTextMemo(buf: Buffer, tag: string, wanted: readonly (string | undefined)[]): TextMemo | null {
+function parseTextMemo(buf: Buffer, tag: string, wanted: readonly (string | undefined)[]): TextMemo | null {
   const headLength = headBytes(tag);
   if (buf.length < headLength) return null;
   const digest = digestIn(buf, tag);
@@ -296,16 +302,9 @@ export class TextMemoWriter {
       fs.writeSync(this.fd, head, 0, head.length, 0);
       fs.closeSync(this.fd);
       this.fd = null;
-      // Unlinked first: renaming over it would make ext4 flush the new memo at once (see
-      // AtomicWriteOptions.unlinkFirst); a memo missing for a moment is only a cache miss. Held
-      // open meanwhile, so its ~15 MB are freed off this thread (holdOld).
-      const old = holdOld(this.file);
-      try {
-        fs.rmSync(this.file, { force: true });
-        fs.renameSync(this.tmp, this.file);
-      } finally {
-        closeInBackground(old);
-      }
+      // Unlinked first (ext4 would flush a file renamed over another at once), its ~15 MB freed
+      // off this thread; a memo missing for a moment is only a cache miss.
+      replaceCacheFile(this.tmp, this.file);
       this.done = true;
     } catch {
       this.abort();
