@@ -662,9 +662,9 @@ export interface PendingCacheSave {
  * saveCache in two steps: everything but the stored result (the cache's rows and listings, all
  * of its ~13 MB on a 76k-file tree) goes to disk on the thread pool at once, while the scan
  * builds its result and digest; `finish` adds the result (which holds that digest) and
- * publishes. A notice instead when the file cannot even be started.
+ * publishes. A file that cannot even be started gives its notice at `finish`.
  */
-export function startCacheSave(file: string, data: StatCacheData, rootReal: string, optionsKey: string): PendingCacheSave | ScanWarning {
+export function startCacheSave(file: string, data: StatCacheData, rootReal: string, optionsKey: string): PendingCacheSave {
   let write: BackgroundWrite;
   let crc: number;
   try {
@@ -673,7 +673,8 @@ export function startCacheSave(file: string, data: StatCacheData, rootReal: stri
     crc = encoded.crc;
     write = writeFileInBackground(file, encoded.head, 0o600);
   } catch (e) {
-    return cacheUnwritable(file, e);
+    const notice = cacheUnwritable(file, e);
+    return { finish: () => Promise.resolve(notice), abort: () => undefined };
   }
   return {
     async finish(result) {

@@ -200,7 +200,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   try {
     draft = draftResult(p, options, stored, prior, rows, entryChanged, digestBody);
   } finally {
-    if (draft === null && early !== null && 'finish' in early) early.abort();
+    if (draft === null) early?.abort();
   }
   if (draft === null) return null;
   draft.hashed = changed.length + prior.read.files;
@@ -214,8 +214,8 @@ interface Draft {
   result: ScanResult;
   stored: StoredResult;
   digest: string | undefined;
-  /** 'now': to save at settling; a pending save; the notice of one that could not start; null: nothing to save. */
-  save: PendingCacheSave | ScanWarning | 'now' | null;
+  /** 'now': to save at settling; a save under way (settle); null: nothing to save. */
+  save: PendingCacheSave | 'now' | null;
   hashed: number;
   bytesHashed: number;
 }
@@ -302,13 +302,13 @@ function settleSync(p: Prepared, options: ScanOptions, d: Draft): ScanResult {
     return report(p, options, d, saveCache(p.cacheFile!, p.previous, p.rootReal, p.optionsKey));
   }
   // A save under way needs settle (only tryStoredResultParallel starts one).
-  if (d.save !== null && 'finish' in d.save) throw new Error('a background cache save must be settled asynchronously');
-  return report(p, options, d, d.save ?? undefined);
+  if (d.save !== null) throw new Error('a background cache save must be settled asynchronously');
+  return report(p, options, d, undefined);
 }
 
 async function settle(p: Prepared, options: ScanOptions, d: Draft): Promise<ScanResult> {
-  if (d.save !== null && d.save !== 'now' && 'finish' in d.save) return report(p, options, d, await d.save.finish(storedText(p, d)));
-  return settleSync(p, options, d);
+  if (d.save === null || d.save === 'now') return settleSync(p, options, d);
+  return report(p, options, d, await d.save.finish(storedText(p, d)));
 }
 
 function report(p: Prepared, options: ScanOptions, d: Draft, saveNotice: ScanWarning | undefined): ScanResult {
