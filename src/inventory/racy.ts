@@ -32,18 +32,25 @@ export interface RacyFrom {
   dev: number;
 }
 
+/** The margin for what lies on the file system holding `file` (the far one when it cannot be told). */
+export function racyMarginOf(file: string): number {
+  try {
+    return FINE_CLOCK_FS.has(fs.statfsSync(file).type) ? RACY_MARGIN_LOCAL_MS : RACY_MARGIN_MS;
+  } catch {
+    return RACY_MARGIN_MS;
+  }
+}
+
 /** The margins for a root: as given (every device), else by the root's file system. */
 export function racyMarginsFor(rootReal: string, givenMs: number | undefined): RacyMargins {
   let dev = -1;
-  let local = false;
   try {
     dev = fs.statSync(rootReal).dev;
-    local = FINE_CLOCK_FS.has(fs.statfsSync(rootReal).type);
   } catch {
     // unknown: the far margin everywhere
   }
   if (givenMs !== undefined) return { nearMs: givenMs, farMs: givenMs, dev };
-  return { nearMs: local ? RACY_MARGIN_LOCAL_MS : RACY_MARGIN_MS, farMs: RACY_MARGIN_MS, dev };
+  return { nearMs: dev === -1 ? RACY_MARGIN_MS : racyMarginOf(rootReal), farMs: RACY_MARGIN_MS, dev };
 }
 
 /** The racy instants for a look taken now (or at `now`). */

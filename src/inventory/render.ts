@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { removeStaleTemps, writeFileAtomicSync } from '../core/atomic-write.js';
 import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf, takeRenderRead, textBytes } from './digest.js';
-import { racyMarginsFor } from './racy.js';
+import { racyMarginOf } from './racy.js';
 import { outputStampPath, STALE_TEMP_AGE_MS } from './stat-cache.js';
 import { BufferedFd, chunks as chunksOf, entryStarts, readTextMemo, splicePlan, TextMemoWriter, type Part, type Segment, type TextMemo } from './text-memo.js';
 import type { RepoSnapshot } from './types.js';
@@ -137,8 +137,7 @@ function outputStillHolds(memo: string, file: string, digest: string): boolean {
     const now = statRow(st);
     if (now.some((v, i) => v !== stamp.stat![i])) return false;
     // The racy margin of the output's own file system (racy.ts): 100 ms on a local one, else 2 s.
-    const margins = racyMarginsFor(path.dirname(path.resolve(file)), undefined);
-    const margin = st.dev === margins.dev ? margins.nearMs : margins.farMs;
+    const margin = racyMarginOf(file);
     return now[1]! < stamp.checkedAt - margin && now[2]! < stamp.checkedAt - margin;
   } catch {
     return false;

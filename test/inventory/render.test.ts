@@ -10,7 +10,7 @@ import { tempSiblingName } from '../../src/core/atomic-write.js';
 import { canonicalize } from '../../src/core/jcs.js';
 import { makeRepoSnapshot, scanTree, snapshotDigestOf } from '../../src/inventory/index.js';
 import { renderRepoSnapshot, writeRepoSnapshot } from '../../src/inventory/render.js';
-import { racyMarginsFor } from '../../src/inventory/racy.js';
+import { racyMarginOf } from '../../src/inventory/racy.js';
 import type { RepoSnapshot } from '../../src/inventory/types.js';
 import { cleanupTempDirs, MARGIN, sleep, tempDir, writeTree } from './helpers.js';
 
@@ -376,7 +376,7 @@ describe('writeRepoSnapshot (in pieces)', () => {
   it("trusts a stamp once the output is older than its own file system's racy margin (100 ms on a local one), not a fixed 2 s", async () => {
     const t = await setup({ a: 'a', 'b/c': 'c' });
     const file = path.join(tempDir('cairn-out-'), 'snap.json');
-    const margin = racyMarginsFor(path.dirname(file), undefined).nearMs;
+    const margin = racyMarginOf(path.dirname(file));
     await writeRepoSnapshot(await t.snap(), { file });
     const doc = await t.snap();
     await writeRepoSnapshot(doc, { file });
