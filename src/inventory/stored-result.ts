@@ -344,7 +344,8 @@ export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = 
  * Same as tryStoredResult, the worker awaited instead of blocked on. Once this thread's share
  * of the pass found a change, the memos the new result is made from are read on the thread
  * pool (the other core idles after the pass) while this thread reads the changed files again
- * and builds the result.
+ * and builds the result. Started from inside the pass, before those reads: starting them once
+ * startPass returned cost ~4.5 ms a 1 % step (two 12-round A/Bs).
  */
 export async function tryStoredResultParallel(p: Prepared, options: ScanOptions, digestBody: boolean): Promise<ScanResult | null> {
   try {
