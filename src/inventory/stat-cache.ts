@@ -1,5 +1,5 @@
 import { hash as oneShotHash } from 'node:crypto';
-import { crc32 } from 'node:zlib';
+import { crc32 } from '../core/crc32.js';
 import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
 import * as os from 'node:os';

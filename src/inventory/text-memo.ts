@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { crc32 } from 'node:zlib';
+import { crc32 } from '../core/crc32.js';
 import { replaceCacheFile, tempSiblingName, writeAll } from '../core/atomic-write.js';
 
 /**

@@ -271,6 +271,24 @@ describe('stat cache', () => {
     expect(seen.at(-1)).toMatchObject({ filesHashed: 0, filesCached: 3 });
   });
 
+  it('keeps a usable cache for a tree with no files at all (no "corrupt" notice on every run)', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    fs.mkdirSync(path.join(root, 'empty', 'deeper'), { recursive: true });
+    await sleep(MARGIN + 20);
+    const notices: string[] = [];
+    const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN, onWarning: (w) => notices.push(w.code) };
+    for (let i = 0; i < 3; i++) expect(scanTreeSync(root, opts).files).toEqual([]);
+    expect(await scanTree(root, opts)).toMatchObject({ files: [], warnings: [] });
+    expect(notices).toEqual([]);
+    const [file] = fs.readdirSync(cacheDir).filter((n) => n.endsWith('.cache'));
+    const raw = fs.readFileSync(path.join(cacheDir, file!));
+    const header = JSON.parse(raw.subarray(16, 16 + raw.readUInt32LE(12)).toString('utf8')) as { root: string; optionsKey: string };
+    const loaded = loadCache(path.join(cacheDir, file!), header.root, header.optionsKey);
+    expect(loaded.warning).toBeUndefined();
+    expect([...loaded.data.dirs.keys()].sort()).toEqual(['', 'empty', 'empty/deeper']);
+  });
+
   it.each([
     ['corrupt', (f: string) => fs.writeFileSync(f, Buffer.from(fs.readFileSync(f).map((b, i) => (i === 200 ? b ^ 0xff : b))))],
     ['truncated', (f: string) => fs.truncateSync(f, Math.floor(fs.statSync(f).size / 2))],
