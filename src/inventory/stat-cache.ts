@@ -21,7 +21,8 @@ import type { ScanWarning } from './types.js';
  *   files: nFiles × 6 × f64 (size, mtimeMs, ctimeMs, ino, dev, mode) | nFiles × u8 hasSha | nFiles × 32 sha
  *          | zero bytes to an 8-byte boundary (the header JSON is padded with spaces so the f64 rows
  *          start on one too: a load views them in place)
- *   dirs:  nDirs × 4 × f64 (mtimeMs, ctimeMs, ino, dev) | nDirs × u32 listing length | nListing × u8 type
+ *   dirs:  nDirs × 4 × f64 (mtimeMs, ctimeMs, ino, dev) | nDirs × u32 listing length (names)
+ *          | nDirs × u32 listing bytes (its names NUL-joined: a listing is found without a scan) | nListing × u8 type
  *   u32 pathsLen | file paths, dir paths, NUL-separated
  *   u32 namesLen | listing names, NUL-separated (decoded only when a listing is used)
  *   u32 nEntries | nEntries × u32 file row | u32 resultLen | result JSON (may be empty): last, so
@@ -30,7 +31,7 @@ import type { ScanWarning } from './types.js';
  *   against 9 ms for sha256); the cache is private (0600) and only ever speeds a scan up
  */
 const MAGIC = Buffer.from('CAIRNSC\0', 'latin1');
-export const CACHE_FORMAT = 11;
+export const CACHE_FORMAT = 12;
 
 /**
  * A directory's entries in walk order (sorted by name, directories keyed with a trailing '/'),
@@ -357,45 +358,44 @@ class Reader {
  */
 class LazyListings {
   private readonly decoded: (Listing | undefined)[];
-  /** Index of each directory's first name; then the byte offset of each name (+1 past the end). */
-  private firstName: Uint32Array | undefined;
-  private nameAt: Uint32Array | undefined;
+  /** Where each directory's names begin in `names`, and its first name's index; computed on first use. */
+  private offsets: { byteAt: Uint32Array; nameAt: Uint32Array } | undefined;
 
   constructor(
     readonly names: Buffer,
     readonly types: string,
+    /** Names per directory. */
     readonly lens: Uint32Array,
-    private readonly total: number,
+    /** Bytes of each directory's names, NUL-joined (the blob joins the non-empty ones with one NUL more). */
+    readonly byteLens: Uint32Array,
   ) {
     this.decoded = new Array<Listing | undefined>(lens.length);
   }
 
-  private offsets(): { firstName: Uint32Array; nameAt: Uint32Array } {
-    if (this.firstName === undefined || this.nameAt === undefined) {
-      const firstName = new Uint32Array(this.lens.length + 1);
-      for (let k = 0; k < this.lens.length; k++) firstName[k + 1] = firstName[k]! + this.lens[k]!;
-      const nameAt = new Uint32Array(this.total + 1);
-      let at = 0;
-      for (let j = 0; j < this.total; j++) {
-        nameAt[j] = at;
-        const nul = this.names.indexOf(0, at);
-        at = nul < 0 ? this.names.length + 1 : nul + 1;
+  private at(): { byteAt: Uint32Array; nameAt: Uint32Array } {
+    if (this.offsets === undefined) {
+      const { lens, byteLens } = this;
+      const byteAt = new Uint32Array(lens.length);
+      const nameAt = new Uint32Array(lens.length);
+      let bytes = 0;
+      let names = 0;
+      for (let k = 0; k < lens.length; k++) {
+        byteAt[k] = bytes;
+        nameAt[k] = names;
+        if (lens[k]! > 0) bytes += byteLens[k]! + 1;
+        names += lens[k]!;
       }
-      nameAt[this.total] = this.names.length + 1;
-      // Checksummed, so only a bug could trip this; fail loudly rather than misread a tree.
-      if (this.total > 0 && at !== this.names.length + 1) throw new Error('stat cache: listing table mismatch');
-      this.firstName = firstName;
-      this.nameAt = nameAt;
+      this.offsets = { byteAt, nameAt };
     }
-    return { firstName: this.firstName, nameAt: this.nameAt };
+    return this.offsets;
   }
 
   /** Directory i's names as the bytes read (NUL-joined), with its type letters. */
   rawNames(i: number): { bytes: Buffer; types: string } {
-    const { firstName, nameAt } = this.offsets();
-    const a = firstName[i]!;
-    const b = firstName[i + 1]!;
-    return { bytes: a === b ? Buffer.alloc(0) : this.names.subarray(nameAt[a], nameAt[b]! - 1), types: this.types.slice(a, b) };
+    const n = this.lens[i]!;
+    if (n === 0) return { bytes: Buffer.alloc(0), types: '' };
+    const { byteAt, nameAt } = this.at();
+    return { bytes: this.names.subarray(byteAt[i], byteAt[i]! + this.byteLens[i]!), types: this.types.slice(nameAt[i], nameAt[i]! + n) };
   }
 
   get(i: number): Listing {
@@ -403,18 +403,26 @@ class LazyListings {
     if (listing === undefined) {
       const { bytes, types } = this.rawNames(i);
       listing = { names: types.length === 0 ? [] : bytes.toString('utf8').split('\0'), types };
+      // Checksummed, so only a bug could trip this; fail loudly rather than misread a tree.
+      if (listing.names.length !== types.length) throw new Error('stat cache: listing table mismatch');
       this.decoded[i] = listing;
     }
     return listing;
   }
 }
 
+/** A loaded directory row: its stat read from the loaded rows and its listing decoded on first use. */
 class LazyCachedDir implements CachedDir {
   constructor(
-    readonly stat: DirStatRow,
+    private readonly stats: Float64Array,
     readonly listings: LazyListings,
     readonly i: number,
   ) {}
+
+  get stat(): DirStatRow {
+    const o = this.i * 4;
+    return [this.stats[o]!, this.stats[o + 1]!, this.stats[o + 2]!, this.stats[o + 3]!];
+  }
 
   get listing(): Listing {
     return this.listings.get(this.i);
@@ -473,7 +481,7 @@ class LoadedCache implements StatCacheData {
     if (this.dirMap === undefined) {
       const m = new ChangeTrackingMap<string, CachedDir>();
       const { paths, stats } = this.rows;
-      for (let i = 0; i < paths.length; i++) m.set(paths[i]!, new LazyCachedDir([stats[i * 4]!, stats[i * 4 + 1]!, stats[i * 4 + 2]!, stats[i * 4 + 3]!], this.listings, i));
+      for (let i = 0; i < paths.length; i++) m.set(paths[i]!, new LazyCachedDir(stats, this.listings, i));
       m.changed = false;
       this.dirMap = m;
     }
@@ -513,7 +521,7 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   const nDirs = r.u32();
   const nListing = r.u32();
   const pad = padTo8(nFiles * (48 + 1 + 32));
-  r.need(nFiles * (48 + 1 + 32) + pad + nDirs * (32 + 4));
+  r.need(nFiles * (48 + 1 + 32) + pad + nDirs * (32 + 4 + 4));
   const stats = f64At(r.buf, r.off, nFiles * STAT_FIELDS);
   r.off += nFiles * 48;
   const has = r.bytes(nFiles);
@@ -524,13 +532,20 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   r.off += nDirs * 32;
   const listingLens = new Uint32Array(nDirs);
   Buffer.from(listingLens.buffer).set(r.bytes(nDirs * 4));
+  const listingBytes = new Uint32Array(nDirs);
+  Buffer.from(listingBytes.buffer).set(r.bytes(nDirs * 4));
   let listingTotal = 0;
-  for (let i = 0; i < nDirs; i++) listingTotal += listingLens[i]!;
+  let bytesTotal = 0;
+  for (let i = 0; i < nDirs; i++) {
+    listingTotal += listingLens[i]!;
+    if (listingLens[i]! > 0) bytesTotal += listingBytes[i]! + 1;
+  }
   if (listingTotal !== nListing) throw new Error('listing count mismatch');
   const types = r.bytes(nListing).toString('latin1');
   if (!/^[dflo]*$/.test(types)) throw new Error('bad listing type');
   const pathsRaw = r.bytes(r.u32());
   const namesBytes = r.bytes(r.u32());
+  if (namesBytes.length !== Math.max(0, bytesTotal - 1)) throw new Error('listing bytes mismatch');
   const nEntries = r.u32();
   const entryRows = new Uint32Array(nEntries);
   Buffer.from(entryRows.buffer).set(r.bytes(nEntries * 4));
@@ -544,7 +559,7 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   const parts = nFiles + nDirs === 0 ? [] : splitNulUtf8(pathsRaw, isAscii);
   if (parts.length !== nFiles + nDirs) throw new Error('string table mismatch');
   table.paths = parts.slice(0, nFiles);
-  const listings = new LazyListings(namesBytes, types, listingLens, nListing);
+  const listings = new LazyListings(namesBytes, types, listingLens, listingBytes);
   const data = new LoadedCache(table, { paths: parts.slice(nFiles), stats: dirStats }, listings);
   if (result !== '') {
     data.result = result;
@@ -587,10 +602,10 @@ function encodeCacheHead(data: StatCacheData, rootReal: string, optionsKey: stri
   if (untouched !== null) {
     const { rows: dirRows, listings } = untouched;
     if (strings !== null) for (const p of dirRows.paths) strings.push(p);
-    dirParts = [Buffer.from(dirRows.stats.buffer, dirRows.stats.byteOffset, dirRows.stats.byteLength), Buffer.from(listings.lens.buffer, listings.lens.byteOffset, listings.lens.byteLength), Buffer.from(listings.types, 'latin1')];
+    dirParts = [Buffer.from(dirRows.stats.buffer, dirRows.stats.byteOffset, dirRows.stats.byteLength), Buffer.from(listings.lens.buffer, listings.lens.byteOffset, listings.lens.byteLength), Buffer.from(listings.byteLens.buffer, listings.byteLens.byteOffset, listings.byteLens.byteLength), Buffer.from(listings.types, 'latin1')];
     namesBlob = listings.names;
   } else {
-    const dirRows = Buffer.allocUnsafe(nDirs * (32 + 4) + nListing);
+    const dirRows = Buffer.allocUnsafe(nDirs * (32 + 4 + 4) + nListing);
     let at = 0;
     for (const [p, d] of data.dirs) {
       strings?.push(p);
@@ -599,14 +614,18 @@ function encodeCacheHead(data: StatCacheData, rootReal: string, optionsKey: stri
     // Listings loaded and never changed are copied as bytes; only the others are encoded.
     const parts: Buffer[] = [];
     const types: string[] = [];
+    let k = 0;
     for (const d of data.dirs.values()) {
       const kept = d instanceof LazyCachedDir ? d.listings.rawNames(d.i) : null;
       const n = kept !== null ? kept.types.length : d.listing.names.length;
-      at = dirRows.writeUInt32LE(n, at);
-      if (n > 0) parts.push(kept !== null ? kept.bytes : Buffer.from(d.listing.names.join('\0'), 'utf8'));
+      const bytes = n === 0 ? null : kept !== null ? kept.bytes : Buffer.from(d.listing.names.join('\0'), 'utf8');
+      dirRows.writeUInt32LE(n, at + 4 * k);
+      dirRows.writeUInt32LE(bytes?.length ?? 0, at + 4 * (nDirs + k));
+      if (bytes !== null) parts.push(bytes);
       types.push(kept !== null ? kept.types : d.listing.types);
+      k++;
     }
-    dirRows.write(types.join(''), at, 'latin1');
+    dirRows.write(types.join(''), at + 8 * nDirs, 'latin1');
     dirParts = [dirRows];
     namesBlob = joinWithNul(parts);
   }
