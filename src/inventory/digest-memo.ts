@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalEntries, canonicalHead, canonicalTail, computeDigestOf, type RenderBasis } from './digest.js';
-import { chunks, entryStarts, readTextMemo, splicePlan, TextMemoWriter, type Part } from './text-memo.js';
+import { chunks, entryStarts, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type Part, type Segment } from './text-memo.js';
 import type { RepoSnapshotEntry } from './types.js';
 
 /**
@@ -19,6 +19,8 @@ const CHUNK = 4096;
  * so `},{"bytes":` occurs only between two entries (`},{"` alone also ends a path like `a},{`).
  */
 const BOUNDARY = Buffer.from('},{"bytes":', 'latin1');
+/** Between two entries of the canonical text. */
+const COMMA = Buffer.from(',', 'latin1');
 
 /**
  * sha256 digest of the body `{ files, truncated, counts: { files: files.length, bytes } }`, reusing and
@@ -27,24 +29,31 @@ const BOUNDARY = Buffer.from('},{"bytes":', 'latin1');
 export function digestWithMemo(files: readonly RepoSnapshotEntry[], bytes: number, truncated: boolean, memoFile: string, basis?: RenderBasis, memoBytes?: Buffer | null): string {
   const n = files.length;
   const old = basis === undefined || basis.oldIndex.length !== n ? null : readTextMemo(memoFile, MEMO_TAG, [basis.digest], memoBytes);
-  const plan = old !== null && old.starts !== null ? splicePlan(basis!.oldIndex, { text: old.text, starts: old.starts }, 1, CHUNK) : chunks(0, n, CHUNK);
-  const writer = TextMemoWriter.open(memoFile, MEMO_TAG);
+  const plan = old !== null && old.starts !== null ? splicePlan(basis!.oldIndex, { text: old.text, starts: old.starts, patch: old.patch }, COMMA.length, CHUNK) : chunks(0, n, CHUNK);
+  const writer = openMemoWriter(memoFile, MEMO_TAG, old, plan, COMMA);
   if (writer === null && old === null) return computeDigestOf(files, bytes, truncated);
   try {
     const h = createHash('sha256');
     h.update(canonicalHead({ files: n, bytes }));
-    const comma = Buffer.from(',', 'latin1');
-    for (const seg of plan) {
+    const batch = (ranges: readonly Segment[]): { bytes: Buffer; starts: Uint32Array | null } => {
+      const list = ranges.flatMap((r) => files.slice(r.from, r.to));
+      const text = canonicalEntries(list, 0, list.length);
+      return { bytes: text, starts: entryStarts(text, list.length, BOUNDARY, 2) };
+    };
+    const alone = (seg: Segment): void => {
+      seg.bytes = canonicalEntries(files, seg.from, seg.to);
+      seg.starts = entryStarts(seg.bytes, seg.to - seg.from, BOUNDARY, 2) ?? undefined;
+    };
+    for (let i = 0; i < plan.length; i++) {
+      const seg = plan[i]!;
       const count = seg.to - seg.from;
-      let part: Part;
-      if (seg.bytes !== undefined) part = { bytes: seg.bytes, first: seg.from, count, starts: seg.starts ?? null };
-      else {
-        const text = canonicalEntries(files, seg.from, seg.to);
-        part = { bytes: text, first: seg.from, count, starts: entryStarts(text, count, BOUNDARY, 2) };
-      }
+      const serialised = seg.bytes === undefined;
+      if (serialised) serialiseGaps(plan, i, CHUNK, COMMA.length, batch, alone);
+      const part: Part = { bytes: seg.bytes!, first: seg.from, count, starts: seg.starts ?? null, base: seg.base };
+      if (serialised) plan[i] = { from: seg.from, to: seg.to }; // let go once hashed and written
       if (seg.from > 0) {
-        h.update(comma);
-        writer?.put({ bytes: comma });
+        h.update(COMMA);
+        writer?.put({ bytes: COMMA });
       }
       h.update(part.bytes);
       writer?.put(part);

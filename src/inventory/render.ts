@@ -4,7 +4,7 @@ import { removeStaleTemps, writeFileAtomicSync } from '../core/atomic-write.js';
 import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf, takeRenderRead, textBytes } from './digest.js';
 import { racyMarginOf } from './racy.js';
 import { outputStampPath, STALE_TEMP_AGE_MS } from './stat-cache.js';
-import { BufferedFd, chunks as chunksOf, entryStarts, readTextMemo, splicePlan, TextMemoWriter, type Part, type Segment, type TextMemo } from './text-memo.js';
+import { BufferedFd, chunks as chunksOf, entryStarts, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type Part, type Segment, type TextMemo } from './text-memo.js';
 import type { RepoSnapshot } from './types.js';
 
 /**
@@ -23,6 +23,8 @@ const MEMO_TAG = 'cairn-render 6';
 const RENDER_CHUNK = 4096;
 /** How every entry but the first of a rendered run begins: entries sit at depth 3, their keys at depth 4. */
 const ENTRY_START = Buffer.from('\n      {', 'latin1');
+/** Between two entries of the text. */
+const ENTRY_SEPARATOR = Buffer.from(',\n', 'latin1');
 /** A string no path can hold (JSON-escaped as \u0000…): marks where the entries go in the frame. */
 const FILES_MARK = '\u0000cairn-files\u0000';
 
@@ -30,10 +32,11 @@ const FILES_MARK = '\u0000cairn-files\u0000';
 export function renderRepoSnapshot(snapshot: RepoSnapshot): Buffer {
   const memo = memoFor(snapshot);
   const last = memo === undefined ? null : readTextMemo(memo, MEMO_TAG, [snapshot.snapshotDigest, renderBasisOf(snapshot.body)?.digest]);
-  if (last?.digest === snapshot.snapshotDigest) return last.text;
-  const mw = memo === undefined ? null : TextMemoWriter.open(memo, MEMO_TAG);
+  if (last?.digest === snapshot.snapshotDigest) return wholeText(snapshot, last);
+  const plan = planFor(snapshot, last);
+  const mw = memo === undefined ? null : openMemoWriter(memo, MEMO_TAG, last, plan, ENTRY_SEPARATOR);
   const parts: Buffer[] = [];
-  for (const part of partsFor(snapshot, last)) {
+  for (const part of renderParts(snapshot, plan)) {
     parts.push(part.bytes);
     mw?.put(part);
   }
@@ -54,24 +57,26 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
   const early = memo === undefined ? undefined : await takeRenderRead(snapshot.body);
   const last = memo === undefined ? null : readTextMemo(memo, MEMO_TAG, [digest, renderBasisOf(snapshot.body)?.digest], early);
   if (last?.digest === digest) {
+    const text = wholeText(snapshot, last);
     if ('file' in to) {
       const checkedAt = Date.now();
-      const held = holdsExactly(to.file, last.text);
+      const held = holdsExactly(to.file, text);
       if (held !== null) stampOutput(memo!, to.file, digest, held, checkedAt);
       else {
         sweepBeside(to.file);
-        writeFileAtomicSync(to.file, last.text, { freeOldLater: true });
+        writeFileAtomicSync(to.file, text, { freeOldLater: true });
       }
-    } else await writeOut(to.out, last.text);
+    } else await writeOut(to.out, text);
     return;
   }
-  const mw = memo === undefined ? null : TextMemoWriter.open(memo, MEMO_TAG);
+  const plan = planFor(snapshot, last);
+  const mw = memo === undefined ? null : openMemoWriter(memo, MEMO_TAG, last, plan, ENTRY_SEPARATOR);
   try {
     if ('file' in to) {
       sweepBeside(to.file);
       const writeParts = (fd: number): void => {
         const out = new BufferedFd(fd);
-        for (const part of partsFor(snapshot, last)) {
+        for (const part of renderParts(snapshot, plan)) {
           out.write(part.bytes);
           mw?.put(part);
         }
@@ -82,7 +87,7 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
       // Gathered into ~1 MiB writes: a spliced text comes as thousands of small parts.
       let batch: Buffer[] = [];
       let batched = 0;
-      for (const part of partsFor(snapshot, last)) {
+      for (const part of renderParts(snapshot, plan)) {
         batch.push(part.bytes);
         batched += part.bytes.length;
         mw?.put(part);
@@ -154,13 +159,21 @@ function stampOutput(memo: string, file: string, digest: string, stat: number[],
   }
 }
 
-/** The parts of the text, with every run of entries the memo already renders copied (see RenderBasis). */
-function partsFor(snapshot: RepoSnapshot, old: TextMemo | null): Generator<Part> {
+/** How the entries are made: every run of them the memo already renders copied (see RenderBasis), the rest rendered. */
+function planFor(snapshot: RepoSnapshot, old: TextMemo | null): Segment[] {
   const basis = old === null ? undefined : renderBasisOf(snapshot.body);
   const n = snapshot.body.files.length;
-  if (basis === undefined || old === null || old.starts === null || old.digest !== basis.digest || basis.oldIndex.length !== n) return renderParts(snapshot, chunks(0, n));
-  // Entries are separated by ",\n" in the text.
-  return renderParts(snapshot, splicePlan(basis.oldIndex, { text: old.text, starts: old.starts }, 2, RENDER_CHUNK));
+  if (basis === undefined || old === null || old.starts === null || old.digest !== basis.digest || basis.oldIndex.length !== n) return chunks(0, n);
+  return splicePlan(basis.oldIndex, { text: old.text, starts: old.starts, patch: old.patch }, ENTRY_SEPARATOR.length, RENDER_CHUNK);
+}
+
+/** The memo's text of this very body: its own bytes, or (a patched memo) its runs put together. */
+function wholeText(snapshot: RepoSnapshot, memo: TextMemo): Buffer {
+  if (memo.patch === undefined || memo.starts === null) return memo.text;
+  const same = Int32Array.from({ length: snapshot.body.files.length }, (_, k) => k);
+  const parts: Buffer[] = [];
+  for (const part of renderParts(snapshot, splicePlan(same, { text: memo.text, starts: memo.starts, patch: memo.patch }, ENTRY_SEPARATOR.length, RENDER_CHUNK))) parts.push(part.bytes);
+  return Buffer.concat(parts);
 }
 
 /** Entries [from, to) in pieces of RENDER_CHUNK. */
@@ -179,7 +192,7 @@ export function* renderPieces(snapshot: RepoSnapshot): Generator<Buffer> {
 }
 
 /** The parts of the text, the entries as `plan` segments them (rendered unless a segment has its bytes). */
-function* renderParts(snapshot: RepoSnapshot, plan: readonly Segment[]): Generator<Part> {
+function* renderParts(snapshot: RepoSnapshot, plan: Segment[]): Generator<Part> {
   const files = snapshot.body.files;
   if (files.length === 0) {
     yield { bytes: textBytes(`${JSON.stringify(snapshot, null, 2)}\n`) };
@@ -193,24 +206,32 @@ function* renderParts(snapshot: RepoSnapshot, plan: readonly Segment[]): Generat
     return;
   }
   yield { bytes: textBytes(frame.slice(0, at)) };
-  const comma = Buffer.from(',\n', 'latin1');
-  for (const seg of plan) {
-    if (seg.from > 0) yield { bytes: comma };
-    const count = seg.to - seg.from;
-    if (seg.bytes !== undefined) yield { bytes: seg.bytes, first: seg.from, count, starts: seg.starts ?? null };
-    else {
-      const bytes = renderPiece(files, seg.from, seg.to);
-      yield { bytes, first: seg.from, count, starts: entryStarts(bytes, count, ENTRY_START, 1) };
-    }
+  const batch = (ranges: readonly Segment[]): { bytes: Buffer; starts: Uint32Array | null } => {
+    const list = ranges.flatMap((r) => files.slice(r.from, r.to));
+    const bytes = renderList(list);
+    return { bytes, starts: entryStarts(bytes, list.length, ENTRY_START, 1) };
+  };
+  const alone = (seg: Segment): void => {
+    seg.bytes = renderList(files.slice(seg.from, seg.to));
+    seg.starts = entryStarts(seg.bytes, seg.to - seg.from, ENTRY_START, 1) ?? undefined;
+  };
+  for (let i = 0; i < plan.length; i++) {
+    const seg = plan[i]!;
+    if (seg.from > 0) yield { bytes: ENTRY_SEPARATOR };
+    const rendered = seg.bytes === undefined;
+    if (rendered) serialiseGaps(plan, i, RENDER_CHUNK, ENTRY_SEPARATOR.length, batch, alone);
+    yield { bytes: seg.bytes!, first: seg.from, count: seg.to - seg.from, starts: seg.starts ?? null, base: seg.base };
+    // Rendered bytes are let go once written: a whole rendering stays RENDER_CHUNK entries at a time.
+    if (rendered) plan[i] = { from: seg.from, to: seg.to };
   }
   yield { bytes: textBytes(`${frame.slice(at + mark.length)}\n`) };
 }
 
-/** Entries [from, to) as they appear in the document. */
-function renderPiece(files: readonly RepoSnapshot['body']['files'][number][], from: number, to: number): Buffer {
+/** Entries as they appear in the document, one after the other. */
+function renderList(list: readonly RepoSnapshot['body']['files'][number][]): Buffer {
   const open = '{\n  "body": {\n    "files": [\n'.length;
   const close = '\n    ]\n  }\n}'.length;
-  const wrapped = JSON.stringify({ body: { files: files.slice(from, to) } }, null, 2);
+  const wrapped = JSON.stringify({ body: { files: list } }, null, 2);
   // All-ASCII (the usual case): encode the whole piece as latin1 (a plain copy) and cut the
   // frame off the bytes, where byte and character offsets agree.
   if (!NON_ASCII.test(wrapped)) {

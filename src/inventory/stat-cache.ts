@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { removeStaleTemps, writeAll, writeFileAtomicSync, writeFileInBackground, type BackgroundWrite } from '../core/atomic-write.js';
 import { errnoCode } from '../core/errors.js';
+import { patchPath } from './memo-patch.js';
 import { splitNulUtf8 } from './nul-strings.js';
 import { STAT_FIELDS } from './read-file.js';
 import type { ScanWarning } from './types.js';
@@ -267,9 +268,10 @@ export function outputStampPath(cacheFile: string): string {
   return cacheFile.replace(/\.cache$/, '.out');
 }
 
-/** Names of the files kept for one cache: the cache, its memos and the output stamp. */
+/** Names of the files kept for one cache: the cache, its memos and their patches, and the output stamp. */
 function cacheFamily(cacheFile: string): string[] {
-  return [cacheFile, renderMemoPath(cacheFile), canonicalMemoPath(cacheFile), outputStampPath(cacheFile)].map((f) => path.basename(f));
+  const memos = [renderMemoPath(cacheFile), canonicalMemoPath(cacheFile)];
+  return [cacheFile, ...memos, ...memos.map(patchPath), outputStampPath(cacheFile)].map((f) => path.basename(f));
 }
 
 export type LoadOutcome = { data: StatCacheData; warning?: ScanWarning };

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { crc32 } from '../core/crc32.js';
 import { replaceCacheFile, tempSiblingName, writeAll } from '../core/atomic-write.js';
+import { MemoPatchWriter, PATCH_SHARE, patchFits, readMemoPatch, removeMemoPatch, type MemoPatch } from './memo-patch.js';
 
 /**
  * A text memo: the last text made from a body of entries (the pretty output, or the canonical
@@ -14,13 +15,19 @@ import { replaceCacheFile, tempSiblingName, writeAll } from '../core/atomic-writ
  * <text length, 12 digits>`, the text, then the entry table: u32 n, then n + 1 u32
  * (little-endian) byte offsets in the text, where each entry starts and where the last one ends
  * (n = 0xffffffff: no table, the text alone). The line is written last (at offset 0), so a memo
- * cut short is never taken for a whole one.
+ * cut short is never taken for a whole one. A later body close to this one is kept as a patch
+ * of it (memo-patch.ts) instead of a whole new memo.
  */
 export interface TextMemo {
   digest: string;
   text: Buffer;
   /** Where each entry starts, then where the last one ends (n + 1 offsets); null without a table. */
   starts: Uint32Array | null;
+  /** The digest and CRC-32 in the memo file's first line: what a patch names its base by. */
+  baseDigest: string;
+  crc: number;
+  /** The body's entries when they are this memo's (the base's) as a patch rearranges them (memo-patch.ts). */
+  patch?: MemoPatch;
 }
 
 const LITTLE_ENDIAN = os.endianness() === 'LE';
@@ -42,6 +49,16 @@ function memoHead(tag: string, digest: string, crc: number, textLength: number):
  * hold such a memo, else the file is read as it is now (another run may have renewed it since).
  */
 export function readTextMemo(file: string, tag: string, wanted: readonly (string | undefined)[], early?: Buffer | null): TextMemo | null {
+  // A patch of a wanted body first: its base is then the memo wanted (whatever else it is).
+  const patch = readMemoPatch(file, tag);
+  if (patch !== null && wanted.includes(patch.digest)) {
+    const base = readBaseMemo(file, tag, [patch.baseDigest], early);
+    if (base !== null && base.crc === patch.baseCrc && base.starts !== null && patchFits(patch, base.starts.length - 1)) return { ...base, digest: patch.digest, patch };
+  }
+  return readBaseMemo(file, tag, wanted, early);
+}
+
+function readBaseMemo(file: string, tag: string, wanted: readonly (string | undefined)[], early?: Buffer | null): TextMemo | null {
   const fromEarly = early === undefined || early === null ? null : parseTextMemo(early, tag, wanted);
   if (fromEarly !== null) return fromEarly;
   const headLength = headBytes(tag);
@@ -117,7 +134,8 @@ function parseTextMemo(buf: Buffer, tag: string, wanted: readonly (string | unde
   if (table.length < 4) return null;
   const n = table.readUInt32LE(0);
   const text = rest.subarray(0, textLength);
-  if (n === NO_TABLE) return table.length === 4 ? { digest, text, starts: null } : null;
+  const crc = Number(head.slice(-24, -14));
+  if (n === NO_TABLE) return table.length === 4 ? { digest, text, starts: null, baseDigest: digest, crc } : null;
   if (table.length !== 4 + 4 * (n + 1)) return null;
   const starts = new Uint32Array(n + 1);
   // Written little-endian; copied as is where that is the machine's order.
@@ -125,7 +143,7 @@ function parseTextMemo(buf: Buffer, tag: string, wanted: readonly (string | unde
   else for (let j = 0; j <= n; j++) starts[j] = table.readUInt32LE(4 + 4 * j);
   for (let j = 1; j <= n; j++) if (starts[j]! < starts[j - 1]!) return null;
   if (starts[n]! > textLength) return null;
-  return { digest, text, starts };
+  return { digest, text, starts, baseDigest: digest, crc };
 }
 
 /**
@@ -138,6 +156,8 @@ export interface Part {
   first?: number;
   count?: number;
   starts?: ArrayLike<number> | null;
+  /** For a run copied from a memo's base text: the base index of its first entry. */
+  base?: number;
 }
 
 /** Entries [from, to) to serialise, or the bytes that hold them already and where each starts in them. */
@@ -146,6 +166,8 @@ export interface Segment {
   to: number;
   bytes?: Buffer;
   starts?: Uint32Array;
+  /** Bytes copied from the memo's base text: the base index of the first entry. */
+  base?: number;
 }
 
 /** Entries [from, to) in pieces of `chunk`, appended to `out`. */
@@ -158,33 +180,85 @@ export function chunks(from: number, to: number, chunk: number, out: Segment[] =
  * The new body's entries as segments: each run of entries that came through in order and
  * unchanged (`oldIndex[k]`: entry k's index in the memo's body, or -1) is copied from the old
  * text, where it is one contiguous stretch (entries are separated by `separator` bytes there
- * too); the entries between such runs are to be serialised, `chunk` at a time.
+ * too); the entries between such runs are to be serialised, `chunk` at a time. A patched memo's
+ * entries lie in two texts (the base's and the patch's): a run is copied from one of them.
  */
-export function splicePlan(oldIndex: Int32Array, memo: { text: Buffer; starts: Uint32Array }, separator: number, chunk: number): Segment[] {
-  const { text, starts } = memo;
+export function splicePlan(oldIndex: Int32Array, memo: { text: Buffer; starts: Uint32Array; patch?: MemoPatch }, separator: number, chunk: number): Segment[] {
   const n = oldIndex.length;
-  const oldCount = starts.length - 1;
-  const endOf = (j: number): number => (j + 1 < oldCount ? starts[j + 1]! - separator : starts[oldCount]!);
+  const patch = memo.patch;
+  const oldCount = patch !== undefined ? patch.from.length : memo.starts.length - 1;
+  // Where new entry k lies in the memo: its base index (≥ 0), -(1 + j) for entry j of the
+  // patch text, or NOWHERE when it is to be serialised.
+  const src = (k: number): number => {
+    const a = oldIndex[k]!;
+    return a < 0 || a >= oldCount ? NOWHERE : patch !== undefined ? patch.from[a]! : a;
+  };
   const plan: Segment[] = [];
   let gap = 0;
   for (let k = 0; k < n; ) {
-    const a = oldIndex[k]!;
-    if (a < 0 || a >= oldCount) {
+    const first = src(k);
+    if (first === NOWHERE) {
       k++;
       continue;
     }
+    // Consecutive in one text: base indices count up, patch positions -(1 + j) count down.
+    const step = first >= 0 ? 1 : -1;
     let e = k + 1;
-    while (e < n && oldIndex[e] === oldIndex[e - 1]! + 1 && oldIndex[e]! < oldCount) e++;
-    const b = a + (e - k);
+    for (let expect = first + step; e < n && src(e) === expect; expect += step) e++;
     chunks(gap, k, chunk, plan);
-    const base = starts[a]!;
-    const rel = starts.slice(a, b);
-    for (let j = 0; j < rel.length; j++) rel[j] = rel[j]! - base;
-    plan.push({ from: k, to: e, bytes: text.subarray(base, endOf(b - 1)), starts: rel });
+    const inBase = first >= 0;
+    const text = inBase ? memo.text : patch!.text;
+    const starts = inBase ? memo.starts : patch!.starts;
+    const lo = inBase ? first : -first - 1;
+    const hi = lo + (e - k);
+    const count = starts.length - 1;
+    const at = starts[lo]!;
+    const end = hi < count ? starts[hi]! - separator : starts[count]!;
+    const rel = starts.slice(lo, hi);
+    for (let j = 0; j < rel.length; j++) rel[j] = rel[j]! - at;
+    plan.push(inBase ? { from: k, to: e, bytes: text.subarray(at, end), starts: rel, base: lo } : { from: k, to: e, bytes: text.subarray(at, end), starts: rel });
     k = e;
     gap = k;
   }
   return chunks(gap, n, chunk, plan);
+}
+
+/** splicePlan's mark for an entry not in the memo (below every -(1 + j) a patch can hold). */
+const NOWHERE = -0x80000000;
+
+/**
+ * Serialises the segment at `plan[at]` (one without bytes) together with the next segments
+ * without bytes, up to `chunk` entries in all, in one call of `serialise`, and gives each its
+ * bytes and entry starts: after a scattered edit the gaps between copied runs are single
+ * entries, and one serialisation per entry cost ~10 µs each (JSON.stringify's own set-up).
+ * `serialise(ranges)` returns the entries of the ranges, in order, joined by `separator` bytes,
+ * with where each starts, or null when they cannot be told apart: then only `plan[at]` gets
+ * bytes, serialised alone by `alone`.
+ */
+export function serialiseGaps(plan: Segment[], at: number, chunk: number, separator: number, serialise: (ranges: readonly Segment[]) => { bytes: Buffer; starts: Uint32Array | null }, alone: (seg: Segment) => void): void {
+  const batch: Segment[] = [];
+  let entries = 0;
+  for (let i = at; i < plan.length && entries < chunk; i++) {
+    const seg = plan[i]!;
+    if (seg.bytes !== undefined) continue;
+    if (batch.length > 0 && entries + (seg.to - seg.from) > chunk) break;
+    batch.push(seg);
+    entries += seg.to - seg.from;
+  }
+  if (batch.length === 1) return alone(batch[0]!);
+  const { bytes, starts } = serialise(batch);
+  if (starts === null || starts.length !== entries) return alone(batch[0]!);
+  let a = 0;
+  for (const seg of batch) {
+    const count = seg.to - seg.from;
+    const b = a + count;
+    const base = starts[a]!;
+    const rel = starts.slice(a, b);
+    for (let j = 0; j < rel.length; j++) rel[j] = rel[j]! - base;
+    seg.bytes = bytes.subarray(base, b < entries ? starts[b]! - separator : bytes.length);
+    seg.starts = rel;
+    a = b;
+  }
 }
 
 /**
@@ -227,11 +301,31 @@ export class BufferedFd {
   }
 }
 
+/** How a memo is written: a whole one (TextMemoWriter) or a patch of the last one's base. */
+export interface MemoWriter {
+  put(part: Part): void;
+  commit(digest: string): void;
+  abort(): void;
+}
+
+/**
+ * The writer for the memo of a text that `plan` makes from `old` (entries separated by
+ * `separator`): a patch of old's base while the entries not copied from that base stay within
+ * PATCH_SHARE, else a whole new memo. Null when neither can be written.
+ */
+export function openMemoWriter(file: string, tag: string, old: TextMemo | null, plan: readonly Segment[], separator: Buffer): MemoWriter | null {
+  const n = plan.length === 0 ? 0 : plan[plan.length - 1]!.to;
+  let notInBase = 0;
+  for (const seg of plan) if (seg.base === undefined) notInBase += seg.to - seg.from;
+  if (old !== null && old.starts !== null && n > 0 && notInBase <= n * PATCH_SHARE) return new MemoPatchWriter(file, tag, { digest: old.baseDigest, crc: old.crc, text: old.text, starts: old.starts }, separator);
+  return TextMemoWriter.open(file, tag);
+}
+
 /**
  * Writes a memo piece by piece (a temp file renamed into place; no fsync: it is a cache). Any
  * failure only disables it: the next run serialises again.
  */
-export class TextMemoWriter {
+export class TextMemoWriter implements MemoWriter {
   private crc = 0;
   private length = 0;
   /** Entry starts so far (absolute), and where the last entry ends; null once a run could not be mapped. */
@@ -306,6 +400,8 @@ export class TextMemoWriter {
       // off this thread; a memo missing for a moment is only a cache miss.
       replaceCacheFile(this.tmp, this.file);
       this.done = true;
+      removeMemoPatch(this.file); // it patched the base just replaced
+
     } catch {
       this.abort();
     }

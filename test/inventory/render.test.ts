@@ -110,17 +110,41 @@ describe('writeRepoSnapshot (in pieces)', () => {
   });
 
   /** Changes one character of `rel`'s entry in the memo's text (same length, CRC made right): an entry copied from the memo shows it. */
+  /**
+   * Marks one entry's path in the memo's own bytes (a letter in place of its first one, the
+   * CRCs made right again), so a text that copies the entry shows the mark and one that renders
+   * it again does not. The entry may sit in the base memo or in its patch (memo-patch.ts).
+   */
   async function markInMemo(memoFile: string, rel: string, letter: string): Promise<string> {
     const { crc32 } = await import('node:zlib');
+    const needle = `"path": ${JSON.stringify(rel)}`;
+    const patchFile = `${memoFile}.patch`;
+    const patch = fs.existsSync(patchFile) ? fs.readFileSync(patchFile) : null;
+    const patchHead = /^(.+\+patch) (\S+) (\S+) (\d{10}) (\d{10}) (\d{12})\n$/;
+    if (patch !== null && patch.includes(needle)) {
+      const head = patch.subarray(0, patch.indexOf(10) + 1).toString('latin1');
+      const [, tag, digest, base, baseCrc, , length] = patchHead.exec(head)!;
+      const rest = Buffer.from(patch.subarray(head.length));
+      rest.write(letter, rest.indexOf(needle) + '"path": "'.length, 'latin1');
+      fs.writeFileSync(patchFile, Buffer.concat([Buffer.from(`${tag} ${digest} ${base} ${baseCrc} ${String(crc32(rest)).padStart(10, '0')} ${length}\n`, 'latin1'), rest]));
+      return JSON.stringify(`${letter}${rel.slice(1)}`);
+    }
     const raw = fs.readFileSync(memoFile);
     const head = raw.subarray(0, raw.indexOf(10) + 1).toString('latin1');
     const [, tag, version, digest, , length] = /^(\S+) (\d+) (\S+) (\d+) (\d+)\n$/.exec(head)!;
     const rest = Buffer.from(raw.subarray(head.length));
-    const at = rest.indexOf(`"path": ${JSON.stringify(rel)}`);
+    const at = rest.indexOf(needle);
     expect(at).toBeGreaterThan(0);
     expect(at).toBeLessThan(Number(length));
     rest.write(letter, at + '"path": "'.length, 'latin1');
-    fs.writeFileSync(memoFile, Buffer.concat([Buffer.from(`${tag} ${version} ${digest} ${String(crc32(rest)).padStart(10, '0')} ${length}\n`, 'latin1'), rest]));
+    const crc = String(crc32(rest)).padStart(10, '0');
+    fs.writeFileSync(memoFile, Buffer.concat([Buffer.from(`${tag} ${version} ${digest} ${crc} ${length}\n`, 'latin1'), rest]));
+    if (patch !== null) {
+      // The patch names its base by CRC: name the marked base.
+      const ph = patch.subarray(0, patch.indexOf(10) + 1).toString('latin1');
+      const [, ptag, pdigest, pbase, , pcrc, plength] = patchHead.exec(ph)!;
+      fs.writeFileSync(patchFile, Buffer.concat([Buffer.from(`${ptag} ${pdigest} ${pbase} ${crc} ${pcrc} ${plength}\n`, 'latin1'), patch.subarray(ph.length)]));
+    }
     return JSON.stringify(`${letter}${rel.slice(1)}`);
   }
 
