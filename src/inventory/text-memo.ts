@@ -187,16 +187,19 @@ export function splicePlan(oldIndex: Int32Array, memo: { text: Buffer; starts: U
   const n = oldIndex.length;
   const patch = memo.patch;
   const oldCount = patch !== undefined ? patch.from.length : memo.starts.length - 1;
-  // Where new entry k lies in the memo: its base index (≥ 0), -(1 + j) for entry j of the
-  // patch text, or NOWHERE when it is to be serialised.
-  const src = (k: number): number => {
+  // Where each new entry lies in the memo: its base index (≥ 0), -(1 + j) for entry j of the
+  // patch text, or NOWHERE when it is to be serialised. Plain loops over typed arrays: in a
+  // one-shot process this runs before the JIT has warmed up, where a call per entry costs.
+  const src = new Int32Array(n);
+  const from = patch?.from;
+  for (let k = 0; k < n; k++) {
     const a = oldIndex[k]!;
-    return a < 0 || a >= oldCount ? NOWHERE : patch !== undefined ? patch.from[a]! : a;
-  };
+    src[k] = a < 0 || a >= oldCount ? NOWHERE : from !== undefined ? from[a]! : a;
+  }
   const plan: Segment[] = [];
   let gap = 0;
   for (let k = 0; k < n; ) {
-    const first = src(k);
+    const first = src[k]!;
     if (first === NOWHERE) {
       k++;
       continue;
@@ -204,7 +207,11 @@ export function splicePlan(oldIndex: Int32Array, memo: { text: Buffer; starts: U
     // Consecutive in one text: base indices count up, patch positions -(1 + j) count down.
     const step = first >= 0 ? 1 : -1;
     let e = k + 1;
-    for (let expect = first + step; e < n && src(e) === expect; expect += step) e++;
+    let expect = first + step;
+    while (e < n && src[e] === expect) {
+      e++;
+      expect += step;
+    }
     chunks(gap, k, chunk, plan);
     const inBase = first >= 0;
     const text = inBase ? memo.text : patch!.text;
