@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalEntries, canonicalHead, canonicalTail, computeDigestOf, type RenderBasis } from './digest.js';
-import { chunks, entryStarts, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type Part, type Segment } from './text-memo.js';
+import { chunks, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type EntryText, type Part } from './text-memo.js';
 import type { RepoSnapshotEntry } from './types.js';
 
 /**
@@ -35,20 +35,12 @@ export function digestWithMemo(files: readonly RepoSnapshotEntry[], bytes: numbe
   try {
     const h = createHash('sha256');
     h.update(canonicalHead({ files: n, bytes }));
-    const batch = (ranges: readonly Segment[]): { bytes: Buffer; starts: Uint32Array | null } => {
-      const list = ranges.flatMap((r) => files.slice(r.from, r.to));
-      const text = canonicalEntries(list, 0, list.length);
-      return { bytes: text, starts: entryStarts(text, list.length, BOUNDARY, 2) };
-    };
-    const alone = (seg: Segment): void => {
-      seg.bytes = canonicalEntries(files, seg.from, seg.to);
-      seg.starts = entryStarts(seg.bytes, seg.to - seg.from, BOUNDARY, 2) ?? undefined;
-    };
+    const text: EntryText<RepoSnapshotEntry> = { entries: files, serialise: (list) => canonicalEntries(list, 0, list.length), boundary: BOUNDARY, skip: 2, separator: COMMA.length, chunk: CHUNK };
     for (let i = 0; i < plan.length; i++) {
       const seg = plan[i]!;
       const count = seg.to - seg.from;
       const serialised = seg.bytes === undefined;
-      if (serialised) serialiseGaps(plan, i, CHUNK, COMMA.length, batch, alone);
+      if (serialised) serialiseGaps(plan, i, text);
       const part: Part = { bytes: seg.bytes!, first: seg.from, count, starts: seg.starts ?? null, base: seg.base };
       if (serialised) plan[i] = { from: seg.from, to: seg.to }; // let go once hashed and written
       if (seg.from > 0) {

@@ -4,8 +4,8 @@ import { removeStaleTemps, writeFileAtomicSync } from '../core/atomic-write.js';
 import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf, takeRenderRead, textBytes } from './digest.js';
 import { racyMarginOf } from './racy.js';
 import { outputStampPath, STALE_TEMP_AGE_MS } from './stat-cache.js';
-import { BufferedFd, chunks as chunksOf, entryStarts, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type Part, type Segment, type TextMemo } from './text-memo.js';
-import type { RepoSnapshot } from './types.js';
+import { BufferedFd, chunks as chunksOf, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type EntryText, type Part, type Segment, type TextMemo } from './text-memo.js';
+import type { RepoSnapshot, RepoSnapshotEntry } from './types.js';
 
 /**
  * The CLI's text of a RepoSnapshot is `JSON.stringify(doc, null, 2)` plus a newline. For a
@@ -206,20 +206,12 @@ function* renderParts(snapshot: RepoSnapshot, plan: Segment[]): Generator<Part> 
     return;
   }
   yield { bytes: textBytes(frame.slice(0, at)) };
-  const batch = (ranges: readonly Segment[]): { bytes: Buffer; starts: Uint32Array | null } => {
-    const list = ranges.flatMap((r) => files.slice(r.from, r.to));
-    const bytes = renderList(list);
-    return { bytes, starts: entryStarts(bytes, list.length, ENTRY_START, 1) };
-  };
-  const alone = (seg: Segment): void => {
-    seg.bytes = renderList(files.slice(seg.from, seg.to));
-    seg.starts = entryStarts(seg.bytes, seg.to - seg.from, ENTRY_START, 1) ?? undefined;
-  };
+  const text: EntryText<RepoSnapshotEntry> = { entries: files, serialise: renderList, boundary: ENTRY_START, skip: 1, separator: ENTRY_SEPARATOR.length, chunk: RENDER_CHUNK };
   for (let i = 0; i < plan.length; i++) {
     const seg = plan[i]!;
     if (seg.from > 0) yield { bytes: ENTRY_SEPARATOR };
     const rendered = seg.bytes === undefined;
-    if (rendered) serialiseGaps(plan, i, RENDER_CHUNK, ENTRY_SEPARATOR.length, batch, alone);
+    if (rendered) serialiseGaps(plan, i, text);
     yield { bytes: seg.bytes!, first: seg.from, count: seg.to - seg.from, starts: seg.starts ?? null, base: seg.base };
     // Rendered bytes are let go once written: a whole rendering stays RENDER_CHUNK entries at a time.
     if (rendered) plan[i] = { from: seg.from, to: seg.to };
@@ -228,7 +220,7 @@ function* renderParts(snapshot: RepoSnapshot, plan: Segment[]): Generator<Part> 
 }
 
 /** Entries as they appear in the document, one after the other. */
-function renderList(list: readonly RepoSnapshot['body']['files'][number][]): Buffer {
+function renderList(list: readonly RepoSnapshotEntry[]): Buffer {
   const open = '{\n  "body": {\n    "files": [\n'.length;
   const close = '\n    ]\n  }\n}'.length;
   const wrapped = JSON.stringify({ body: { files: list } }, null, 2);

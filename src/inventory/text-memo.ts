@@ -233,36 +233,56 @@ export function splicePlan(oldIndex: Int32Array, memo: { text: Buffer; starts: U
 /** splicePlan's mark for an entry not in the memo (below every -(1 + j) a patch can hold). */
 const NOWHERE = -0x80000000;
 
+/** How the entries of a text are serialised, and told apart again in the bytes. */
+export interface EntryText<T> {
+  entries: readonly T[];
+  /** The entries given, one after the other, joined by `separator` bytes. */
+  serialise(list: readonly T[]): Buffer;
+  /** What begins every entry but the first, found `skip` bytes before the entry's own start (entryStarts). */
+  boundary: Buffer;
+  skip: number;
+  separator: number;
+  /** At most this many entries serialised at once. */
+  chunk: number;
+}
+
 /**
- * Serialises the segment at `plan[at]` (one without bytes) together with the next segments
- * without bytes, up to `chunk` entries in all, in one call of `serialise`, and gives each its
- * bytes and entry starts: after a scattered edit the gaps between copied runs are single
- * entries, and one serialisation per entry cost ~10 µs each (JSON.stringify's own set-up).
- * `serialise(ranges)` returns the entries of the ranges, in order, joined by `separator` bytes,
- * with where each starts, or null when they cannot be told apart: then only `plan[at]` gets
- * bytes, serialised alone by `alone`.
+ * Gives the segment at `plan[at]` (one without bytes) its bytes and entry starts, serialised in
+ * one call together with the next segments without bytes, up to `chunk` entries in all: after a
+ * scattered edit the gaps between copied runs are single entries, and one serialisation per
+ * entry cost ~10 µs each (JSON.stringify's own set-up). Entries that cannot be told apart in
+ * the joint bytes are serialised segment by segment (a segment without starts gets no table).
  */
-export function serialiseGaps(plan: Segment[], at: number, chunk: number, separator: number, serialise: (ranges: readonly Segment[]) => { bytes: Buffer; starts: Uint32Array | null }, alone: (seg: Segment) => void): void {
+export function serialiseGaps<T>(plan: Segment[], at: number, t: EntryText<T>): void {
   const batch: Segment[] = [];
   let entries = 0;
-  for (let i = at; i < plan.length && entries < chunk; i++) {
+  for (let i = at; i < plan.length && entries < t.chunk; i++) {
     const seg = plan[i]!;
     if (seg.bytes !== undefined) continue;
-    if (batch.length > 0 && entries + (seg.to - seg.from) > chunk) break;
+    if (batch.length > 0 && entries + (seg.to - seg.from) > t.chunk) break;
     batch.push(seg);
     entries += seg.to - seg.from;
   }
-  if (batch.length === 1) return alone(batch[0]!);
-  const { bytes, starts } = serialise(batch);
-  if (starts === null || starts.length !== entries) return alone(batch[0]!);
+  const list = batch.length === 1 ? t.entries.slice(batch[0]!.from, batch[0]!.to) : batch.flatMap((seg) => t.entries.slice(seg.from, seg.to));
+  const bytes = t.serialise(list);
+  const starts = entryStarts(bytes, entries, t.boundary, t.skip);
+  if (starts === null && batch.length > 1) {
+    const seg = batch[0]!;
+    seg.bytes = t.serialise(t.entries.slice(seg.from, seg.to));
+    seg.starts = entryStarts(seg.bytes, seg.to - seg.from, t.boundary, t.skip) ?? undefined;
+    return;
+  }
   let a = 0;
   for (const seg of batch) {
-    const count = seg.to - seg.from;
-    const b = a + count;
+    const b = a + (seg.to - seg.from);
+    if (starts === null) {
+      seg.bytes = bytes;
+      continue;
+    }
     const base = starts[a]!;
     const rel = starts.slice(a, b);
     for (let j = 0; j < rel.length; j++) rel[j] = rel[j]! - base;
-    seg.bytes = bytes.subarray(base, b < entries ? starts[b]! - separator : bytes.length);
+    seg.bytes = bytes.subarray(base, b < entries ? starts[b]! - t.separator : bytes.length);
     seg.starts = rel;
     a = b;
   }

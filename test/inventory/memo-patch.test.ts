@@ -51,6 +51,18 @@ function oldIndexOf(prev: Body, next: Body): Int32Array {
   }));
 }
 
+/** A memo of N entries written whole, and their digest. */
+function firstMemo(): { memo: string; files: RepoSnapshotEntry[]; d0: string } {
+  const memo = path.join(tempDir('cairn-patch-'), 'x.canonical');
+  const files = Array.from({ length: N }, (_, i) => entry(i));
+  return { memo, files, d0: digestWithMemo(files, sum(files), false, memo) };
+}
+
+/** `files` with the entries at `at` in another version, and the old index of each entry (-1: edited). */
+function edit(files: RepoSnapshotEntry[], at: number[], version: number): { files: RepoSnapshotEntry[]; oldIndex: Int32Array } {
+  return { files: files.map((e, i) => (at.includes(i) ? entry(i, version) : e)), oldIndex: Int32Array.from(files.map((_, i) => (at.includes(i) ? -1 : i))) };
+}
+
 describe('memo patches', () => {
   it('every digest spliced through a base and its patch is the digest of the body, step after step', () => {
     const dir = tempDir('cairn-patch-');
@@ -87,12 +99,9 @@ describe('memo patches', () => {
   });
 
   it('a patch beyond its share is not written: the base is written anew and the old patch goes', () => {
-    const dir = tempDir('cairn-patch-');
-    const memo = path.join(dir, 'x.canonical');
-    const files = Array.from({ length: N }, (_, i) => entry(i));
-    const d0 = digestWithMemo(files, sum(files), false, memo);
-    const few = files.map((e, i) => (i === 5 ? entry(5, 1) : e));
-    const d1 = digestWithMemo(few, sum(few), false, memo, { digest: d0, oldIndex: Int32Array.from(few.map((_, i) => (i === 5 ? -1 : i))) });
+    const { memo, files, d0 } = firstMemo();
+    const { files: few, oldIndex } = edit(files, [5], 1);
+    const d1 = digestWithMemo(few, sum(few), false, memo, { digest: d0, oldIndex });
     expect(fs.existsSync(patchPath(memo))).toBe(true);
     const baseBefore = fs.readFileSync(memo);
     const many = Math.ceil(N * PATCH_SHARE) + 1;
@@ -104,15 +113,11 @@ describe('memo patches', () => {
   });
 
   it('an entry edited back to its base bytes leaves the patch (healed), and the digest stays exact', () => {
-    const dir = tempDir('cairn-patch-');
-    const memo = path.join(dir, 'x.canonical');
-    const files = Array.from({ length: N }, (_, i) => entry(i));
-    const d0 = digestWithMemo(files, sum(files), false, memo);
-    const edited = files.map((e, i) => (i === 9 || i === 200 ? entry(i, 1) : e));
-    const changed = (i: number): number => (i === 9 || i === 200 ? -1 : i);
-    const d1 = digestWithMemo(edited, sum(edited), false, memo, { digest: d0, oldIndex: Int32Array.from(edited.map((_, i) => changed(i))) });
+    const { memo, files, d0 } = firstMemo();
+    const { files: edited, oldIndex } = edit(files, [9, 200], 1);
+    const d1 = digestWithMemo(edited, sum(edited), false, memo, { digest: d0, oldIndex });
     expect(parseMemoPatch(fs.readFileSync(patchPath(memo)), 'cairn-canonical 1')!.text.length).toBeGreaterThan(0);
-    const d2 = digestWithMemo(files, sum(files), false, memo, { digest: d1, oldIndex: Int32Array.from(files.map((_, i) => changed(i))) });
+    const d2 = digestWithMemo(files, sum(files), false, memo, { digest: d1, oldIndex });
     expect(d2).toBe(d0);
     const healed = parseMemoPatch(fs.readFileSync(patchPath(memo)), 'cairn-canonical 1')!;
     expect(healed.text.length).toBe(0);
@@ -120,12 +125,8 @@ describe('memo patches', () => {
   });
 
   it('a damaged patch, or one whose base was written anew, is never used', () => {
-    const dir = tempDir('cairn-patch-');
-    const memo = path.join(dir, 'x.canonical');
-    const files = Array.from({ length: N }, (_, i) => entry(i));
-    const d0 = digestWithMemo(files, sum(files), false, memo);
-    const edited = files.map((e, i) => (i === 40 ? entry(40, 1) : e));
-    const oldIndex = Int32Array.from(edited.map((_, i) => (i === 40 ? -1 : i)));
+    const { memo, files, d0 } = firstMemo();
+    const { files: edited, oldIndex } = edit(files, [40], 1);
     const d1 = digestWithMemo(edited, sum(edited), false, memo, { digest: d0, oldIndex });
     const good = fs.readFileSync(patchPath(memo));
     expect(parseMemoPatch(good, 'cairn-canonical 1')?.digest).toBe(d1);
@@ -140,8 +141,7 @@ describe('memo patches', () => {
     const bad = Buffer.from(good);
     bad[bad.length - 2] = bad[bad.length - 2]! ^ 0x01;
     fs.writeFileSync(patchPath(memo), bad);
-    const again = edited.map((e, i) => (i === 41 ? entry(41, 1) : e));
-    const oldAgain = Int32Array.from(again.map((_, i) => (i === 41 ? -1 : i)));
+    const { files: again, oldIndex: oldAgain } = edit(edited, [41], 1);
     expect(digestWithMemo(again, sum(again), false, memo, { digest: d1, oldIndex: oldAgain })).toBe(oracle(again));
     // A good patch over a base written anew since (another body): ignored too.
     fs.writeFileSync(patchPath(memo), good);
