@@ -60,7 +60,13 @@ export function patchPath(memoFile: string): string {
 export function readMemoPatch(memoFile: string, tag: string): MemoPatch | null {
   let buf: Buffer;
   try {
-    buf = fs.readFileSync(patchPath(memoFile));
+    // Not through a link, as the memos themselves are read (the cache directory is private anyway).
+    const fd = fs.openSync(patchPath(memoFile), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    try {
+      buf = fs.readFileSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
   } catch {
     return null;
   }
