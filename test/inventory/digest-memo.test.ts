@@ -125,6 +125,33 @@ describe('canonical memo', () => {
     expect(digestWithMemo(next, sum(next), false, memo, { digest: da, oldIndex })).toBe(oracle(next));
   });
 
+  it('a first scan, into a cache directory not made yet, leaves the canonical memo: the first change is spliced from it', async () => {
+    const root = tempDir();
+    const cacheDir = path.join(tempDir('cairn-cache-'), 'not', 'made', 'yet');
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 200; i++) files[`d${i % 5}/f${String(i).padStart(3, '0')}.txt`] = `file ${i}\n`;
+    writeTree(root, files);
+    await sleep(MARGIN + 20);
+    const opts = { cacheDir, racyMarginMs: MARGIN };
+    const digestOf = (r: ScanResult): string => makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts }).snapshotDigest;
+    await scanTree(root, opts);
+    const memo = path.join(cacheDir, fs.readdirSync(cacheDir).find((n) => n.endsWith('.canonical'))!);
+    expect(fs.statSync(cacheDir).mode & 0o777).toBe(0o700);
+    // Mark an entry the next scan will not read again (the CRC made right): a spliced digest shows it.
+    const raw = fs.readFileSync(memo);
+    const headEnd = raw.indexOf(10) + 1;
+    const [tag, version, digest, , length] = raw.subarray(0, headEnd - 1).toString('latin1').split(' ');
+    const rest = Buffer.from(raw.subarray(headEnd));
+    rest.write('X', rest.indexOf('"path":"d1/f101.txt"') + '"path":"'.length, 'latin1');
+    fs.writeFileSync(memo, Buffer.concat([Buffer.from(`${tag} ${version} ${digest} ${String(crc32(rest)).padStart(10, '0')} ${length}\n`, 'latin1'), rest]));
+    fs.writeFileSync(path.join(root, 'd3/f003.txt'), 'edited\n');
+    const edited = await scanTree(root, opts);
+    const truth = await scanTree(root, { cache: false });
+    expect(strip(edited)).toEqual(strip(truth));
+    const marked = truth.files.map((f) => (f.path === 'd1/f101.txt' ? { ...f, path: 'X1/f101.txt' } : f));
+    expect(digestOf(edited)).toBe(oracle(marked));
+  });
+
   it('a file read again only because it was written just before the last scan (racy) changes no digest: the stored one stands, the memo is not renewed', async () => {
     const root = tempDir();
     const cacheDir = tempDir('cairn-cache-');
