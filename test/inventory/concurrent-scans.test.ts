@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isTempName } from '../../src/core/atomic-write.js';
 import { CLI } from '../support/cli.js';
-import { cleanupTempDirs, MARGIN, sleep, tempDir, writeTree } from './helpers.js';
+import { cleanupTempDirs, gridTree, MARGIN, sleep } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
@@ -24,12 +24,7 @@ function snapshot(root: string, cacheDir: string, out: string): Promise<{ status
 
 describe('concurrent snapshots of one tree', () => {
   it.runIf(fs.existsSync(CLI))('four processes at once, round after round of edits: every output is the tree\'s, no notice, the next run right', async () => {
-    const root = tempDir();
-    const cacheDir = tempDir('cairn-cache-');
-    const outDir = tempDir('cairn-out-');
-    const files: Record<string, string> = {};
-    for (let d = 0; d < 24; d++) for (let i = 0; i < 80; i++) files[`d${d}/f${i}.txt`] = `content ${d} ${i}\n`;
-    writeTree(root, files);
+    const { root, cacheDir, outDir } = gridTree(24, 80);
     await sleep(MARGIN + 20);
     const truth = (): string => {
       const r = spawnSync(process.execPath, [CLI, 'snapshot', '--root', root, '--no-cache'], { encoding: 'utf8', env });

@@ -9,7 +9,7 @@ import { isTempName } from '../../src/core/atomic-write.js';
 import { CLI } from '../support/cli.js';
 import { mkfifo } from '../support/mkfifo.js';
 import { withoutPermissionOverride } from '../support/unprivileged.js';
-import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
+import { cleanupTempDirs, gridTree, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
@@ -97,12 +97,7 @@ describe('unreadable files and directories', () => {
 
 describe('kill -9 while scanning', () => {
   it.runIf(fs.existsSync(CLI))('never leaves a cache that is partial or wrong: the next run is right and raises no notice', async () => {
-    const root = tempDir();
-    const cacheDir = tempDir('cairn-cache-');
-    const outDir = tempDir('cairn-out-');
-    const files: Record<string, string> = {};
-    for (let d = 0; d < 30; d++) for (let i = 0; i < 60; i++) files[`d${d}/f${i}.txt`] = `content ${d} ${i}\n`.repeat(40);
-    writeTree(root, files);
+    const { root, cacheDir, outDir } = gridTree(30, 60, 40);
     await new Promise((r) => setTimeout(r, 2100)); // past the racy margin: runs do write the cache
     const truth = spawnSync(process.execPath, [CLI, 'snapshot', '--root', root, '--no-cache'], { encoding: 'utf8', env: { ...process.env, CI: '1' } });
     expect(truth.status).toBe(0);

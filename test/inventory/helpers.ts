@@ -38,6 +38,18 @@ export function writeTree(root: string, files: Record<string, string | Buffer | 
   }
 }
 
+/**
+ * A tree of `dirs` directories of `perDir` files each (`d<k>/f<i>.txt`, content `content k i`
+ * repeated `repeat` times) written under a fresh root, with a fresh cache and output directory.
+ */
+export function gridTree(dirs: number, perDir: number, repeat = 1): { root: string; cacheDir: string; outDir: string } {
+  const root = tempDir();
+  const files: Record<string, string> = {};
+  for (let d = 0; d < dirs; d++) for (let i = 0; i < perDir; i++) files[`d${d}/f${i}.txt`] = `content ${d} ${i}\n`.repeat(repeat);
+  writeTree(root, files);
+  return { root, cacheDir: tempDir('cairn-cache-'), outDir: tempDir('cairn-out-') };
+}
+
 export { git };
 
 /**
