@@ -37,7 +37,7 @@ export interface AtomicWriteOptions {
  * that drops its last reference ~3-8 ms here. O_NONBLOCK: a FIFO planted at the name does not
  * hang the open; anything that cannot be opened is simply not held (null).
  */
-export function holdOld(target: string): number | null {
+function holdOld(target: string): number | null {
   try {
     return fs.openSync(target, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   } catch {
@@ -46,23 +46,28 @@ export function holdOld(target: string): number | null {
 }
 
 /** Closes a descriptor from holdOld on the thread pool (a process that exits first closes it anyway). */
-export function closeInBackground(fd: number | null): void {
+function closeInBackground(fd: number | null): void {
   if (fd !== null) fs.close(fd, () => undefined);
 }
 
-/**
- * Puts a cache's finished temp file in place of `target` as `unlinkFirst` and `freeOldLater` do
- * (see AtomicWriteOptions): the old file is unlinked first, held open meanwhile and freed on the
- * thread pool. For caches only: a reader may find no file for a moment.
- */
-export function replaceCacheFile(tmp: string, target: string): void {
-  const old = holdOld(target);
+/** Renames the finished temp file `tmp` over `target`, as `unlinkFirst` and `freeOldLater` say (AtomicWriteOptions). */
+function putInPlace(tmp: string, target: string, options: Pick<AtomicWriteOptions, 'unlinkFirst' | 'freeOldLater'>): void {
+  const old = options.freeOldLater === true ? holdOld(target) : null;
   try {
-    fs.rmSync(target, { force: true });
+    if (options.unlinkFirst === true) fs.rmSync(target, { force: true });
     fs.renameSync(tmp, target);
   } finally {
     closeInBackground(old);
   }
+}
+
+/**
+ * Puts a cache's finished temp file in place of `target` with `unlinkFirst` and `freeOldLater`:
+ * the old file is unlinked first, held open meanwhile and freed on the thread pool. For caches
+ * only: a reader may find no file for a moment.
+ */
+export function replaceCacheFile(tmp: string, target: string): void {
+  putInPlace(tmp, target, { unlinkFirst: true, freeOldLater: true });
 }
 
 /**
@@ -164,9 +169,9 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** Writes all of `b` at the descriptor's position (writeSync may write less than asked). */
-export function writeAll(fd: number, b: Uint8Array): void {
-  for (let off = 0; off < b.length; ) off += fs.writeSync(fd, b, off, b.length - off);
+/** Writes all of `b` at the descriptor's position, or at `position` (writeSync may write less than asked). */
+export function writeAll(fd: number, b: Uint8Array, position?: number): void {
+  for (let off = 0; off < b.length; ) off += fs.writeSync(fd, b, off, b.length - off, position === undefined ? null : position + off);
 }
 
 /**
@@ -181,7 +186,6 @@ export function writeFileAtomicSync(target: string, data: string | Uint8Array | 
   const tmp = tempSiblingName(target);
   const doSync = options.fsync !== false;
   let fd: number | undefined;
-  let old: number | null = null;
   try {
     // 'wx' + O_NOFOLLOW: never follow a planted link at the temp name.
     fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, options.mode ?? 0o666);
@@ -194,11 +198,7 @@ export function writeFileAtomicSync(target: string, data: string | Uint8Array | 
     if (options.exclusive) {
       fs.linkSync(tmp, target);
       fs.unlinkSync(tmp);
-    } else {
-      old = options.freeOldLater === true ? holdOld(target) : null;
-      if (options.unlinkFirst === true) fs.rmSync(target, { force: true });
-      fs.renameSync(tmp, target);
-    }
+    } else putInPlace(tmp, target, options);
     if (doSync) fsyncDirSync(dir);
   } catch (e) {
     if (fd !== undefined) fs.closeSync(fd);
@@ -208,8 +208,6 @@ export function writeFileAtomicSync(target: string, data: string | Uint8Array | 
       // already renamed or never created
     }
     throw e;
-  } finally {
-    closeInBackground(old);
   }
 }
 
@@ -292,7 +290,7 @@ export function writeFileInBackground(target: string, head: readonly Buffer[], m
       try {
         let at = headBytes;
         for (const b of tail) {
-          writeAllAt(fd, b, at);
+          writeAll(fd, b, at);
           at += b.length;
         }
         await written;
@@ -326,9 +324,4 @@ function rest(bufs: readonly Buffer[], n: number): Buffer[] {
     }
   }
   return out;
-}
-
-/** Writes all of `b` at `position` (pwrite; may take several calls). */
-function writeAllAt(fd: number, b: Uint8Array, position: number): void {
-  for (let off = 0; off < b.length; ) off += fs.writeSync(fd, b, off, b.length - off, position + off);
 }
