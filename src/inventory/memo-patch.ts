@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { replaceCacheFile, tempSiblingName } from '../core/atomic-write.js';
+import { writeAll, writeFileAtomicSync } from '../core/atomic-write.js';
 import { crc32 } from '../core/crc32.js';
 
 /**
@@ -235,15 +235,18 @@ export class MemoPatchWriter {
     if (!LITTLE_ENDIAN) raw.swap32(); // the format is little-endian
     const rest = Buffer.concat([raw, ...this.texts]);
     const head = Buffer.from(patchHead(this.tag, { digest, baseDigest: this.base.digest, baseCrc: this.base.crc }, crc32(rest), rest.length), 'latin1');
-    const file = patchPath(this.memoFile);
-    const tmp = tempSiblingName(file);
     try {
-      fs.writeFileSync(tmp, Buffer.concat([head, rest]), { mode: 0o600, flag: 'wx' });
-      replaceCacheFile(tmp, file);
+      writeFileAtomicSync(
+        patchPath(this.memoFile),
+        (fd) => {
+          writeAll(fd, head);
+          writeAll(fd, rest);
+        },
+        { fsync: false, mode: 0o600 },
+      );
       return true;
     } catch {
-      fs.rmSync(tmp, { force: true });
-      return false;
+      return false; // the temp file is gone; the next run serialises what the patch would have held
     }
   }
 
