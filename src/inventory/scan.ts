@@ -7,7 +7,7 @@ import { fastStatHere } from './fast-stat.js';
 import { abortError, prepare, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
 import { earlierRacyFrom, isRacy, racyFromNow, type RacyFrom } from './racy.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome } from './read-file.js';
-import { canonicalMemoPath, emptyCache, HAS_SHA, RACY, renderMemoPath, saveCache, type StatCacheData } from './stat-cache.js';
+import { canonicalMemoPath, emptyCache, ensureCacheDir, HAS_SHA, RACY, renderMemoPath, saveCache, type StatCacheData } from './stat-cache.js';
 import { LINK_ROW, sameRows, tryStoredResult, tryStoredResultParallel, type StoredResult } from './stored-result.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
 import { digestWithMemo } from './digest-memo.js';
@@ -291,6 +291,15 @@ class ScanRun {
     if (cut !== undefined) stored.cut = cut;
     if (this.digestBody) {
       freezeFiles(files);
+      // A first scan digests before its cache is saved: the directory is made now, so the
+      // canonical memo is too (else the first change would serialise every entry again).
+      if (this.p.cacheFile !== null) {
+        try {
+          ensureCacheDir(this.p.cacheFile);
+        } catch {
+          // no memo then; the cache save that follows gives the notice
+        }
+      }
       stored.digest = this.p.cacheFile === null ? computeDigestOf(files, bytes, cut !== undefined) : digestWithMemo(files, bytes, cut !== undefined, canonicalMemoPath(this.p.cacheFile));
       rememberBodyDigest(files, { bytes, digest: stored.digest, truncated: cut !== undefined, renderMemo: this.p.cacheFile === null ? undefined : renderMemoPath(this.p.cacheFile) });
     }

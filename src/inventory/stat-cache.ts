@@ -710,8 +710,13 @@ export function startCacheSave(file: string, data: StatCacheData, rootReal: stri
   };
 }
 
-function prepareCacheDir(file: string): void {
+/** Makes the (private) directory a cache file and its memos go in. */
+export function ensureCacheDir(file: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+}
+
+function prepareCacheDir(file: string): void {
+  ensureCacheDir(file);
   // What a run killed mid-write left of this cache's files (each up to tens of MB) goes now.
   removeStaleTemps(path.dirname(file), cacheFamily(file), { minAgeMs: STALE_TEMP_AGE_MS });
 }

@@ -1,9 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import { crc32 } from '../core/crc32.js';
 import { replaceCacheFile, tempSiblingName, writeAll } from '../core/atomic-write.js';
-import { errnoCode } from '../core/errors.js';
 import { MemoPatchWriter, PATCH_SHARE, patchFits, readMemoPatch, removeMemoPatch, type MemoPatch } from './memo-patch.js';
 
 /**
@@ -375,18 +373,8 @@ export class TextMemoWriter implements MemoWriter {
   /** Starts a memo; the digest of its body is given at commit (the canonical memo learns it last). */
   static open(file: string, tag: string): TextMemoWriter | null {
     const tmp = tempSiblingName(file);
-    const create = (): number => fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
     try {
-      let fd: number;
-      try {
-        fd = create();
-      } catch (e) {
-        // A first scan digests its body before the cache (and so its directory) is saved: the
-        // canonical memo is made then, or the first change would serialise every entry again.
-        if (errnoCode(e) !== 'ENOENT') throw e;
-        fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-        fd = create();
-      }
+      const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
       const w = new TextMemoWriter(file, tmp, fd, tag);
       w.write(Buffer.alloc(headBytes(tag))); // the real first line goes in last
       return w;
@@ -440,7 +428,6 @@ export class TextMemoWriter implements MemoWriter {
       replaceCacheFile(this.tmp, this.file);
       this.done = true;
       removeMemoPatch(this.file); // it patched the base just replaced
-
     } catch {
       this.abort();
     }
