@@ -170,7 +170,8 @@ function planFor(snapshot: RepoSnapshot, old: TextMemo | null): Segment[] {
 /** The memo's text of this very body: its own bytes, or (a patched memo) its runs put together. */
 function wholeText(snapshot: RepoSnapshot, memo: TextMemo): Buffer {
   if (memo.patch === undefined || memo.starts === null) return memo.text;
-  const same = Int32Array.from({ length: snapshot.body.files.length }, (_, k) => k);
+  const same = new Int32Array(snapshot.body.files.length);
+  for (let k = 0; k < same.length; k++) same[k] = k;
   const parts: Buffer[] = [];
   for (const part of renderParts(snapshot, splicePlan(same, { text: memo.text, starts: memo.starts, patch: memo.patch }, ENTRY_SEPARATOR.length, RENDER_CHUNK))) parts.push(part.bytes);
   return Buffer.concat(parts);

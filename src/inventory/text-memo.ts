@@ -263,22 +263,18 @@ export function serialiseGaps<T>(plan: Segment[], at: number, t: EntryText<T>): 
     batch.push(seg);
     entries += seg.to - seg.from;
   }
-  const list = batch.length === 1 ? t.entries.slice(batch[0]!.from, batch[0]!.to) : batch.flatMap((seg) => t.entries.slice(seg.from, seg.to));
-  const bytes = t.serialise(list);
+  const bytes = t.serialise(batch.flatMap((seg) => t.entries.slice(seg.from, seg.to)));
   const starts = entryStarts(bytes, entries, t.boundary, t.skip);
-  if (starts === null && batch.length > 1) {
+  if (starts === null) {
+    // The entries cannot be told apart in these bytes: the first segment alone, as its own piece.
     const seg = batch[0]!;
-    seg.bytes = t.serialise(t.entries.slice(seg.from, seg.to));
-    seg.starts = entryStarts(seg.bytes, seg.to - seg.from, t.boundary, t.skip) ?? undefined;
+    seg.bytes = batch.length === 1 ? bytes : t.serialise(t.entries.slice(seg.from, seg.to));
+    seg.starts = (batch.length === 1 ? null : entryStarts(seg.bytes, seg.to - seg.from, t.boundary, t.skip)) ?? undefined;
     return;
   }
   let a = 0;
   for (const seg of batch) {
     const b = a + (seg.to - seg.from);
-    if (starts === null) {
-      seg.bytes = bytes;
-      continue;
-    }
     const base = starts[a]!;
     const rel = starts.slice(a, b);
     for (let j = 0; j < rel.length; j++) rel[j] = rel[j]! - base;

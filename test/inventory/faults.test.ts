@@ -130,11 +130,7 @@ describe('a stat cache that cannot be written', () => {
   // result; a write that fails there must still end in a notice, a right result, the last good
   // cache kept and no temp file left behind.
   function treeWithCache(): { root: string; cacheDir: string; run: (wrap?: (cmd: string, args: string[]) => [string, string[]]) => ReturnType<typeof spawnSync> } {
-    const root = tempDir();
-    const cacheDir = tempDir('cairn-cache-');
-    const files: Record<string, string> = {};
-    for (let d = 0; d < 10; d++) for (let i = 0; i < 40; i++) files[`d${d}/f${i}.txt`] = `content ${d} ${i}\n`;
-    writeTree(root, files);
+    const { root, cacheDir } = gridTree(10, 40);
     const run = (wrap = (cmd: string, args: string[]): [string, string[]] => [cmd, args]) => {
       const [cmd, args] = wrap(process.execPath, [CLI, 'snapshot', '--root', root, '--cache-dir', cacheDir, '--max-files', '50000']);
       return spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, CI: '1' } });
