@@ -40,7 +40,7 @@ function sortedUnique(files: readonly RepoSnapshotEntry[]): RepoSnapshotEntry[] 
 /**
  * What changed from `a` to `b`, by path: pure, all lists sorted by compareUtf8. A merge-join
  * over the (already sorted) file lists. `truncated` and `snapshotDigest` are not consulted:
- * paths beyond a truncation show up as added/removed, as in the seed.
+ * paths beyond a truncation show up as added/removed, as in the seed (`diffWithinCut` stops at the cut).
  */
 export function diffSnapshots(a: Pick<RepoSnapshot, 'body'>, b: Pick<RepoSnapshot, 'body'>): RepoSnapshotDiff {
   const left = sortedUnique(a.body.files);

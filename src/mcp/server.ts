@@ -16,7 +16,7 @@ import {
   saveIterationRecord,
 } from '../session/index.js';
 import { readStageSnapshot, writeStageSnapshot } from '../stage/index.js';
-import { openStore } from '../store/index.js';
+import { openStore, resolveStoreSpec } from '../store/index.js';
 import type { ManagedSnapshotStorage } from '../store/index.js';
 import { jsonResult } from './results.js';
 import { RootAllowlist } from './roots.js';
@@ -92,6 +92,8 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
   const firstRoot = allow.roots[0] as string;
   const server = new McpServer({ name: 'cairn', version: options.version ?? '0.1.0' }, { capabilities: { tools: {}, resources: {} } });
   const tools = new ToolTable(server);
+  // A store spec that can never open fails now, not at the agent's first cairn_session_post.
+  if (options.store !== undefined) resolveStoreSpec(options.store, { cwd, env });
 
   let storePromise: Promise<ManagedSnapshotStorage> | undefined;
   const store = (): Promise<ManagedSnapshotStorage> => {

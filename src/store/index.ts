@@ -25,7 +25,8 @@ export type { FileStorageOptions } from './file-storage.js';
 export { MemoryStorage } from './memory-storage.js';
 export { uuidV7, createUuidV7Generator, uuidV7Timestamp } from './uuid.js';
 export type { UuidV7GeneratorOptions } from './uuid.js';
-export { openStore, DEFAULT_STORE_DIR } from './open.js';
+export { openStore, resolveStoreSpec, DEFAULT_STORE_DIR } from './open.js';
+export type { StoreTarget } from './open.js';
 export { parseOlderThan } from './retention.js';
 export { isSnapshot, snapshotProblem } from './rules.js';
 // The distributed backends load their client libraries (@aws-sdk/client-s3, pg) only when used.

@@ -10,20 +10,24 @@ export { DEFAULT_STORE_DIR };
 const ACCEPTED =
   'use file:DIR or a plain directory path (default .cairn/store), s3://bucket/prefix?endpoint=…&region=…, or postgres://host/db (credentials from the environment)';
 
+/** Where a store spec points, once its syntax has been checked (nothing opened or contacted). */
+export type StoreTarget = { kind: 'file'; dir: string } | { kind: 's3'; url: URL } | { kind: 'postgres'; url: URL };
+
 /**
- * Opens the store named by `spec`, else by `env.CAIRN_STORE`, else `.cairn/store` under `cwd`:
- * `file:DIR` / `file:///abs` / a plain path → FileStorage (relative to `cwd`);
- * `s3://…` → S3 backend; `postgres://…` / `postgresql://…` → PostgreSQL backend (both loaded
- * only when asked for, so their client libraries stay optional).
+ * Checks the store named by `spec` (else `env.CAIRN_STORE`, else `.cairn/store` under `cwd`)
+ * without opening it: callers check every option before they write or serve anything.
+ * Throws ERR_USAGE (exit 2) for an empty spec, an unknown scheme or a malformed URL.
  */
-export async function openStore(spec: string | undefined, opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<ManagedSnapshotStorage> {
-  const chosen = spec ?? (opts.env.CAIRN_STORE || undefined) ?? DEFAULT_STORE_DIR;
+export function resolveStoreSpec(spec: string | undefined, opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): StoreTarget {
+  const cwd = opts.cwd ?? process.cwd();
+  const env = opts.env ?? process.env;
+  const chosen = spec ?? (env.CAIRN_STORE || undefined) ?? DEFAULT_STORE_DIR;
   if (chosen.trim() === '' || chosen.includes('\0')) {
     throw new CairnError('ERR_USAGE', `store '${chosen}' is empty or invalid; ${ACCEPTED}`, { exitCode: 2 });
   }
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(chosen)?.[1]?.toLowerCase();
   // A one-letter "scheme" is a Windows drive (C:\…), i.e. a path.
-  if (scheme === undefined || scheme.length === 1) return new FileStorage(path.resolve(opts.cwd, chosen));
+  if (scheme === undefined || scheme.length === 1) return { kind: 'file', dir: path.resolve(cwd, chosen) };
   if (scheme === 'file') {
     let dir: string;
     try {
@@ -32,7 +36,10 @@ export async function openStore(spec: string | undefined, opts: { cwd: string; e
       throw new CairnError('ERR_USAGE', `store '${chosen}' is not a local file URL; ${ACCEPTED}`, { exitCode: 2, cause: e });
     }
     if (dir === '') throw new CairnError('ERR_USAGE', `store '${chosen}' names no directory; ${ACCEPTED}`, { exitCode: 2 });
-    return new FileStorage(path.resolve(opts.cwd, dir));
+    return { kind: 'file', dir: path.resolve(cwd, dir) };
+  }
+  if (scheme !== 's3' && scheme !== 'postgres' && scheme !== 'postgresql') {
+    throw new CairnError('ERR_USAGE', `store scheme '${scheme}:' is not supported; ${ACCEPTED}`, { exitCode: 2 });
   }
   let url: URL;
   try {
@@ -40,13 +47,23 @@ export async function openStore(spec: string | undefined, opts: { cwd: string; e
   } catch (e) {
     throw new CairnError('ERR_USAGE', `store '${chosen}' is not a valid URL; ${ACCEPTED}`, { exitCode: 2, cause: e });
   }
-  if (scheme === 's3') {
+  return scheme === 's3' ? { kind: 's3', url } : { kind: 'postgres', url };
+}
+
+/**
+ * Opens the store named by `spec`, else by `env.CAIRN_STORE`, else `.cairn/store` under `cwd`
+ * (both default to the process's): `file:DIR` / `file:///abs` / a plain path → FileStorage
+ * (relative to `cwd`); `s3://…` → S3 backend; `postgres://…` / `postgresql://…` → PostgreSQL
+ * backend (both loaded only when asked for, so their client libraries stay optional).
+ */
+export async function openStore(spec?: string, opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<ManagedSnapshotStorage> {
+  const env = opts.env ?? process.env;
+  const target = resolveStoreSpec(spec, opts);
+  if (target.kind === 'file') return new FileStorage(target.dir);
+  if (target.kind === 's3') {
     const { openS3StorageFromUrl } = await import('./s3-storage.js');
-    return openS3StorageFromUrl(url, opts.env);
+    return openS3StorageFromUrl(target.url, env);
   }
-  if (scheme === 'postgres' || scheme === 'postgresql') {
-    const { openPostgresStorageFromUrl } = await import('./postgres-storage.js');
-    return openPostgresStorageFromUrl(url, opts.env);
-  }
-  throw new CairnError('ERR_USAGE', `store scheme '${scheme}:' is not supported; ${ACCEPTED}`, { exitCode: 2 });
+  const { openPostgresStorageFromUrl } = await import('./postgres-storage.js');
+  return openPostgresStorageFromUrl(target.url, env);
 }

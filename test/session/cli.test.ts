@@ -98,13 +98,14 @@ describe('cairn session post', () => {
     expect(bad.status).toBe(2);
   });
 
-  it('keeps the post-snapshot and exits 2 when the store URL is not usable', () => {
+  it('exits 2 before taking the post-snapshot when the store URL is not usable, so the iteration can still be finished', () => {
     const root = repo();
     cli(['session', 'pre'], root);
     const r = cli(['session', 'post', '--store', 'gopher://nowhere'], root);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('gopher');
-    expect(fs.existsSync(path.join(root, '.cairn', 'iterations', '001', 'post-snapshot.json'))).toBe(true);
+    expect(fs.existsSync(path.join(root, '.cairn', 'iterations', '001', 'post-snapshot.json'))).toBe(false);
+    expect(cli(['session', 'post'], root).status).toBe(0);
   });
 
   it('prints a store failure as the JSON error document every command prints, exit 1', () => {

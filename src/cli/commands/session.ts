@@ -130,20 +130,21 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
       if (iterationDir === null) {
         throw new CairnError('ERR_NOT_FOUND', `no iteration with a pre-snapshot under ${path.join(root, '.cairn', 'iterations')}; run \`cairn session pre\` first or pass --iteration-dir`);
       }
-      const manager = managerFor(lib, io, root, opts);
-      const post = manager.capturePostSnapshot(root, iterationDir);
-      const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
-      const diff = manager.calculateDiff(pre, post);
-      if (opts.json) writeJson(io, diff);
-      else io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff }));
-      if (opts.store === false) return;
+      // Every option is checked, and the store opened, before the post-snapshot is written.
       const sessionId = opts.session ?? DEFAULT_SESSION_ID;
-      const storage = await lib.openStore(typeof opts.store === 'string' ? opts.store : undefined, { cwd: root, env: io.env });
+      const storage = opts.store === false ? null : await lib.openStore(typeof opts.store === 'string' ? opts.store : undefined, { cwd: root, env: io.env });
       try {
+        const manager = managerFor(lib, io, root, opts);
+        const post = manager.capturePostSnapshot(root, iterationDir);
+        const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
+        const diff = manager.calculateDiff(pre, post);
+        if (opts.json) writeJson(io, diff);
+        else io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff }));
+        if (storage === null) return;
         const saved = await lib.saveIterationRecord(storage, { iterationDir, pre, post, diff }, sessionId);
         writeLine(io.stderr, `cairn: iteration record saved to the store (session ${sessionId}, scope agent/iterations, id ${saved.snapshotId})`);
       } finally {
-        await storage.close();
+        await storage?.close();
       }
     });
 

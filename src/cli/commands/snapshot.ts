@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { CairnError } from '../../core/errors.js';
+import type { RepoSnapshot } from '../../inventory/types.js';
 import { ExitCode, progressAllowed, writeJson, type CliIO } from '../io.js';
 
 const SNAPSHOT_HELP = `
@@ -19,12 +20,19 @@ Examples:
   cairn snapshot --root . --exclude "vendor/**" --max-files 50000 > snap.json
   cairn snapshot-diff before.json after.json --exit-code
 
+A snapshot cut by --max-files or --max-bytes keeps the seed's document (truncated: true) and
+exit 0, and says on stderr which limit cut it, how many files and bytes are left out, and the flag
+that lifts it.
+
 Exit codes: 0 ok, 1 failure, 2 usage error or invalid option (JSON error on stderr).`;
 
 const DIFF_HELP = `
 Compares two RepoSnapshot files by path: added, removed, and changed entries (sha256 when both
 sides have one, else size and kind; a mode or kind change counts). Both files are validated
 against the RepoSnapshot schema and their snapshotDigest is checked (exit 2 when either fails).
+A truncated snapshot (truncated: true) is the prefix of the full inventory up to its last path:
+paths after that cut are not reported as added/removed/changed but listed under "beyondCut"
+({truncated, after, paths}), with a notice on stderr; they do not count for --exit-code.
 
 Exit codes: 0 ok (or differences without --exit-code), 1 differences with --exit-code, 2 invalid input.`;
 
@@ -121,6 +129,7 @@ async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
     progress?.clear();
   }
   const { snapshot, skipped, warnings } = result;
+  if (snapshot.body.truncated) await sayTruncated(io, root, snapshot, flags);
   for (const w of warnings) io.stderr.write(`cairn: notice: ${w.message}${w.path !== undefined ? ` (${w.path})` : ''}\n`);
   if (skipped.length > 0) {
     if (flags.verbose) for (const s of skipped) io.stderr.write(`cairn: skipped ${JSON.stringify(s.path)}: ${s.reason}${s.detail !== undefined ? ` (${s.detail})` : ''}\n`);
@@ -140,6 +149,24 @@ async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
     throw new CairnError('ERR_IO', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, { path: out, cause: e, exitCode: 1 });
   }
   writeJson(io, { snapshotDigest: snapshot.snapshotDigest, files: snapshot.body.counts.files, bytes: snapshot.body.counts.bytes, truncated: snapshot.body.truncated, out });
+}
+
+/** The seed's document and exit code stay; stderr says what was cut, how much, and how to lift it. */
+async function sayTruncated(io: CliIO, root: string, snapshot: RepoSnapshot, flags: SnapshotFlags): Promise<void> {
+  const [{ measureTruncation }, { SNAPSHOT_MAX_FILES_CAP }] = await Promise.all([import('../../inventory/truncation.js'), import('../../inventory/snapshot.js')]);
+  const r = await measureTruncation(root, snapshot, {
+    include: flags.include,
+    exclude: flags.exclude,
+    respectGitignore: flags.gitignore,
+    ...(flags.maxFiles !== undefined ? { maxFiles: flags.maxFiles } : {}),
+    ...(flags.maxBytes !== undefined ? { maxBytes: flags.maxBytes } : {}),
+  });
+  const files = `${r.filesLeftOut} file${r.filesLeftOut === 1 ? '' : 's'}`;
+  const lift = r.cutBy === '--max-files' ? `raise --max-files (at most ${SNAPSHOT_MAX_FILES_CAP}) or` : 'raise --max-bytes or';
+  io.stderr.write(
+    `cairn: snapshot truncated at ${r.cutBy} ${r.limit}: ${files} (${r.bytesLeftOut} bytes) left out; ${lift} narrow it with --include/--exclude. ` +
+      'snapshot-diff compares a truncated snapshot only up to its last path\n',
+  );
 }
 
 function moveInto(dir: string): void {
@@ -168,11 +195,20 @@ async function readSnapshotFile(io: CliIO, file: string): Promise<unknown> {
 }
 
 async function runDiff(io: CliIO, a: string, b: string, flags: { exitCode?: boolean }): Promise<void> {
-  const [{ validateRepoSnapshot }, { diffSnapshots, isEmptySnapshotDiff }] = await Promise.all([import('../../inventory/schema.js'), import('../../inventory/diff.js')]);
+  const [{ validateRepoSnapshot }, { isEmptySnapshotDiff }, { diffWithinCut }] = await Promise.all([
+    import('../../inventory/schema.js'),
+    import('../../inventory/diff.js'),
+    import('../../inventory/truncation.js'),
+  ]);
   const left = validateRepoSnapshot(await readSnapshotFile(io, a), a);
   const right = validateRepoSnapshot(await readSnapshotFile(io, b), b);
-  const diff = diffSnapshots(left, right);
+  const diff = diffWithinCut(left, right);
   writeJson(io, diff);
+  if (diff.beyondCut !== undefined) {
+    const sides = diff.beyondCut.truncated.map((s) => (s === 'a' ? a : b)).join(' and ');
+    const where = diff.beyondCut.after === null ? 'any path' : JSON.stringify(diff.beyondCut.after);
+    io.stderr.write(`cairn: ${sides} ${diff.beyondCut.truncated.length === 1 ? 'is' : 'are'} truncated: compared up to ${where} only; ${diff.beyondCut.paths.length} path(s) after it are listed under beyondCut, not as changes\n`);
+  }
   if (flags.exitCode && !isEmptySnapshotDiff(diff)) throw new ExitCode(1);
 }
 
