@@ -10,6 +10,8 @@ import {
   ITERATIONS_DIR,
   PRE_SNAPSHOT_FILE,
   SnapshotManager,
+  assertIterationNotFinished,
+  assertNoPreSnapshot,
   createNextIterationDir,
   latestIterationDir,
   readPreSnapshot,
@@ -170,7 +172,13 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
     run: (args) => {
       const root = allow.resolveRoot(args.root);
       assertCairnDirContained(root);
-      const iterationDir = args.iterationDir !== undefined ? containedPath(root, args.iterationDir) : createNextIterationDir(root);
+      let iterationDir: string;
+      if (args.iterationDir !== undefined) {
+        iterationDir = containedPath(root, args.iterationDir);
+        // As `cairn session pre`: an iteration is never started twice over its own pre-snapshot.
+        assertIterationNotFinished(iterationDir);
+        assertNoPreSnapshot(iterationDir);
+      } else iterationDir = createNextIterationDir(root);
       const pre = new SnapshotManager(root).capturePreSnapshot(root, iterationDir);
       return jsonResult({
         iterationDir,
@@ -204,6 +212,8 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
       // The pre-snapshot is read back: a planted link must not make it come from outside the root.
       const preFile = containedPath(root, path.join(iterationDir, PRE_SNAPSHOT_FILE));
       const pre = readPreSnapshot(preFile);
+      // A finished iteration is final: no second post-snapshot, no second store record.
+      assertIterationNotFinished(iterationDir);
       const manager = new SnapshotManager(root);
       const post = manager.capturePostSnapshot(root, iterationDir);
       const diff = manager.calculateDiff(pre, post);

@@ -5,7 +5,16 @@ export type { TestSummary } from './test-results.js';
 export { formatDuration } from './duration.js';
 export { InventoryStore } from './inventory-store.js';
 export type { InventoryEntry, InventoryPruneResult, InventoryUsage, StoreInventoryResult } from './inventory-store.js';
-export { ITERATIONS_DIR, createNextIterationDir, latestIterationDir, listIterationDirs, pruneIterationDirs } from './iterations.js';
+export {
+  ITERATIONS_DIR,
+  assertIterationNotFinished,
+  assertNoPreSnapshot,
+  createNextIterationDir,
+  latestIterationDir,
+  listIterationDirs,
+  openIterationDirs,
+  pruneIterationDirs,
+} from './iterations.js';
 export { DEFAULT_SESSION_ID, ITERATION_SCOPE_ID, iterationLocation, iterationSnapshot, saveIterationRecord } from './record.js';
 export type { IterationRecord } from './record.js';
 export { renderIterationReport } from './report.js';

@@ -82,3 +82,32 @@ export function pruneIterationDirs(projectRoot: string, keepLast: number, dryRun
   if (!dryRun) for (const dir of doomed) fs.rmSync(dir, { recursive: true, force: true });
   return doomed;
 }
+
+/** Numbered iterations that have a pre-snapshot but no post-snapshot yet, oldest first. */
+export function openIterationDirs(projectRoot: string): string[] {
+  return listIterationDirs(projectRoot).filter((dir) => fs.existsSync(path.join(dir, PRE_SNAPSHOT_FILE)) && !fs.existsSync(path.join(dir, POST_SNAPSHOT_FILE)));
+}
+
+/**
+ * A finished iteration is final: its post-snapshot and its one store record are never taken
+ * again (the record's history entry is immutable, so a second post would be a second record).
+ */
+export function assertIterationNotFinished(iterationDir: string): void {
+  if (!fs.existsSync(path.join(iterationDir, POST_SNAPSHOT_FILE))) return;
+  throw new CairnError(
+    'ERR_ITERATION_FINISHED',
+    `iteration ${iterationDir} is already finished (it has a ${POST_SNAPSHOT_FILE}); nothing was written or saved. ` +
+      'Run `cairn session report` to see it again, or `cairn session pre` to start the next iteration',
+    { exitCode: 3, path: iterationDir },
+  );
+}
+
+/** An explicit iteration directory that already holds a pre-snapshot is only taken again on purpose (`--amend`). */
+export function assertNoPreSnapshot(iterationDir: string): void {
+  if (!fs.existsSync(path.join(iterationDir, PRE_SNAPSHOT_FILE))) return;
+  throw new CairnError(
+    'ERR_ITERATION_EXISTS',
+    `${iterationDir} already holds a ${PRE_SNAPSHOT_FILE}; pass --amend to take it again, or choose another --iteration-dir`,
+    { exitCode: 3, path: iterationDir },
+  );
+}

@@ -30,6 +30,19 @@ Iterations live in <root>/.cairn/iterations/001, 002, … unless --iteration-dir
 Records go to the store given by --store (default file:<root>/.cairn/store), session "${DEFAULT_SESSION_ID}",
 scope "agent", scope id "iterations": one history snapshot per iteration plus the latest.`;
 
+const PRE_HELP = `
+A second \`session pre\` while an iteration is still open (pre-snapshot, no post-snapshot) starts
+the next iteration beside it, as parallel agents do, and names the open one on stderr. With
+--amend it takes the open iteration's pre-snapshot again instead (nothing new is started); an
+--iteration-dir that already holds a pre-snapshot is refused (exit 3) unless --amend is given.`;
+
+const POST_HELP = `
+Each iteration is finished once: a \`session post\` on an iteration that is already finished
+(it has a post-snapshot) is refused with ERR_ITERATION_FINISHED, exit 3, before anything is
+written, so the post-snapshot is never rewritten and the store never gets a second record for
+it. Start the next iteration with \`cairn session pre\`; see the finished one with \`session report\`.
+The store (--store) is opened before the post-snapshot is taken: a bad store fails first (exit 2).`;
+
 interface RootOptions {
   root?: string;
   stateDir?: string;
@@ -97,19 +110,35 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .option('--iteration-dir <dir>', 'where pre-snapshot.json goes (default: the next numbered folder under <root>/.cairn/iterations/)')
     .option('--state-dir <dir>', 'agent state directory, relative to the root (default: .aiwg)')
     .option('--no-inventory', 'skip the whole-tree inventory (only committed changes will be seen)')
-    .option('--json', 'print {iterationDir, pre} as one JSON document')
-    .action(async (opts: RootOptions & { iterationDir?: string }) => {
+    .option('--amend', 'take the pre-snapshot of the open iteration again (the latest one without a post-snapshot, or --iteration-dir) instead of starting another')
+    .option('--json', 'print {iterationDir, pre, openIterations} as one JSON document')
+    .addHelpText('after', PRE_HELP)
+    .action(async (opts: RootOptions & { iterationDir?: string; amend?: boolean }) => {
       const lib = await load();
       const root = resolveRoot(io, opts.root);
-      const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : lib.createNextIterationDir(root);
+      const open = lib.openIterationDirs(root);
+      let iterationDir: string;
+      if (opts.iterationDir !== undefined) {
+        iterationDir = path.resolve(io.cwd, opts.iterationDir);
+        lib.assertIterationNotFinished(iterationDir);
+        if (!opts.amend) lib.assertNoPreSnapshot(iterationDir);
+      } else if (opts.amend && open.length > 0) {
+        iterationDir = open.at(-1)!;
+      } else {
+        iterationDir = lib.createNextIterationDir(root);
+      }
       const pre = managerFor(lib, io, root, opts).capturePreSnapshot(root, iterationDir);
+      const stillOpen = open.filter((dir) => dir !== iterationDir);
       if (opts.json) {
-        writeJson(io, { iterationDir, pre });
+        writeJson(io, { iterationDir, pre, openIterations: stillOpen });
         return;
       }
       writeLine(io.stdout, iterationDir);
       const tree = pre.inventory ? `, ${pre.inventory.files} files inventoried` : '';
       writeLine(io.stderr, `cairn: pre-snapshot written to ${relativeForHumans(io, path.join(iterationDir, lib.PRE_SNAPSHOT_FILE))} (branch ${pre.git.branch}, HEAD ${pre.git.commit.slice(0, 12)}${tree})`);
+      for (const dir of stillOpen) {
+        writeLine(io.stderr, `cairn: note: iteration ${path.basename(dir)} is still open (no post-snapshot); finish it with \`cairn session post --iteration-dir ${relativeForHumans(io, dir)}\`, or use --amend next time to take an open iteration's pre-snapshot again`);
+      }
     });
 
   session
@@ -123,6 +152,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .option('--session <id>', `store session id ([a-z0-9_-]+, default: ${DEFAULT_SESSION_ID})`, parseSessionId)
     .option('--no-inventory', 'skip the whole-tree inventory')
     .option('--json', 'print the SnapshotDiff as one JSON document')
+    .addHelpText('after', POST_HELP)
     .action(async (opts: RootOptions & { iterationDir?: string; store?: string | false; session?: string }) => {
       const lib = await load();
       const root = resolveRoot(io, opts.root);
@@ -130,6 +160,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
       if (iterationDir === null) {
         throw new CairnError('ERR_NOT_FOUND', `no iteration with a pre-snapshot under ${path.join(root, '.cairn', 'iterations')}; run \`cairn session pre\` first or pass --iteration-dir`);
       }
+      lib.assertIterationNotFinished(iterationDir);
       // Every option is checked, and the store opened, before the post-snapshot is written.
       const sessionId = opts.session ?? DEFAULT_SESSION_ID;
       const storage = opts.store === false ? null : await lib.openStore(typeof opts.store === 'string' ? opts.store : undefined, { cwd: root, env: io.env });
