@@ -20,6 +20,8 @@ export type CairnErrorCode =
   | 'ERR_NOT_FOUND'
   | 'ERR_CORRUPT'
   | 'ERR_VALIDATION'
+  | 'ERR_TOO_LARGE'
+  | 'ERR_TOO_DEEP'
   | (string & {});
 
 export interface CairnErrorOptions {

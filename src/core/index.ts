@@ -6,3 +6,5 @@ export { writeFileAtomic, writeFileAtomicSync, tempSiblingName, isTempName, TEMP
 export type { AtomicWriteOptions } from './atomic-write.js';
 export { acquireDirLock, LOCK_OWNER_FILE } from './lock.js';
 export type { AcquireLockOptions, DirLock, LockOwner, StaleLockInfo } from './lock.js';
+export { ContainedDir, ContainmentError, RACE_FREE, isPlainName, withContainedDir } from './contained-dir.js';
+export type { ContainedWriteOptions, OpenDirOptions, RefusedReason } from './contained-dir.js';
