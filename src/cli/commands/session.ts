@@ -2,13 +2,13 @@
  * `cairn session pre|post|report|prune`: a thin shell over `SnapshotManager` and the store.
  * Results on stdout (or one JSON document with --json), diagnostics on stderr.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { CairnError } from '../../core/errors.js';
 import type { SnapshotManager } from '../../session/index.js';
 import { DEFAULT_SESSION_ID } from '../../session/record.js';
 import { UsageError, progressAllowed, writeJson, writeLine, type CliIO } from '../io.js';
+import { ROOT_HELP, projectRoot, storeSpec } from '../root.js';
 
 type SessionLib = typeof import('../../session/index.js');
 
@@ -51,15 +51,7 @@ interface RootOptions {
 }
 
 function resolveRoot(io: CliIO, root: string | undefined): string {
-  const resolved = path.resolve(io.cwd, root ?? '.');
-  let stat: fs.Stats;
-  try {
-    stat = fs.statSync(resolved);
-  } catch {
-    throw new CairnError('ERR_ROOT_NOT_FOUND', `project root ${resolved} does not exist; pass an existing directory with --root`, { path: resolved });
-  }
-  if (!stat.isDirectory()) throw new CairnError('ERR_ROOT_NOT_DIR', `project root ${resolved} is not a directory; pass a directory with --root`, { path: resolved });
-  return resolved;
+  return projectRoot(io, root);
 }
 
 function managerFor(lib: SessionLib, io: CliIO, root: string, opts: RootOptions): SnapshotManager {
@@ -106,7 +98,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
   session
     .command('pre')
     .description('Take the pre-snapshot of a new iteration (prints the iteration directory)')
-    .option('--root <dir>', 'project root (default: the current directory)')
+    .option('--root <dir>', ROOT_HELP)
     .option('--iteration-dir <dir>', 'where pre-snapshot.json goes (default: the next numbered folder under <root>/.cairn/iterations/)')
     .option('--state-dir <dir>', 'agent state directory, relative to the root (default: .aiwg)')
     .option('--no-inventory', 'skip the whole-tree inventory (only committed changes will be seen)')
@@ -144,7 +136,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
   session
     .command('post')
     .description('Take the post-snapshot, print what the iteration did, and save the record to the store')
-    .option('--root <dir>', 'project root (default: the current directory)')
+    .option('--root <dir>', ROOT_HELP)
     .option('--iteration-dir <dir>', 'the iteration to finish (default: the latest numbered one under <root>/.cairn/iterations/)')
     .option('--state-dir <dir>', 'agent state directory (default: the one the pre-snapshot used)')
     .option('--store <url>', 'snapshot store: file:DIR, s3://bucket/prefix?endpoint=…, postgres://… (default: file:<root>/.cairn/store)')
@@ -163,7 +155,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
       lib.assertIterationNotFinished(iterationDir);
       // Every option is checked, and the store opened, before the post-snapshot is written.
       const sessionId = opts.session ?? DEFAULT_SESSION_ID;
-      const storage = opts.store === false ? null : await lib.openStore(typeof opts.store === 'string' ? opts.store : undefined, { cwd: root, env: io.env });
+      const storage = opts.store === false ? null : await lib.openStore(storeSpec(io, root, typeof opts.store === 'string' ? opts.store : undefined), { cwd: io.cwd, env: io.env });
       try {
         const manager = managerFor(lib, io, root, opts);
         const post = manager.capturePostSnapshot(root, iterationDir);
@@ -183,19 +175,20 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .command('report')
     .description('Print the report of a finished iteration again')
     .argument('[iteration-dir]', 'the iteration directory (default: the latest finished one under <root>/.cairn/iterations/)')
-    .option('--root <dir>', 'project root (default: the current directory)')
+    .option('--root <dir>', ROOT_HELP)
     .option('--json', 'print the SnapshotDiff as one JSON document')
     .action(async (dirArg: string | undefined, opts: RootOptions) => {
       const lib = await load();
+      const root = resolveRoot(io, opts.root);
       let iterationDir: string | null;
       if (dirArg !== undefined) iterationDir = path.resolve(io.cwd, dirArg);
-      else iterationDir = lib.latestIterationDir(resolveRoot(io, opts.root), { needPost: true });
+      else iterationDir = lib.latestIterationDir(root, { needPost: true });
       if (iterationDir === null) {
         throw new CairnError('ERR_NOT_FOUND', 'no finished iteration found; pass the iteration directory, or run `cairn session pre` and `cairn session post` first');
       }
       const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
       const post = lib.readPostSnapshot(path.join(iterationDir, lib.POST_SNAPSHOT_FILE));
-      const diff = new lib.SnapshotManager(opts.root ?? io.cwd).calculateDiff(pre, post);
+      const diff = new lib.SnapshotManager(root).calculateDiff(pre, post);
       if (opts.json) writeJson(io, diff);
       else io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff }));
     });
@@ -203,7 +196,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
   session
     .command('prune')
     .description('Delete old numbered iterations and the stored inventories nothing references any more')
-    .option('--root <dir>', 'project root (default: the current directory)')
+    .option('--root <dir>', ROOT_HELP)
     .option('--keep-last <n>', 'keep the newest N numbered iterations (default: keep all iterations, only collect unreferenced inventories)', parseNonNegativeInt('--keep-last'))
     .option('--grace-minutes <n>', 'keep unreferenced inventory objects younger than this (default 15), so a snapshot being taken right now is safe', parseNonNegativeInt('--grace-minutes'))
     .option('--dry-run', 'report what would be deleted, delete nothing')

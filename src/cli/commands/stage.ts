@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { isCairnError } from '../../core/errors.js';
+import { findProjectRoot } from '../../core/root.js';
 import { ExitCode, UsageError, writeJson, type CliIO } from '../io.js';
 // The library is loaded when a command runs, so other commands do not pay for it.
 import type { WriteStageSnapshotOptions } from '../../stage/index.js';
@@ -183,7 +184,7 @@ export function registerStageCommands(program: Command, io: CliIO): void {
     .command('check')
     .description('Check a stage note: exit 0 valid, 1 missing, 2 invalid or a symlink')
     .option('--task <TASK-ID>', 'the task whose note to check (required unless --self-test)')
-    .option('--root <dir>', 'repository root (default: the current directory)')
+    .option('--root <dir>', 'repository root (default: the nearest directory holding .git, else .cairn/, else the current directory)')
     .option('--dir <dir>', 'snapshot directory below the root', 'datarim/snapshots')
     .option('--validate-frontmatter', 'also check every frontmatter field, size_bytes against the real size and truncated against the marker')
     .option('--self-test', 'write notes in a temp dir and prove the checker\'s verdicts on them (exit 0 when all hold, 1 otherwise)')
@@ -200,7 +201,7 @@ export function registerStageCommands(program: Command, io: CliIO): void {
       }
       if (opts.task === undefined) throw new UsageError("required option '--task <TASK-ID>' not specified (or use --self-test)");
       const { validateStageSnapshot } = await import('../../stage/validate.js');
-      const root = path.resolve(io.cwd, opts.root ?? '.');
+      const root = opts.root !== undefined ? path.resolve(io.cwd, opts.root) : findProjectRoot(io.cwd).root;
       const check = validateStageSnapshot(root, opts.task, { dir: opts.dir, validateFrontmatter: opts.validateFrontmatter === true });
       if (opts.json) {
         writeJson(io, check);
@@ -215,12 +216,12 @@ export function registerStageCommands(program: Command, io: CliIO): void {
     .command('show')
     .description('Print the body of a stage note (or, with --json, {task_id, path, frontmatter, body})')
     .argument('<TASK-ID>', 'the task whose note to show')
-    .option('--root <dir>', 'repository root (default: the current directory)')
+    .option('--root <dir>', 'repository root (default: the nearest directory holding .git, else .cairn/, else the current directory)')
     .option('--dir <dir>', 'snapshot directory below the root', 'datarim/snapshots')
     .option('--json', 'print {task_id, path, frontmatter, body} as JSON')
     .action(async (task: string, opts: { root?: string; dir: string; json?: boolean }) => {
       const { readStageSnapshotBytes } = await import('../../stage/read.js');
-      const root = path.resolve(io.cwd, opts.root ?? '.');
+      const root = opts.root !== undefined ? path.resolve(io.cwd, opts.root) : findProjectRoot(io.cwd).root;
       const { bodyBytes, ...note } = readStageSnapshotBytes(root, task, { dir: opts.dir });
       if (opts.json) writeJson(io, { ...note, body: bodyBytes.toString('utf8') });
       else io.stdout.write(bodyBytes); // verbatim, even if the body is not valid UTF-8

@@ -3,17 +3,19 @@ import { CairnError } from '../../core/errors.js';
 import { DEFAULT_STORE_DIR } from '../../store/defaults.js';
 import type { ManagedSnapshotStorage, PruneResult, Scope, SnapshotLocation, StoreUsage } from '../../store/types.js';
 import { ExitCode, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
+import { ROOT_HELP, projectRoot, storeSpec } from '../root.js';
 import { isScope } from '../../store/validation.js';
 
 interface CommonOptions {
   store?: string;
+  root?: string;
   json?: boolean;
   session?: string;
   scope?: string;
   scopeId?: string;
 }
 
-const STORE_HELP = `store to use: file:DIR or a directory (default ${DEFAULT_STORE_DIR} in the current directory, or $CAIRN_STORE), s3://bucket/prefix?endpoint=…, postgres://host/db`;
+const STORE_HELP = `store to use: file:DIR or a directory (default $CAIRN_STORE, else ${DEFAULT_STORE_DIR} under the project root), s3://bucket/prefix?endpoint=…, postgres://host/db`;
 
 const EXIT_HELP = `
 Exit codes: 0 ok, 1 failure (I/O, not found, verify found issues), 2 usage or invalid input, 3 conflict.
@@ -30,7 +32,7 @@ function positiveInt(name: string, allowZero: boolean) {
 
 /** Adds the options every store command shares. */
 function common(cmd: Command, location: 'none' | 'session' | 'filters'): Command {
-  cmd.option('--store <url>', STORE_HELP).option('--json', 'print one JSON document on stdout');
+  cmd.option('--store <url>', STORE_HELP).option('--root <dir>', ROOT_HELP).option('--json', 'print one JSON document on stdout');
   if (location === 'session') cmd.option('--session <id>', 'session id');
   if (location === 'filters') {
     cmd
@@ -60,11 +62,11 @@ async function withStore(io: CliIO, opts: CommonOptions, fn: (store: ManagedSnap
   checkNoCredentials(opts.store);
   if (opts.scope !== undefined && !isScope(opts.scope)) throw new UsageError(`--scope must be agent or multiAgent, got '${opts.scope}'`);
   let store: ManagedSnapshotStorage | undefined;
-  const name = opts.store ?? (io.env.CAIRN_STORE || undefined) ?? DEFAULT_STORE_DIR;
+  const name = storeSpec(io, projectRoot(io, opts.root), opts.store);
   try {
     // Lazy: `cairn <anything else>` does not pay for loading the store backends.
     const { openStore } = await import('../../store/open.js');
-    store = await openStore(opts.store, { cwd: io.cwd, env: io.env });
+    store = await openStore(name, { cwd: io.cwd, env: io.env });
     await fn(store, name);
   } finally {
     await store?.close();
