@@ -3,3 +3,4 @@ export * from './inventory/index.js';
 export * from './session/index.js';
 export * from './store/index.js';
 export * from './stage/index.js';
+export * from './content/index.js';

@@ -225,6 +225,97 @@ export class InventoryStore {
     for (const child of this.readObject(entry.tree).entries) this.allFiles(child, `${entryPath}/${child.name}`, into);
   }
 
+  /**
+   * Like `diff`, with the entries: every path whose entry differs between `from` and `to`
+   * (`before`/`after` null where the path is absent). Equal subtrees are skipped unread.
+   */
+  changedEntries(from: string, to: string): Array<{ path: string; before: InventoryEntry | null; after: InventoryEntry | null }> {
+    const out: Array<{ path: string; before: InventoryEntry | null; after: InventoryEntry | null }> = [];
+    const byPath = new Map<string, { before: InventoryEntry | null; after: InventoryEntry | null }>();
+    const note = (entry: InventoryEntry, side: 'before' | 'after'): void => {
+      const slot = byPath.get(entry.path) ?? { before: null, after: null };
+      slot[side] = entry;
+      byPath.set(entry.path, slot);
+    };
+    this.changedWalk(hexOf(from), hexOf(to), '', note);
+    for (const [p, slot] of byPath) out.push({ path: p, ...slot });
+    out.sort((a, b) => compareUtf8(a.path, b.path));
+    return out;
+  }
+
+  private changedWalk(fromHex: string | null, toHex: string | null, prefix: string, note: (e: InventoryEntry, side: 'before' | 'after') => void): void {
+    if (fromHex === toHex) return;
+    const fromEntries = new Map((fromHex === null ? [] : this.readObject(fromHex).entries).map((e) => [e.name, e]));
+    const toEntries = new Map((toHex === null ? [] : this.readObject(toHex).entries).map((e) => [e.name, e]));
+    const all = (entry: TreeEntry, entryPath: string, side: 'before' | 'after'): void => {
+      if (!isDirRef(entry)) note(asEntry(entry, entryPath), side);
+      else this.forEachFile(entry.tree, `${entryPath}/`, (e) => note(e, side));
+    };
+    for (const [name, before] of fromEntries) {
+      const after = toEntries.get(name);
+      const entryPath = prefix + name;
+      if (after === undefined) all(before, entryPath, 'before');
+      else if (isDirRef(before) && isDirRef(after)) this.changedWalk(before.tree, after.tree, `${entryPath}/`, note);
+      else if (isDirRef(before) || isDirRef(after) || !sameContent(before, after)) {
+        all(before, entryPath, 'before');
+        all(after, entryPath, 'after');
+      }
+    }
+    for (const [name, after] of toEntries) if (!fromEntries.has(name)) all(after, prefix + name, 'after');
+  }
+
+  /** Calls `visit` for every file below tree `hex`; trees in `seen` are skipped (and added). */
+  forEachFile(treeHexOrDigest: string, prefix: string, visit: (entry: InventoryEntry) => void, seen?: Set<string>): void {
+    const hex = hexOf(treeHexOrDigest);
+    if (seen !== undefined) {
+      if (seen.has(hex)) return;
+      seen.add(hex);
+    }
+    for (const entry of this.readObject(hex).entries) {
+      if (isDirRef(entry)) this.forEachFile(entry.tree, `${prefix}${entry.name}/`, visit, seen);
+      else visit(asEntry(entry, prefix + entry.name));
+    }
+  }
+
+  /** The entry of each of `paths` in inventory `digest` (absent paths are left out), reading only the trees on their way. */
+  lookup(digest: string, paths: Iterable<string>): Map<string, InventoryEntry> {
+    const out = new Map<string, InventoryEntry>();
+    const trees = new Map<string, Map<string, TreeEntry>>();
+    const treeOf = (hex: string): Map<string, TreeEntry> => {
+      let t = trees.get(hex);
+      if (t === undefined) {
+        t = new Map(this.readObject(hex).entries.map((e) => [e.name, e]));
+        trees.set(hex, t);
+      }
+      return t;
+    };
+    const rootHex = hexOf(digest);
+    for (const p of paths) {
+      const segments = p.split('/');
+      let hex = rootHex;
+      for (let i = 0; i < segments.length; i++) {
+        const entry = treeOf(hex).get(segments[i] as string);
+        if (entry === undefined) break;
+        if (i === segments.length - 1) {
+          if (!isDirRef(entry)) out.set(p, asEntry(entry, p));
+        } else if (isDirRef(entry)) hex = entry.tree;
+        else break;
+      }
+    }
+    return out;
+  }
+
+  /** The root digests that live snapshot files reference (what `prune` keeps). */
+  liveRoots(): string[] {
+    const roots = new Set<string>();
+    for (const name of safeReaddir(this.refsDir())) {
+      if (!name.endsWith('.json')) continue;
+      const digest = liveRefDigest(path.join(this.refsDir(), name));
+      if (digest !== null) roots.add(digest);
+    }
+    return [...roots];
+  }
+
   private refsDir(): string {
     return path.join(this.dir, 'refs');
   }
@@ -340,6 +431,12 @@ export function canonicalTree(entries: readonly TreeEntry[]): string {
 function canonicalNumber(n: number): string {
   // Sizes are non-negative integers; anything else goes through the full canonicalizer (which rejects NaN).
   return Number.isSafeInteger(n) ? String(n) : canonicalize(n);
+}
+
+function asEntry(node: FileNode, entryPath: string): InventoryEntry {
+  const item: InventoryEntry = { path: entryPath, bytes: node.bytes, mode: node.mode, kind: node.kind };
+  if (node.sha256 !== undefined) item.sha256 = node.sha256;
+  return item;
 }
 
 function safeReaddir(dir: string): string[] {

@@ -111,3 +111,36 @@ export function assertNoPreSnapshot(iterationDir: string): void {
     { exitCode: 3, path: iterationDir },
   );
 }
+
+/**
+ * An ITERATION argument as every `cairn session` command takes it: a number (`3` or `003`), an
+ * iteration directory, or nothing for the latest (highest-numbered) iteration with a
+ * pre-snapshot. Unknown iterations are usage errors (exit 2) that say what exists.
+ */
+export function resolveIterationDir(projectRoot: string, iteration?: string, cwd: string = process.cwd()): string {
+  const dirs = listIterationDirs(projectRoot);
+  if (iteration === undefined) {
+    const latest = latestIterationDir(projectRoot);
+    if (latest === null) throw new CairnError('ERR_USAGE', `no iteration with a pre-snapshot under ${iterationsRoot(projectRoot)}; run \`cairn session pre\` first`);
+    return latest;
+  }
+  const known = dirs.map((d) => path.basename(d));
+  const hint = known.length === 0 ? 'there are no iterations yet' : `known iterations: ${known.slice(-10).join(', ')}`;
+  if (NUMBERED.test(iteration)) {
+    const match = dirs.find((d) => Number(path.basename(d)) === Number(iteration));
+    if (match === undefined || !fs.existsSync(path.join(match, PRE_SNAPSHOT_FILE))) {
+      throw new CairnError('ERR_USAGE', `unknown iteration ${JSON.stringify(iteration)}; ${hint}`);
+    }
+    return match;
+  }
+  const dir = path.resolve(cwd, iteration);
+  if (!fs.existsSync(path.join(dir, PRE_SNAPSHOT_FILE))) {
+    throw new CairnError('ERR_USAGE', `${JSON.stringify(iteration)} is not an iteration number or an iteration directory with a ${PRE_SNAPSHOT_FILE}; ${hint}`);
+  }
+  return dir;
+}
+
+/** The iteration's display name: its number as written (`003`), or its directory's name. */
+export function iterationName(dir: string): string {
+  return path.basename(dir);
+}

@@ -9,6 +9,7 @@ import { writeFileAtomicSync } from '../core/atomic-write.js';
 import { isStrictlyInside } from '../core/paths.js';
 import { CairnError, errnoCode } from '../core/errors.js';
 import { ALWAYS_SKIP, isValidRelPath, scanTreeSync, type ScanOptions } from '../inventory/index.js';
+import { capturePostContent, capturePreContent, type ContentRecord } from '../content/capture.js';
 import { calculateDiff } from './diff.js';
 import { formatDuration } from './duration.js';
 import {
@@ -21,7 +22,7 @@ import {
   toPosixRelative,
 } from './files.js';
 import * as git from './git.js';
-import { InventoryStore, type InventoryPruneResult } from './inventory-store.js';
+import { InventoryStore, type InventoryEntry, type InventoryPruneResult } from './inventory-store.js';
 import { recoverInvalidNames } from './supplement.js';
 import { findTestResults, parseTestOutput } from './test-results.js';
 import type {
@@ -68,7 +69,11 @@ export class SnapshotManager {
     const inventory = this.takeInventory(projectRoot, stateDir, iterationDir, () => (gitStatus = this.gitStatusLater(projectRoot)));
     const snapshot: PreSnapshot = { timestamp, git: gitStatus?.() ?? this.captureGitStatus(projectRoot), keyFiles, aiwg, stateDir };
     const file = path.join(iterationDir, PRE_SNAPSHOT_FILE);
-    if (inventory) snapshot.inventory = inventory.ref;
+    if (inventory) {
+      snapshot.inventory = inventory.ref;
+      const content = this.captureContent(projectRoot, inventory, snapshot.git, null);
+      if (content) snapshot.content = content;
+    }
     writeSnapshotFile(file, snapshot);
     if (inventory) inventory.store.addRef(file, inventory.ref.digest);
     return snapshot;
@@ -98,6 +103,8 @@ export class SnapshotManager {
       snapshot.inventory = inventory.ref;
       const changes = workingTreeChanges(inventory.store, pre.inventory, inventory.ref);
       if (changes) snapshot.workingTree = changes;
+      const content = this.captureContent(projectRoot, inventory, gitStatus, changes ? pre : null);
+      if (content) snapshot.content = content;
     }
     writeSnapshotFile(file, snapshot);
     if (inventory) inventory.store.addRef(file, inventory.ref.digest);
@@ -177,6 +184,27 @@ export class SnapshotManager {
     return path.resolve(projectRoot, this.options.cairnDir ?? '.cairn');
   }
 
+  /**
+   * Keeps the content needed to put the tree back (src/content/capture.ts): at pre (`pre` null)
+   * what git does not hold; at post the two sides of every path the iteration changed.
+   */
+  private captureContent(projectRoot: string, inventory: { ref: InventoryRef; store: InventoryStore; files: readonly InventoryEntry[] }, gitStatus: GitStatus, pre: PreSnapshot | null): ContentRecord | null {
+    if (this.options.content === false) return null;
+    const ctx = {
+      root: path.resolve(projectRoot),
+      cairnDir: this.cairnDir(projectRoot),
+      inventories: inventory.store,
+      digest: inventory.ref.digest,
+      files: inventory.files,
+      git: gitStatus,
+      ...(this.options.contentCapBytes === undefined ? {} : { capBytes: this.options.contentCapBytes }),
+    };
+    if (pre?.inventory === undefined) return capturePreContent(ctx);
+    const preSide: { digest: string; gitCommit?: string } = { digest: pre.inventory.digest };
+    if (pre.content?.gitCommit !== undefined) preSide.gitCommit = pre.content.gitCommit;
+    return capturePostContent(ctx, preSide);
+  }
+
   /** The commit range of the session; a session that began on an unborn branch owns every commit since. */
   private commitRange(projectRoot: string, preGit: GitStatus, postGit: GitStatus): { fileDiffs: FileDiff[]; commits: string[] } {
     const startedUnborn = preGit.commit === git.UNKNOWN && preGit.branch !== git.UNKNOWN;
@@ -198,7 +226,7 @@ export class SnapshotManager {
    * both cores busy (its stat check runs on two threads), storing keeps one, so work started
    * then (the git status) finds a free core.
    */
-  private takeInventory(projectRoot: string, stateDir: string, iterationDir: string, beforeStore?: () => void): { ref: InventoryRef; store: InventoryStore } | null {
+  private takeInventory(projectRoot: string, stateDir: string, iterationDir: string, beforeStore?: () => void): { ref: InventoryRef; store: InventoryStore; files: readonly InventoryEntry[] } | null {
     if (this.options.inventory === false) return null;
     const cairnDir = this.cairnDir(projectRoot);
     ensureSelfIgnored(cairnDir);
@@ -243,7 +271,7 @@ export class SnapshotManager {
     if (recovered.stillSkipped.length > 0) {
       ref.skippedPaths = recovered.stillSkipped.slice(0, SKIPPED_PATHS_LISTED).map((s) => ({ path: s.path, reason: s.reason }));
     }
-    return { ref, store };
+    return { ref, store, files };
   }
 }
 

@@ -3,6 +3,7 @@
  * additive fields. Every addition is optional on input, so objects built by hand against the
  * seed's shapes (as upstream's own tests do) are still accepted.
  */
+import type { ContentRecord } from '../content/capture.js';
 import type { ScanProgress } from '../inventory/index.js';
 import type { TestResults, TestSummary } from './test-results.js';
 
@@ -63,6 +64,8 @@ export interface PreSnapshot {
   inventory?: InventoryRef;
   /** cairn: the state directory used (relative to projectRoot), so post uses the same one. */
   stateDir?: string;
+  /** cairn: what was kept to put the tree back as it was at pre (src/content/). */
+  content?: ContentRecord;
 }
 
 export type FileDiffStatus = 'added' | 'modified' | 'deleted';
@@ -97,6 +100,8 @@ export interface PostSnapshot {
   /** cairn: pre → post working-tree changes, computed from the two inventories at capture time. */
   workingTree?: WorkingTreeChanges;
   stateDir?: string;
+  /** cairn: what was kept to put the tree back as it was at post (and the pre side of changed paths). */
+  content?: ContentRecord;
 }
 
 export interface KeyFileChange {
@@ -141,6 +146,10 @@ export interface SnapshotManagerOptions {
   cacheDir?: string;
   /** Take whole-tree inventories in pre and post (default true). */
   inventory?: boolean;
+  /** Keep file content at pre and post so the iteration can be restored (default true; needs the inventory). */
+  content?: boolean;
+  /** Files larger than this are recorded as not restorable instead of copied (default 50 MiB). */
+  contentCapBytes?: number;
   /** Honour `.gitignore` files in the working-tree inventory (default true). */
   respectGitignore?: boolean;
   /** Progress of the working-tree scan (files seen, hashed, cached); the library never prints. */

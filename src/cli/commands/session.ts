@@ -11,11 +11,12 @@ import { UsageError, progressAllowed, writeJson, writeLine, type CliIO } from '.
 import { ROOT_HELP, projectRoot, storeSpec } from '../root.js';
 
 type SessionLib = typeof import('../../session/index.js');
+type ContentLib = typeof import('../../content/index.js');
 
 /** The session library (git, inventory, test-result parsers) loads only when a session command runs. */
-async function load(): Promise<SessionLib & { openStore: typeof import('../../store/open.js').openStore }> {
-  const [lib, store] = await Promise.all([import('../../session/index.js'), import('../../store/open.js')]);
-  return { ...lib, openStore: store.openStore };
+async function load(): Promise<SessionLib & ContentLib & { openStore: typeof import('../../store/open.js').openStore }> {
+  const [lib, store, content] = await Promise.all([import('../../session/index.js'), import('../../store/open.js'), import('../../content/index.js')]);
+  return { ...lib, ...content, openStore: store.openStore };
 }
 
 const SESSION_HELP = `
@@ -195,7 +196,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
 
   session
     .command('prune')
-    .description('Delete old numbered iterations and the stored inventories nothing references any more')
+    .description('Delete old numbered iterations and the inventories and content nothing references any more; prints the content store\'s size')
     .option('--root <dir>', ROOT_HELP)
     .option('--keep-last <n>', 'keep the newest N numbered iterations (default: keep all iterations, only collect unreferenced inventories)', parseNonNegativeInt('--keep-last'))
     .option('--grace-minutes <n>', 'keep unreferenced inventory objects younger than this (default 15), so a snapshot being taken right now is safe', parseNonNegativeInt('--grace-minutes'))
@@ -209,13 +210,17 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
       const pruneOptions: { graceMs?: number; dryRun: boolean } = { dryRun };
       if (opts.graceMinutes !== undefined) pruneOptions.graceMs = opts.graceMinutes * 60_000;
       const inventories = new lib.SnapshotManager(root).pruneInventories(pruneOptions);
+      const content = lib.pruneContent(path.join(root, '.cairn'), pruneOptions);
       if (opts.json) {
-        writeJson(io, { iterationsDeleted, inventories });
+        writeJson(io, { iterationsDeleted, inventories, content });
         return;
       }
       const verb = dryRun ? 'would delete' : 'deleted';
       writeLine(io.stdout, `iterations: ${verb} ${iterationsDeleted.length}`);
       for (const dir of iterationsDeleted) writeLine(io.stdout, `  ${relativeForHumans(io, dir)}`);
       writeLine(io.stdout, `inventory objects: ${verb} ${inventories.deleted} (${inventories.bytesFreed} bytes), kept ${inventories.kept}`);
+      writeLine(io.stdout, `content objects: ${verb} ${content.objectsDeleted} (${content.bytesFreed} bytes), kept ${content.objectsKept}`);
+      const u = content.usage;
+      writeLine(io.stdout, `content store: ${u.objects} objects in ${u.packs} packs, ${u.rawBytes} bytes of content stored in ${u.storedBytes} bytes (${u.diskBytes} on disk)${dryRun ? ' before the prune' : ''}`);
     });
 }

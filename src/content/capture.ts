@@ -1,0 +1,278 @@
+/**
+ * What `session pre` and `session post` copy into the content store, and why so little.
+ *
+ * - In a git repository, pre copies only what git does not hold: the paths `git status` lists
+ *   (staged, modified, untracked). A tracked file matching the index is left to git; post then
+ *   copies, for each path the iteration changed, its pre-state bytes from the pre commit (before
+ *   an amend or gc could lose them) and its post-state bytes from disk. So a clean pre copies
+ *   nothing, and every path an iteration changed has both sides in cairn's own store.
+ * - Outside git, the first capture copies every file; later ones only what changed since the
+ *   last complete capture (the baseline, an inventory digest, O(changed) by its Merkle diff).
+ * - Dedup is by the inventory's sha256 (no second pass over the tree); the bytes actually copied
+ *   are checked against it, because a file may change between the scan and the copy.
+ * - Files over the cap (default 50 MiB), unreadable ones and ones that changed while copied are
+ *   recorded as not restorable, never skipped silently. Symlink targets are kept in the record
+ *   (the inventory hashes what a link points at, not the link).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { writeFileAtomicSync } from '../core/atomic-write.js';
+import { CairnError, errnoCode } from '../core/errors.js';
+import type { InventoryEntry, InventoryStore } from '../session/inventory-store.js';
+import { readAtCommit } from './git-source.js';
+import { ContentStore, sha256Of, type ContentItem } from './store.js';
+
+export const DEFAULT_CONTENT_CAP_BYTES = 50 * 1024 * 1024;
+/** A capture flushes a pack whenever this many raw bytes wait (first captures of big trees). */
+const FLUSH_RAW_BYTES = 64 * 1024 * 1024;
+
+export type NotRestorableReason = 'over-size-cap' | 'unreadable' | 'changed-while-captured' | 'not-in-git' | 'symlink-target-not-utf8' | 'not-captured';
+
+export interface NotRestorable {
+  path: string;
+  reason: NotRestorableReason;
+}
+
+/** The `content` field of a pre- or post-snapshot. */
+export interface ContentRecord {
+  version: 1;
+  /** The per-file cap applied, in bytes. */
+  capBytes: number;
+  /** Objects (and their raw bytes) this capture added to the store, and the pack bytes written. */
+  objectsWritten: number;
+  rawBytes: number;
+  packBytes: number;
+  /** Inside git: the commit that holds the tracked files this capture left to git. */
+  gitCommit?: string;
+  /** Target of every symlink of the inventory, by path. */
+  symlinks?: Record<string, string>;
+  /** Paths whose bytes at this side cannot be put back, and why. */
+  notRestorable?: NotRestorable[];
+  /** Post only: paths whose pre-side bytes could not be secured at post. */
+  preNotRestorable?: NotRestorable[];
+}
+
+export interface CaptureContext {
+  root: string;
+  /** `<root>/.cairn` (or the configured data dir). */
+  cairnDir: string;
+  inventories: InventoryStore;
+  /** This side's inventory digest and its entries. */
+  digest: string;
+  files: readonly InventoryEntry[];
+  /** The git status of this side (null or branch 'unknown' outside git). */
+  git: { branch: string; commit: string; staged: string[]; unstaged: string[]; untracked: string[] } | null;
+  capBytes?: number;
+}
+
+export function contentDir(cairnDir: string): string {
+  return path.join(cairnDir, 'content');
+}
+
+/**
+ * The project's content store, after proving that no component of `<cairnDir>/content/packs`
+ * is a symlink (a planted link there would send cairn's writes outside the project).
+ */
+export function openContentStore(cairnDir: string): ContentStore {
+  const dir = contentDir(cairnDir);
+  for (const p of [cairnDir, dir, path.join(dir, 'packs')]) {
+    try {
+      if (fs.lstatSync(p).isSymbolicLink()) {
+        throw new CairnError('ERR_CONTAINMENT', `${p} is a symlink; cairn keeps its data only in real directories: remove the link and retry`, { path: p });
+      }
+    } catch (e) {
+      if (e instanceof CairnError) throw e;
+      if (errnoCode(e) !== 'ENOENT') throw e;
+    }
+  }
+  return new ContentStore(dir);
+}
+
+function inGit(ctx: CaptureContext): boolean {
+  return ctx.git !== null && ctx.git.branch !== 'unknown';
+}
+
+function byPath(files: readonly InventoryEntry[]): Map<string, InventoryEntry> {
+  const map = new Map<string, InventoryEntry>();
+  for (const f of files) map.set(f.path, f);
+  return map;
+}
+
+/** Collects items and writes them to the store in packs of at most FLUSH_RAW_BYTES. */
+class PackWriter {
+  private items: ContentItem[] = [];
+  private pendingBytes = 0;
+  private readonly queued = new Set<string>();
+  readonly totals = { objectsWritten: 0, rawBytes: 0, packBytes: 0 };
+  constructor(private readonly store: ContentStore) {}
+
+  /** Whether `sha` is stored or queued (a stored one's pack is refreshed: see ContentStore.claim). */
+  has(sha: string): boolean {
+    return this.queued.has(sha) || this.store.claim(sha);
+  }
+
+  add(item: ContentItem): void {
+    if (this.queued.has(item.sha256)) return;
+    this.queued.add(item.sha256);
+    this.items.push(item);
+    this.pendingBytes += item.bytes.length;
+    if (this.pendingBytes >= FLUSH_RAW_BYTES) this.flush();
+  }
+
+  flush(): void {
+    if (this.items.length === 0) return;
+    const r = this.store.put(this.items);
+    this.totals.objectsWritten += r.objectsWritten;
+    this.totals.rawBytes += r.rawBytes;
+    this.totals.packBytes += r.packBytes;
+    this.items = [];
+    this.pendingBytes = 0;
+  }
+}
+
+/** Reads a regular file of the tree without following a symlink at its name; null when it cannot. */
+export function readTreeFile(root: string, rel: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(path.join(root, rel), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) return null;
+    return fs.readFileSync(fd);
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Copies one file of the tree into the writer, checked against the inventory's digest. */
+function copyFromDisk(ctx: CaptureContext, entry: InventoryEntry, writer: PackWriter, cap: number, lost: NotRestorable[]): void {
+  if (entry.kind !== 'file' || entry.sha256 === undefined) return;
+  if (writer.has(entry.sha256)) return;
+  if (entry.bytes > cap) {
+    lost.push({ path: entry.path, reason: 'over-size-cap' });
+    return;
+  }
+  const bytes = readTreeFile(ctx.root, entry.path);
+  if (bytes === null) {
+    lost.push({ path: entry.path, reason: 'unreadable' });
+    return;
+  }
+  if (sha256Of(bytes) !== entry.sha256) {
+    lost.push({ path: entry.path, reason: 'changed-while-captured' });
+    return;
+  }
+  writer.add({ sha256: entry.sha256, bytes });
+}
+
+function symlinkTargets(ctx: CaptureContext, lost: NotRestorable[]): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (const f of ctx.files) {
+    if (f.kind !== 'symlink') continue;
+    let target: Buffer;
+    try {
+      target = fs.readlinkSync(path.join(ctx.root, f.path), { encoding: 'buffer' });
+    } catch {
+      lost.push({ path: f.path, reason: 'unreadable' });
+      continue;
+    }
+    const text = target.toString('utf8');
+    if (!Buffer.from(text, 'utf8').equals(target)) {
+      lost.push({ path: f.path, reason: 'symlink-target-not-utf8' });
+      continue;
+    }
+    (out ??= {})[f.path] = text;
+  }
+  return out;
+}
+
+function baselineFile(cairnDir: string): string {
+  return path.join(contentDir(cairnDir), 'baseline.json');
+}
+
+function readBaseline(cairnDir: string, inventories: InventoryStore): string | null {
+  try {
+    const digest = (JSON.parse(fs.readFileSync(baselineFile(cairnDir), 'utf8')) as { digest?: unknown }).digest;
+    return typeof digest === 'string' && inventories.has(digest) ? digest : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeBaseline(cairnDir: string, digest: string): void {
+  writeFileAtomicSync(baselineFile(cairnDir), `${JSON.stringify({ digest })}\n`, { mkdir: true, fsync: false });
+}
+
+function record(ctx: CaptureContext, writer: PackWriter, lost: NotRestorable[], symlinks: Record<string, string> | undefined): ContentRecord {
+  const rec: ContentRecord = { version: 1, capBytes: ctx.capBytes ?? DEFAULT_CONTENT_CAP_BYTES, ...writer.totals };
+  if (inGit(ctx) && ctx.git !== null && ctx.git.commit !== 'unknown') rec.gitCommit = ctx.git.commit;
+  if (symlinks !== undefined) rec.symlinks = symlinks;
+  if (lost.length > 0) rec.notRestorable = lost;
+  return rec;
+}
+
+/** `session pre`: keeps what git does not hold (or, outside git, what changed since the baseline). */
+export function capturePreContent(ctx: CaptureContext): ContentRecord {
+  const cap = ctx.capBytes ?? DEFAULT_CONTENT_CAP_BYTES;
+  const store = openContentStore(ctx.cairnDir);
+  const writer = new PackWriter(store);
+  const lost: NotRestorable[] = [];
+  const symlinks = symlinkTargets(ctx, lost);
+  if (inGit(ctx) && ctx.git !== null) {
+    const dirty = [...ctx.git.staged, ...ctx.git.unstaged, ...ctx.git.untracked];
+    if (dirty.length > 0) {
+      const entries = byPath(ctx.files);
+      for (const p of new Set(dirty)) {
+        const entry = entries.get(p);
+        if (entry !== undefined) copyFromDisk(ctx, entry, writer, cap, lost);
+      }
+    }
+    writer.flush();
+    return record(ctx, writer, lost, symlinks);
+  }
+  const baseline = readBaseline(ctx.cairnDir, ctx.inventories);
+  if (baseline === null) for (const entry of ctx.files) copyFromDisk(ctx, entry, writer, cap, lost);
+  else for (const change of ctx.inventories.changedEntries(baseline, ctx.digest)) if (change.after !== null) copyFromDisk(ctx, change.after, writer, cap, lost);
+  writer.flush();
+  writeBaseline(ctx.cairnDir, ctx.digest);
+  return record(ctx, writer, lost, symlinks);
+}
+
+/**
+ * `session post`: for every path the iteration changed, its post bytes (from disk) and its pre
+ * bytes (already stored, or from the pre commit, checked against the pre inventory's digest).
+ */
+export function capturePostContent(ctx: CaptureContext, pre: { digest: string; gitCommit?: string; capBytes?: number }): ContentRecord {
+  const cap = ctx.capBytes ?? DEFAULT_CONTENT_CAP_BYTES;
+  const store = openContentStore(ctx.cairnDir);
+  const writer = new PackWriter(store);
+  const lost: NotRestorable[] = [];
+  const preLost: NotRestorable[] = [];
+  const symlinks = symlinkTargets(ctx, lost);
+  const changes = ctx.inventories.changedEntries(pre.digest, ctx.digest);
+  const fromGit: InventoryEntry[] = [];
+  for (const change of changes) {
+    if (change.after !== null) copyFromDisk(ctx, change.after, writer, cap, lost);
+    const before = change.before;
+    if (before === null || before.kind !== 'file' || before.sha256 === undefined || writer.has(before.sha256)) continue;
+    if (before.bytes > cap) preLost.push({ path: before.path, reason: 'over-size-cap' });
+    else fromGit.push(before);
+  }
+  if (fromGit.length > 0) {
+    const expected = new Map(fromGit.map((e) => [e.path, e.sha256]));
+    const got = pre.gitCommit === undefined ? new Map<string, Buffer>() : readAtCommit(ctx.root, pre.gitCommit, fromGit.map((e) => e.path), (p, bytes) => sha256Of(bytes) === expected.get(p));
+    for (const entry of fromGit) {
+      const bytes = got.get(entry.path);
+      if (bytes !== undefined && sha256Of(bytes) === entry.sha256) writer.add({ sha256: entry.sha256, bytes });
+      else preLost.push({ path: entry.path, reason: pre.gitCommit === undefined ? 'not-captured' : 'not-in-git' });
+    }
+  }
+  writer.flush();
+  if (!inGit(ctx)) writeBaseline(ctx.cairnDir, ctx.digest);
+  const rec = record(ctx, writer, lost, symlinks);
+  if (preLost.length > 0) rec.preNotRestorable = preLost;
+  return rec;
+}

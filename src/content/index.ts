@@ -1,0 +1,31 @@
+/**
+ * Content (`src/content/`): the bytes cairn keeps so an iteration can be looked at and put back.
+ *
+ * The model: an inventory (src/session/inventory-store.ts) already names every file by the
+ * SHA-256 of its bytes. The content store keeps bytes under exactly those names, compressed, in
+ * pack files under `<root>/.cairn/content/packs/` (never in the user's `.git`). A capture adds
+ * only what is neither stored yet nor safely held by git (capture.ts), so a clean repository's
+ * `session pre` copies nothing and an iteration's cost is the files it changed. Reading
+ * (read.ts) resolves (iteration, side, path) to an inventory entry, then to bytes: the store,
+ * else the commit git holds them at, else the file on disk if it still has that digest; every
+ * source is checked against the digest. Retention (gc.ts) is by reachability from the
+ * inventories and restore records cairn still keeps.
+ *
+ * | file | job |
+ * |---|---|
+ * | `store.ts` | packs: put/get/has by sha256, du, gc of unreachable objects |
+ * | `capture.ts` | what pre and post copy; the `content` record of a snapshot |
+ * | `git-source.ts` | bytes of a path at a commit, as checkout would write them |
+ * | `resolve.ts` | store → git → disk lookup of an entry's bytes |
+ * | `read.ts` | `openIteration` / `readIterationContent`: (iteration, side, path) → bytes |
+ * | `gc.ts` | the live set and the prune of content |
+ */
+export { ContentStore, isSha256Hex, sha256Of } from './store.js';
+export type { ContentGcResult, ContentItem, ContentUsage, PutResult } from './store.js';
+export { DEFAULT_CONTENT_CAP_BYTES, capturePostContent, capturePreContent, contentDir, openContentStore } from './capture.js';
+export type { CaptureContext, ContentRecord, NotRestorable, NotRestorableReason } from './capture.js';
+export { ContentResolver } from './resolve.js';
+export { EMPTY_SHA256, openIteration, readIterationContent } from './read.js';
+export type { IterationContent, OpenIterationOptions, PathContent, Side } from './read.js';
+export { pruneContent, contentUsage } from './gc.js';
+export type { ContentPruneResult } from './gc.js';

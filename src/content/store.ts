@@ -1,0 +1,419 @@
+/**
+ * The content store: file bytes kept by the SHA-256 the inventory already computed, in pack files.
+ *
+ * A capture (one `session pre` or `post`, one restore's safety copy) writes at most ONE pack:
+ *
+ *   "CAIRNPK1" | u32 BE index length | index JSON | block 0 | block 1 | …
+ *
+ * The index (binary, 36 bytes per object) lists the blocks (stored and raw length, codec, object
+ * count) and the objects (sha256, length) in block order. Blocks hold up to ~1 MiB of raw bytes and are
+ * compressed as one brotli stream each, so the many small files of one change compress together
+ * (a 450-byte source file alone compresses poorly) and a file system's block size is paid once per
+ * pack, not once per file; a large file gets blocks of its own. Reading an object decompresses its
+ * block (a reader keeps the last few) and checks the bytes against the name.
+ *
+ * Packs are written whole (temp file, fsync, rename) and never modified; `gc` deletes packs whose
+ * objects are all unreachable and rewrites partly live ones with only the live objects (compressed
+ * blocks are re-packed from their raw bytes). A pack younger than the grace period is never touched,
+ * and a capture that finds an object already stored refreshes its pack's mtime, so a concurrent
+ * capture is never robbed of the objects it is counting on.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as zlib from 'node:zlib';
+import { writeFileAtomicSync } from '../core/atomic-write.js';
+import { CairnError, errnoCode } from '../core/errors.js';
+
+const MAGIC = Buffer.from('CAIRNPK1');
+const HEADER_FIXED = MAGIC.length + 4;
+/** Raw bytes per compressed block: small files of one capture share a block. */
+const BLOCK_RAW_BYTES = 1 << 20;
+const BROTLI_QUALITY = 5;
+const HEX64 = /^[0-9a-f]{64}$/;
+
+type Codec = 'br' | 'raw';
+
+interface PackBlock {
+  /** Offset of the compressed block from the start of the data area. */
+  off: number;
+  len: number;
+  raw: number;
+  codec: Codec;
+}
+
+interface PackIndex {
+  blocks: PackBlock[];
+  /** [sha256, block, offset in the raw block, length] */
+  objects: Array<[string, number, number, number]>;
+}
+
+interface Location {
+  pack: string;
+  block: number;
+  off: number;
+  len: number;
+}
+
+export interface ContentItem {
+  sha256: string;
+  bytes: Uint8Array;
+}
+
+export interface PutResult {
+  /** Objects written by this call (the rest were already stored). */
+  objectsWritten: number;
+  /** Raw bytes of those objects. */
+  rawBytes: number;
+  /** Size of the pack file written (0 when nothing was new). */
+  packBytes: number;
+  /** The pack written, or null. */
+  pack: string | null;
+}
+
+export interface ContentUsage {
+  packs: number;
+  objects: number;
+  /** Sum of the objects' raw sizes. */
+  rawBytes: number;
+  /** Sum of the pack files' sizes. */
+  storedBytes: number;
+  /** What the packs occupy on disk (allocated blocks). */
+  diskBytes: number;
+}
+
+export interface ContentGcResult {
+  packsDeleted: number;
+  packsRewritten: number;
+  objectsKept: number;
+  objectsDeleted: number;
+  bytesFreed: number;
+  dryRun: boolean;
+}
+
+export function isSha256Hex(value: string): boolean {
+  return HEX64.test(value);
+}
+
+export function sha256Of(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export class ContentStore {
+  readonly dir: string;
+  private locations: Map<string, Location> | null = null;
+  private readonly blockCache = new Map<string, Buffer>();
+
+  constructor(dir: string) {
+    this.dir = path.resolve(dir);
+  }
+
+  private packsDir(): string {
+    return path.join(this.dir, 'packs');
+  }
+
+  /** Every stored object's location, from the pack headers (read once per store object). */
+  private index(): Map<string, Location> {
+    if (this.locations !== null) return this.locations;
+    const map = new Map<string, Location>();
+    for (const name of safeReaddir(this.packsDir())) {
+      if (!name.endsWith('.pack')) continue;
+      const header = readPackHeader(path.join(this.packsDir(), name));
+      if (header === null) continue;
+      for (const [sha, block, off, len] of header.index.objects) if (!map.has(sha)) map.set(sha, { pack: name, block, off, len });
+    }
+    this.locations = map;
+    return map;
+  }
+
+  has(sha256: string): boolean {
+    return this.index().has(sha256);
+  }
+
+  /**
+   * Like `has`, and refreshes the holding pack's mtime: the caller is about to rely on it, so a
+   * prune running now must treat it as young.
+   */
+  claim(sha256: string): boolean {
+    const loc = this.index().get(sha256);
+    if (loc === undefined) return false;
+    const now = new Date();
+    try {
+      fs.utimesSync(path.join(this.packsDir(), loc.pack), now, now);
+    } catch {
+      this.locations = null;
+      return this.index().has(sha256);
+    }
+    return true;
+  }
+
+  /** The bytes of `sha256`, checked against it; ERR_NOT_FOUND when absent, ERR_CORRUPT when damaged. */
+  get(sha256: string): Buffer {
+    const loc = this.index().get(sha256);
+    if (loc === undefined) throw new CairnError('ERR_NOT_FOUND', `content ${sha256} is not in the content store ${this.dir}`, { path: this.dir });
+    const raw = this.block(loc.pack, loc.block);
+    const bytes = raw.subarray(loc.off, loc.off + loc.len);
+    if (sha256Of(bytes) !== sha256) {
+      throw new CairnError('ERR_CORRUPT', `content ${sha256} in pack ${loc.pack} does not match its digest; the pack is damaged (run \`cairn session prune\` after removing it)`, { path: path.join(this.packsDir(), loc.pack) });
+    }
+    return Buffer.from(bytes);
+  }
+
+  private block(pack: string, block: number): Buffer {
+    const key = `${pack}#${block}`;
+    const cached = this.blockCache.get(key);
+    if (cached !== undefined) return cached;
+    const file = path.join(this.packsDir(), pack);
+    const header = readPackHeader(file);
+    const info = header?.index.blocks[block];
+    if (header === null || info === undefined) throw new CairnError('ERR_CORRUPT', `content pack ${file} is unreadable or damaged`, { path: file });
+    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    let packed: Buffer;
+    try {
+      packed = Buffer.alloc(info.len);
+      readFully(fd, packed, header.dataStart + info.off);
+    } finally {
+      fs.closeSync(fd);
+    }
+    let raw: Buffer;
+    try {
+      raw = info.codec === 'br' ? zlib.brotliDecompressSync(packed) : packed;
+    } catch (e) {
+      throw new CairnError('ERR_CORRUPT', `content pack ${file} block ${block} does not decompress`, { path: file, cause: e });
+    }
+    if (this.blockCache.size >= 8) this.blockCache.delete(this.blockCache.keys().next().value as string);
+    this.blockCache.set(key, raw);
+    return raw;
+  }
+
+  /** Stores the items not stored yet as one new pack (duplicates within `items` are stored once). */
+  put(items: readonly ContentItem[]): PutResult {
+    const index = this.index();
+    const fresh: ContentItem[] = [];
+    const seen = new Set<string>();
+    for (const item of items) {
+      if (!isSha256Hex(item.sha256)) throw new CairnError('ERR_VALIDATION', `"${item.sha256}" is not a sha256 hex digest`);
+      if (seen.has(item.sha256) || index.has(item.sha256)) continue;
+      seen.add(item.sha256);
+      fresh.push(item);
+    }
+    if (fresh.length === 0) return { objectsWritten: 0, rawBytes: 0, packBytes: 0, pack: null };
+    const { buffer, index: packIndex } = buildPack(fresh);
+    const name = `${Date.now().toString(36).padStart(9, '0')}-${randomBytes(6).toString('hex')}.pack`;
+    writeFileAtomicSync(path.join(this.packsDir(), name), buffer, { mkdir: true, mode: 0o600 });
+    for (const [sha, block, off, len] of packIndex.objects) index.set(sha, { pack: name, block, off, len });
+    return { objectsWritten: fresh.length, rawBytes: fresh.reduce((s, i) => s + i.bytes.length, 0), packBytes: buffer.length, pack: name };
+  }
+
+  /** Packs, objects and sizes (raw, as stored, on disk). */
+  du(): ContentUsage {
+    const usage: ContentUsage = { packs: 0, objects: 0, rawBytes: 0, storedBytes: 0, diskBytes: 0 };
+    for (const name of safeReaddir(this.packsDir())) {
+      if (!name.endsWith('.pack')) continue;
+      const file = path.join(this.packsDir(), name);
+      const header = readPackHeader(file);
+      if (header === null) continue;
+      try {
+        const st = fs.statSync(file);
+        usage.storedBytes += st.size;
+        usage.diskBytes += st.blocks * 512;
+      } catch {
+        continue;
+      }
+      usage.packs++;
+      usage.objects += header.index.objects.length;
+      for (const [, , , len] of header.index.objects) usage.rawBytes += len;
+    }
+    return usage;
+  }
+
+  /**
+   * Collects by reachability: `live` is every sha256 something still needs. Packs older than
+   * `graceMs` with no live object are deleted; with some, rewritten with only those.
+   */
+  gc(live: ReadonlySet<string>, options: { graceMs?: number; dryRun?: boolean } = {}): ContentGcResult {
+    const graceMs = options.graceMs ?? 15 * 60 * 1000;
+    const dryRun = options.dryRun ?? false;
+    const result: ContentGcResult = { packsDeleted: 0, packsRewritten: 0, objectsKept: 0, objectsDeleted: 0, bytesFreed: 0, dryRun };
+    const cutoff = Date.now() - graceMs;
+    const keptElsewhere = new Set<string>();
+    const names = safeReaddir(this.packsDir()).filter((n) => n.endsWith('.pack')).sort();
+    for (const name of names) {
+      const file = path.join(this.packsDir(), name);
+      const header = readPackHeader(file);
+      let stat: fs.Stats;
+      try {
+        stat = fs.statSync(file);
+      } catch {
+        continue;
+      }
+      if (header === null) continue; // not ours or torn: left for a person to look at
+      const objects = header.index.objects;
+      if (stat.mtimeMs > cutoff) {
+        result.objectsKept += objects.length;
+        for (const [sha] of objects) keptElsewhere.add(sha);
+        continue;
+      }
+      const wanted = objects.filter(([sha]) => live.has(sha) && !keptElsewhere.has(sha));
+      if (wanted.length === objects.length) {
+        result.objectsKept += objects.length;
+        for (const [sha] of objects) keptElsewhere.add(sha);
+        continue;
+      }
+      result.objectsDeleted += objects.length - wanted.length;
+      result.objectsKept += wanted.length;
+      if (wanted.length === 0) {
+        result.packsDeleted++;
+        result.bytesFreed += stat.size;
+        if (!dryRun) fs.rmSync(file, { force: true });
+        continue;
+      }
+      result.packsRewritten++;
+      const items = wanted.map(([sha]) => ({ sha256: sha, bytes: this.get(sha) }));
+      const { buffer } = buildPack(items);
+      result.bytesFreed += Math.max(0, stat.size - buffer.length);
+      for (const [sha] of wanted) keptElsewhere.add(sha);
+      if (dryRun) continue;
+      const rewritten = `${name.slice(0, -'.pack'.length)}-r${randomBytes(3).toString('hex')}.pack`;
+      const target = path.join(this.packsDir(), rewritten);
+      writeFileAtomicSync(target, buffer, { mode: 0o600 });
+      // The rewrite keeps the old pack's age, so it is judged by the same grace period next time.
+      fs.utimesSync(target, stat.atime, stat.mtime);
+      fs.rmSync(file, { force: true });
+    }
+    this.locations = null;
+    this.blockCache.clear();
+    return result;
+  }
+}
+
+function buildPack(items: readonly ContentItem[]): { buffer: Buffer; index: PackIndex } {
+  const index: PackIndex = { blocks: [], objects: [] };
+  const blocks: Buffer[] = [];
+  const counts: number[] = [];
+  let dataOff = 0;
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  const flush = (): void => {
+    if (pending.length === 0) return;
+    const raw = Buffer.concat(pending);
+    const compressed = zlib.brotliCompressSync(raw, {
+      params: {
+        [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+        [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length,
+      },
+    });
+    const useRaw = compressed.length >= raw.length;
+    const stored = useRaw ? raw : compressed;
+    index.blocks.push({ off: dataOff, len: stored.length, raw: raw.length, codec: useRaw ? 'raw' : 'br' });
+    counts.push(pending.length);
+    blocks.push(stored);
+    dataOff += stored.length;
+    pending = [];
+    pendingBytes = 0;
+  };
+  for (const item of items) {
+    if (pendingBytes > 0 && pendingBytes + item.bytes.length > BLOCK_RAW_BYTES) flush();
+    index.objects.push([item.sha256, index.blocks.length, pendingBytes, item.bytes.length]);
+    pending.push(item.bytes);
+    pendingBytes += item.bytes.length;
+    if (pendingBytes >= BLOCK_RAW_BYTES) flush();
+  }
+  flush();
+  const indexBytes = encodeIndex(index, counts);
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(indexBytes.length);
+  return { buffer: Buffer.concat([MAGIC, length, indexBytes, ...blocks]), index };
+}
+
+/**
+ * The index, binary: u32 block count; per block u32 stored length, u32 raw length, u8 codec
+ * (0 raw, 1 brotli), u32 object count; then per object (in block order) 32 bytes of sha256 and
+ * u32 length. Offsets follow from the lengths. 36 bytes per object: a pack of small files
+ * should not be mostly index.
+ */
+function encodeIndex(index: PackIndex, counts: readonly number[]): Buffer {
+  const out = Buffer.alloc(4 + index.blocks.length * 13 + index.objects.length * 36);
+  let at = out.writeUInt32BE(index.blocks.length, 0);
+  index.blocks.forEach((b, i) => {
+    at = out.writeUInt32BE(b.len, at);
+    at = out.writeUInt32BE(b.raw, at);
+    at = out.writeUInt8(b.codec === 'br' ? 1 : 0, at);
+    at = out.writeUInt32BE(counts[i] as number, at);
+  });
+  for (const [sha, , , len] of index.objects) {
+    out.write(sha, at, 'hex');
+    at = out.writeUInt32BE(len, at + 32);
+  }
+  return out;
+}
+
+function decodeIndex(buf: Buffer): PackIndex {
+  const index: PackIndex = { blocks: [], objects: [] };
+  let at = 0;
+  const blockCount = buf.readUInt32BE(at);
+  at += 4;
+  const counts: number[] = [];
+  let off = 0;
+  for (let i = 0; i < blockCount; i++) {
+    const len = buf.readUInt32BE(at);
+    const raw = buf.readUInt32BE(at + 4);
+    const codec: Codec = buf.readUInt8(at + 8) === 1 ? 'br' : 'raw';
+    counts.push(buf.readUInt32BE(at + 9));
+    at += 13;
+    index.blocks.push({ off, len, raw, codec });
+    off += len;
+  }
+  counts.forEach((count, block) => {
+    let inBlock = 0;
+    for (let k = 0; k < count; k++) {
+      const sha = buf.toString('hex', at, at + 32);
+      const len = buf.readUInt32BE(at + 32);
+      at += 36;
+      index.objects.push([sha, block, inBlock, len]);
+      inBlock += len;
+    }
+  });
+  if (at !== buf.length) throw new Error('index length mismatch');
+  return index;
+}
+
+function readPackHeader(file: string): { index: PackIndex; dataStart: number } | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const fixed = Buffer.alloc(HEADER_FIXED);
+    if (fs.readSync(fd, fixed, 0, HEADER_FIXED, 0) !== HEADER_FIXED || !fixed.subarray(0, MAGIC.length).equals(MAGIC)) return null;
+    const length = fixed.readUInt32BE(MAGIC.length);
+    if (length > 1 << 30) return null;
+    const body = Buffer.alloc(length);
+    readFully(fd, body, HEADER_FIXED);
+    return { index: decodeIndex(body), dataStart: HEADER_FIXED + length };
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function readFully(fd: number, into: Buffer, position: number): void {
+  let done = 0;
+  while (done < into.length) {
+    const n = fs.readSync(fd, into, done, into.length - done, position + done);
+    if (n === 0) throw new CairnError('ERR_CORRUPT', 'content pack is truncated');
+    done += n;
+  }
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir);
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return [];
+    throw e;
+  }
+}

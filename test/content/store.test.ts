@@ -1,0 +1,90 @@
+/** The content store: put/get by sha256, dedup, compression across small files, gc by reachability, du. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ContentStore, sha256Of } from '../../src/content/index.js';
+import { CairnError } from '../../src/core/errors.js';
+import { trackedDirs } from '../session/helpers.js';
+
+const { dir: tempDir } = trackedDirs();
+
+function item(text: string | Buffer): { sha256: string; bytes: Buffer } {
+  const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text);
+  return { sha256: sha256Of(bytes), bytes };
+}
+
+describe('ContentStore', () => {
+  it('gives back exactly the bytes stored under their sha256, across store objects', () => {
+    const dir = tempDir();
+    const items = [item('one\n'), item(''), item(Buffer.from([0, 255, 10, 13])), item('x'.repeat(3 << 20))];
+    new ContentStore(dir).put(items);
+    const reader = new ContentStore(dir);
+    for (const i of items) {
+      expect(reader.has(i.sha256)).toBe(true);
+      expect(reader.get(i.sha256).equals(i.bytes)).toBe(true);
+    }
+    expect(reader.has(sha256Of(Buffer.from('absent')))).toBe(false);
+    expect(() => reader.get(sha256Of(Buffer.from('absent')))).toThrow(CairnError);
+  });
+
+  it('stores an object once however often it is put, and writes no pack when nothing is new', () => {
+    const store = new ContentStore(tempDir());
+    const a = item('same bytes');
+    expect(store.put([a, a]).objectsWritten).toBe(1);
+    const again = store.put([a]);
+    expect(again).toMatchObject({ objectsWritten: 0, pack: null });
+    expect(store.du()).toMatchObject({ packs: 1, objects: 1, rawBytes: a.bytes.length });
+  });
+
+  it('compresses many small similar files together, below the sum of their sizes', () => {
+    const store = new ContentStore(tempDir());
+    const body = (i: number): string => `export function handler${i}(req, res) {\n  const id = req.params.id ?? ${i};\n  if (!id) return res.status(400).json({ error: 'missing id' });\n  return res.json({ id, ok: true, handler: ${i} });\n}\n`.repeat(3);
+    const files = Array.from({ length: 300 }, (_, i) => item(body(i)));
+    const r = store.put(files);
+    const raw = files.reduce((s, f) => s + f.bytes.length, 0);
+    expect(r.rawBytes).toBe(raw);
+    expect(r.packBytes).toBeLessThan(raw / 2);
+  });
+
+  it('detects a damaged pack instead of returning wrong bytes', () => {
+    const dir = tempDir();
+    const store = new ContentStore(dir);
+    const a = item('precious content that must not be silently altered '.repeat(20));
+    const { pack } = store.put([a]);
+    const file = path.join(dir, 'packs', pack as string);
+    const bytes = fs.readFileSync(file);
+    bytes[bytes.length - 5] = (bytes[bytes.length - 5] as number) ^ 0xff;
+    fs.writeFileSync(file, bytes);
+    const err = (() => {
+      try {
+        new ContentStore(dir).get(a.sha256);
+      } catch (e) {
+        return e as CairnError;
+      }
+      return null;
+    })();
+    expect(err?.code).toBe('ERR_CORRUPT');
+  });
+
+  it('gc deletes packs with nothing live, rewrites partly live ones, keeps young ones', () => {
+    const dir = tempDir();
+    const store = new ContentStore(dir);
+    const [a, b, c] = [item('a'.repeat(100)), item('b'.repeat(100)), item('c'.repeat(100))];
+    const p1 = store.put([a, b]).pack as string;
+    const p2 = store.put([c]).pack as string;
+    const old = new Date(Date.now() - 3600_000);
+    for (const p of [p1, p2]) fs.utimesSync(path.join(dir, 'packs', p), old, old);
+    const dry = store.gc(new Set([a.sha256]), { dryRun: true });
+    expect(dry).toMatchObject({ packsDeleted: 1, packsRewritten: 1, objectsDeleted: 2, objectsKept: 1 });
+    expect(new ContentStore(dir).du().objects).toBe(3);
+    store.gc(new Set([a.sha256]));
+    const after = new ContentStore(dir);
+    expect(after.du()).toMatchObject({ packs: 1, objects: 1 });
+    expect(after.get(a.sha256).equals(a.bytes)).toBe(true);
+    expect(after.has(b.sha256)).toBe(false);
+    // A young pack is never collected, live or not.
+    store.put([item('young')]);
+    expect(store.gc(new Set(), {}).objectsKept).toBeGreaterThanOrEqual(1);
+    expect(new ContentStore(dir).has(sha256Of(Buffer.from('young')))).toBe(true);
+  });
+});
