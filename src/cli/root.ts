@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { findProjectRoot } from '../core/root.js';
+import { configuredStore, loadConfig, type CairnConfig } from '../config/index.js';
 import { DEFAULT_STORE_DIR } from '../store/defaults.js';
 import type { CliIO } from './io.js';
 
@@ -26,11 +27,18 @@ export function projectRoot(io: CliIO, flag: string | undefined): string {
   return resolved;
 }
 
+/** The root and its `.cairn/config.json` (checked: a bad config fails the command before any work). */
+export function projectContext(io: CliIO, flag: string | undefined): { root: string; config: CairnConfig } {
+  const root = projectRoot(io, flag);
+  return { root, config: loadConfig(root).config };
+}
+
 /**
  * The store a command uses: `--store`, else `$CAIRN_STORE` (both relative to the current
- * directory, as a person typed them), else `.cairn/store` under the project root.
+ * directory, as a person typed them), else the config's `store` (relative to the root), else
+ * `.cairn/store` under the project root.
  */
-export function storeSpec(io: CliIO, root: string, flag: string | undefined): string {
+export function storeSpec(io: CliIO, root: string, flag: string | undefined, config: CairnConfig = {}): string {
   // Relative to the current directory, so it reads as before from the root (`.cairn/store`).
-  return flag ?? (io.env.CAIRN_STORE || undefined) ?? (path.relative(io.cwd, path.join(root, DEFAULT_STORE_DIR)) || '.');
+  return configuredStore(config, root, io.env, flag) ?? (path.relative(io.cwd, path.join(root, DEFAULT_STORE_DIR)) || '.');
 }

@@ -248,7 +248,7 @@ export class SnapshotManager {
       respectGitignore: this.options.respectGitignore ?? true,
       withContentDigest: true,
       cache: true,
-      exclude: engineDirs.map((rel) => `${rel}/**`),
+      exclude: [...engineDirs.map((rel) => `${rel}/**`), ...(this.options.exclude ?? [])],
     };
     // The engine keeps its stat cache outside the snapshotted tree (its default, under
     // $XDG_CACHE_HOME/cairn) and refuses one inside it; a caller may still choose the place.

@@ -152,6 +152,8 @@ export interface SnapshotManagerOptions {
   contentCapBytes?: number;
   /** Honour `.gitignore` files in the working-tree inventory (default true). */
   respectGitignore?: boolean;
+  /** Globs left out of the working-tree inventory (the repo-snapshot engine's `exclude`); pre and post must agree. */
+  exclude?: string[];
   /** Progress of the working-tree scan (files seen, hashed, cached); the library never prints. */
   onProgress?: (progress: ScanProgress) => void;
 }

@@ -8,7 +8,8 @@ import { CairnError } from '../../core/errors.js';
 import type { SnapshotManager } from '../../session/index.js';
 import { DEFAULT_SESSION_ID } from '../../session/record.js';
 import { UsageError, progressAllowed, writeJson, writeLine, type CliIO } from '../io.js';
-import { ROOT_HELP, projectRoot, storeSpec } from '../root.js';
+import { ROOT_HELP, projectContext, projectRoot, storeSpec } from '../root.js';
+import { configuredStateDir, type CairnConfig } from '../../config/index.js';
 
 type SessionLib = typeof import('../../session/index.js');
 type ContentLib = typeof import('../../content/index.js');
@@ -55,9 +56,12 @@ function resolveRoot(io: CliIO, root: string | undefined): string {
   return projectRoot(io, root);
 }
 
-function managerFor(lib: SessionLib, io: CliIO, root: string, opts: RootOptions): SnapshotManager {
+/** `config` adds the project's excludes, and for `pre` its state dir (flag > env > config). */
+function managerFor(lib: SessionLib, io: CliIO, root: string, opts: RootOptions, config: CairnConfig = {}, phase: 'pre' | 'post' = 'post'): SnapshotManager {
   const options: ConstructorParameters<typeof SnapshotManager>[1] = {};
-  if (opts.stateDir !== undefined) options.stateDir = opts.stateDir;
+  const stateDir = phase === 'pre' ? configuredStateDir(config, io.env, opts.stateDir) : opts.stateDir;
+  if (stateDir !== undefined) options.stateDir = stateDir;
+  if (config.exclude !== undefined) options.exclude = config.exclude;
   if (opts.inventory === false) options.inventory = false;
   if (progressAllowed(io, opts.json)) {
     let last = 0;
@@ -101,14 +105,14 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .description('Take the pre-snapshot of a new iteration (prints the iteration directory)')
     .option('--root <dir>', ROOT_HELP)
     .option('--iteration-dir <dir>', 'where pre-snapshot.json goes (default: the next numbered folder under <root>/.cairn/iterations/)')
-    .option('--state-dir <dir>', 'agent state directory, relative to the root (default: .aiwg)')
+    .option('--state-dir <dir>', 'agent state directory, relative to the root (default: $CAIRN_STATE_DIR, else the config\'s stateDir, else .aiwg)')
     .option('--no-inventory', 'skip the whole-tree inventory (only committed changes will be seen)')
     .option('--amend', 'take the pre-snapshot of the open iteration again (the latest one without a post-snapshot, or --iteration-dir) instead of starting another')
     .option('--json', 'print {iterationDir, pre, openIterations} as one JSON document')
     .addHelpText('after', PRE_HELP)
     .action(async (opts: RootOptions & { iterationDir?: string; amend?: boolean }) => {
       const lib = await load();
-      const root = resolveRoot(io, opts.root);
+      const { root, config } = projectContext(io, opts.root);
       const open = lib.openIterationDirs(root);
       let iterationDir: string;
       if (opts.iterationDir !== undefined) {
@@ -120,7 +124,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
       } else {
         iterationDir = lib.createNextIterationDir(root);
       }
-      const pre = managerFor(lib, io, root, opts).capturePreSnapshot(root, iterationDir);
+      const pre = managerFor(lib, io, root, opts, config, 'pre').capturePreSnapshot(root, iterationDir);
       const stillOpen = open.filter((dir) => dir !== iterationDir);
       if (opts.json) {
         writeJson(io, { iterationDir, pre, openIterations: stillOpen });
@@ -148,7 +152,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .addHelpText('after', POST_HELP)
     .action(async (opts: RootOptions & { iterationDir?: string; store?: string | false; session?: string }) => {
       const lib = await load();
-      const root = resolveRoot(io, opts.root);
+      const { root, config } = projectContext(io, opts.root);
       const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : lib.latestIterationDir(root);
       if (iterationDir === null) {
         throw new CairnError('ERR_NOT_FOUND', `no iteration with a pre-snapshot under ${path.join(root, '.cairn', 'iterations')}; run \`cairn session pre\` first or pass --iteration-dir`);
@@ -156,9 +160,9 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
       lib.assertIterationNotFinished(iterationDir);
       // Every option is checked, and the store opened, before the post-snapshot is written.
       const sessionId = opts.session ?? DEFAULT_SESSION_ID;
-      const storage = opts.store === false ? null : await lib.openStore(storeSpec(io, root, typeof opts.store === 'string' ? opts.store : undefined), { cwd: io.cwd, env: io.env });
+      const storage = opts.store === false ? null : await lib.openStore(storeSpec(io, root, typeof opts.store === 'string' ? opts.store : undefined, config), { cwd: io.cwd, env: io.env });
       try {
-        const manager = managerFor(lib, io, root, opts);
+        const manager = managerFor(lib, io, root, opts, config);
         const post = manager.capturePostSnapshot(root, iterationDir);
         const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
         const diff = manager.calculateDiff(pre, post);
@@ -198,15 +202,16 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .command('prune')
     .description('Delete old numbered iterations and the inventories and content nothing references any more; prints the content store\'s size')
     .option('--root <dir>', ROOT_HELP)
-    .option('--keep-last <n>', 'keep the newest N numbered iterations (default: keep all iterations, only collect unreferenced inventories)', parseNonNegativeInt('--keep-last'))
+    .option('--keep-last <n>', 'keep the newest N numbered iterations (default: the config\'s retention.keepLast, else keep all iterations and only collect unreferenced inventories)', parseNonNegativeInt('--keep-last'))
     .option('--grace-minutes <n>', 'keep unreferenced inventory objects younger than this (default 15), so a snapshot being taken right now is safe', parseNonNegativeInt('--grace-minutes'))
     .option('--dry-run', 'report what would be deleted, delete nothing')
     .option('--json', 'print the result as one JSON document')
     .action(async (opts: RootOptions & { keepLast?: number; graceMinutes?: number; dryRun?: boolean }) => {
       const lib = await load();
-      const root = resolveRoot(io, opts.root);
+      const { root, config } = projectContext(io, opts.root);
+      const keepLast = opts.keepLast ?? config.retention?.keepLast;
       const dryRun = opts.dryRun ?? false;
-      const iterationsDeleted = opts.keepLast === undefined ? [] : lib.pruneIterationDirs(root, opts.keepLast, dryRun);
+      const iterationsDeleted = keepLast === undefined ? [] : lib.pruneIterationDirs(root, keepLast, dryRun);
       const pruneOptions: { graceMs?: number; dryRun: boolean } = { dryRun };
       if (opts.graceMinutes !== undefined) pruneOptions.graceMs = opts.graceMinutes * 60_000;
       const inventories = new lib.SnapshotManager(root).pruneInventories(pruneOptions);

@@ -3,7 +3,7 @@ import { CairnError } from '../../core/errors.js';
 import { DEFAULT_STORE_DIR } from '../../store/defaults.js';
 import type { ManagedSnapshotStorage, PruneResult, Scope, SnapshotLocation, StoreUsage } from '../../store/types.js';
 import { ExitCode, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
-import { ROOT_HELP, projectRoot, storeSpec } from '../root.js';
+import { ROOT_HELP, projectContext, storeSpec } from '../root.js';
 import { isScope } from '../../store/validation.js';
 
 interface CommonOptions {
@@ -62,7 +62,8 @@ async function withStore(io: CliIO, opts: CommonOptions, fn: (store: ManagedSnap
   checkNoCredentials(opts.store);
   if (opts.scope !== undefined && !isScope(opts.scope)) throw new UsageError(`--scope must be agent or multiAgent, got '${opts.scope}'`);
   let store: ManagedSnapshotStorage | undefined;
-  const name = storeSpec(io, projectRoot(io, opts.root), opts.store);
+  const { root, config } = projectContext(io, opts.root);
+  const name = storeSpec(io, root, opts.store, config);
   try {
     // Lazy: `cairn <anything else>` does not pay for loading the store backends.
     const { openStore } = await import('../../store/open.js');
@@ -214,8 +215,12 @@ Examples:
       .option('--dry-run', 'report what would be deleted, delete nothing'),
     'filters',
   ).action(async (opts: CommonOptions & { keepLast?: number; olderThan?: string; dryRun?: boolean }) => {
-    if (opts.keepLast === undefined && opts.olderThan === undefined) {
-      throw new UsageError('cairn store prune needs --keep-last <n> and/or --older-than <age>; nothing was deleted');
+    // Flags first, then the project config's retention (keepWithin is --older-than).
+    const retention = projectContext(io, opts.root).config.retention;
+    const keepLast = opts.keepLast ?? retention?.keepLast;
+    const olderThan = opts.olderThan ?? retention?.keepWithin;
+    if (keepLast === undefined && olderThan === undefined) {
+      throw new UsageError('cairn store prune needs --keep-last <n> and/or --older-than <age> (or retention in .cairn/config.json); nothing was deleted');
     }
     await withStore(io, opts, async (s, name) => {
       const results: PruneResult[] = [];
@@ -224,8 +229,8 @@ Examples:
           await s.prune({
             location,
             dryRun: opts.dryRun === true,
-            ...(opts.keepLast === undefined ? {} : { keepLast: opts.keepLast }),
-            ...(opts.olderThan === undefined ? {} : { olderThan: opts.olderThan }),
+            ...(keepLast === undefined ? {} : { keepLast }),
+            ...(olderThan === undefined ? {} : { olderThan }),
           }),
         );
       }
