@@ -116,9 +116,14 @@ describe('commands read the config', () => {
       const post = cli(['session', 'post', '--json', '--no-store'], root);
       expect((JSON.parse(post.stdout) as { filesAdded: string[] }).filesAdded).toEqual([`src/f${i}.ts`]);
     }
-    expect(JSON.parse(cli(['session', 'pre', '--json'], root, { CAIRN_STATE_DIR: '.other' }).stdout)).toMatchObject({ pre: { stateDir: '.other' } });
+    writeConfig(root, { stateDir: '.agent', exclude: ['build/**'], retention: { keepLast: 1 }, contentCap: 10 });
+    write(root, 'big.txt', 'more than ten bytes');
+    const capped = JSON.parse(cli(['session', 'pre', '--json'], root, { CAIRN_STATE_DIR: '.other' }).stdout) as { pre: { stateDir: string; content?: { capBytes: number } } };
+    expect(capped.pre.stateDir).toBe('.other');
+    expect(capped.pre.content?.capBytes).toBe(10);
     const pruned = cli(['session', 'prune', '--json'], root);
     expect(pruned.status).toBe(0);
     expect((JSON.parse(pruned.stdout) as { iterationsDeleted: string[] }).iterationsDeleted.map((d) => path.basename(d))).toEqual(['001', '002']);
+    expect(fs.existsSync(path.join(root, '.cairn', 'iterations', '003'))).toBe(true);
   });
 });

@@ -62,6 +62,7 @@ function managerFor(lib: SessionLib, io: CliIO, root: string, opts: RootOptions,
   const stateDir = phase === 'pre' ? configuredStateDir(config, io.env, opts.stateDir) : opts.stateDir;
   if (stateDir !== undefined) options.stateDir = stateDir;
   if (config.exclude !== undefined) options.exclude = config.exclude;
+  if (config.contentCap !== undefined) options.contentCapBytes = config.contentCap;
   if (opts.inventory === false) options.inventory = false;
   if (progressAllowed(io, opts.json)) {
     let last = 0;
