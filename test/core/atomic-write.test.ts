@@ -3,9 +3,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isTempName, removeStaleTemps, tempSiblingName, writeFileAtomic, writeFileAtomicSync, writeFileInBackground } from '../../src/core/atomic-write.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
 import { mkfifo } from '../support/mkfifo.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 const ATOMIC_WRITE_MODULE = pathToFileURL(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/core/atomic-write.ts')).href;
 
@@ -346,7 +350,7 @@ describe('concurrent writers in separate processes', () => {
     expect(reads).toBeGreaterThan(0);
     expect(seen.size).toBeGreaterThan(0);
     expect(fs.readdirSync(dir).filter(isTempName)).toEqual([]);
-  }, 120_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 
   it('8 processes racing to create the same file exclusively: exactly one wins', async () => {
     const script = path.join(dir, 'writer.mts');
@@ -358,7 +362,7 @@ describe('concurrent writers in separate processes', () => {
     const winner = results.findIndex((r) => r.code === 0);
     expect(wholePayloadId(fs.readFileSync(target), 65536)).toBe(winner);
     expect(fs.readdirSync(dir).filter(isTempName)).toEqual([]);
-  }, 120_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 
   it('a writer killed with SIGKILL mid-write leaves the target whole (at worst a recognisable temp file)', async () => {
     const script = path.join(dir, 'writer.mts');
@@ -378,5 +382,5 @@ describe('concurrent writers in separate processes', () => {
     // What the dead writer left is swept; the published file stays.
     removeStaleTemps(dir, ['killed.bin']);
     expect(fs.readdirSync(dir).sort()).toEqual(['killed.bin', 'writer.mts']);
-  }, 120_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 });

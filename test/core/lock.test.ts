@@ -1,11 +1,15 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CairnError } from '../../src/core/errors.js';
 import { LOCK_OWNER_FILE, acquireDirLock, ownerDeathReason, takeOverLock, type LockOwner, type StaleLockInfo } from '../../src/core/lock.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { deadPid, startHolder } from './lock-support.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 let dir: string;
 let lockPath: string;

@@ -4,10 +4,14 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { isTempName } from '../../src/core/atomic-write.js';
 import { CLI } from '../support/cli.js';
 import { cleanupTempDirs, gridTree, MARGIN, sleep } from './helpers.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 afterAll(cleanupTempDirs);
 
@@ -54,5 +58,5 @@ describe('concurrent snapshots of one tree', () => {
     expect(fs.readFileSync(path.join(outDir, 'last.json'), 'utf8')).toBe(truth());
     expect(fs.readdirSync(cacheDir).filter(isTempName)).toEqual([]);
     expect(fs.readdirSync(cacheDir).some((n) => n.endsWith('.patch'))).toBe(true); // the patches were in play
-  }, 60_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 });

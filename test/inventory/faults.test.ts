@@ -3,13 +3,17 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { scanTreeSync, type ScanOptions } from '../../src/inventory/index.js';
 import { isTempName } from '../../src/core/atomic-write.js';
 import { CLI } from '../support/cli.js';
 import { mkfifo } from '../support/mkfifo.js';
 import { withoutPermissionOverride } from '../support/unprivileged.js';
 import { cleanupTempDirs, gridTree, tempDir, writeTree } from './helpers.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 afterAll(cleanupTempDirs);
 

@@ -4,8 +4,12 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, connect, git, makeRepo, makeTempDir, okText, removeDir, serverEnv, structured, write, type Connected } from './support.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 let tmp: string;
 let repo: string;

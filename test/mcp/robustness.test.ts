@@ -4,8 +4,12 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { alive, git, initializeRaw, makeTempDir, removeDir, serverEnv, spawnRaw, write, type RawServer } from './support.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 let tmp: string;
 let project: string;
@@ -26,7 +30,7 @@ function processesIn(dir: string): number[] {
 }
 
 /** Fails the test if the server does not exit on its own; it is killed then, so nothing leaks. */
-async function exitOf(server: RawServer, ms = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+async function exitOf(server: RawServer, ms = WHOLE_PROCESS_BUDGET_MS): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {

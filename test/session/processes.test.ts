@@ -2,9 +2,13 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CLI } from '../support/cli.js';
 import { commitAll, write, trackedDirs } from './helpers.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 const { repo, dir: tempDir } = trackedDirs();
 
@@ -60,5 +64,5 @@ describe('kill -9 during session post', () => {
     expect(final.code).toBe(0);
     const diff = JSON.parse(final.stdout) as { filesAdded: string[] };
     expect(diff.filesAdded).toEqual(['d1/changed-150.txt', 'd1/changed-250.txt', 'd1/changed-30.txt', 'd1/changed-400.txt', 'd1/changed-80.txt']);
-  }, 120_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 });

@@ -1,9 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { deadPid, startHolder } from '../core/lock-support.js';
 import { cleanup, notePath, stageWrite, startCli, tempDir, writeArgs } from './support.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 let scratch: string;
 let root: string;
@@ -128,7 +132,7 @@ describe('crash safety', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(fs.readdirSync(snapshots)).toEqual([`${task}.snapshot.md`]);
     expect(fs.readFileSync(notePath(root, task), 'utf8')).toContain('VERSION-FINAL');
-  }, 90_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 });
 
 describe('publishing', () => {

@@ -3,20 +3,37 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FileStorage, isSnapshot } from '../../src/store/index.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 const WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'support', 'store-worker.ts');
 const location = { sessionId: 'shared', scope: 'agent' as const, scopeId: 'worker-test' };
 const KILLS = 32;
 
-/** Starts a writer that saves latest and history in a loop, and SIGKILLs it after `delayMs` of writing. */
-async function killWriterAfter(baseDir: string, delayMs: number): Promise<void> {
+/**
+ * Starts a writer that saves latest and history in a loop, and SIGKILLs it once it has finished
+ * `pairs` save pairs plus a short random moment into the next: the test is bounded by the work
+ * the writer does, so a loaded machine makes it slower, never wrong or out of time.
+ */
+async function killWriterAfter(baseDir: string, pairs: number, jitterMs: number): Promise<void> {
   const child = spawn(process.execPath, ['--import', 'tsx', WORKER, 'forever', baseDir, '1'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
   await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+  const saved = new Promise<void>((resolve) => {
+    let seen = 0;
+    if (pairs === 0) resolve();
+    child.stdout.on('data', (chunk: Buffer) => {
+      seen += chunk.toString().split('saved\n').length - 1;
+      if (seen >= pairs) resolve();
+    });
+  });
   child.stdin.write('go\n');
-  await new Promise((r) => setTimeout(r, delayMs));
+  await saved;
+  await new Promise((r) => setTimeout(r, jitterMs));
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');
 }
@@ -34,7 +51,7 @@ describe('FileStorage under SIGKILL', () => {
     const storage = new FileStorage(dir);
     let lastHistoryCount = 0;
     for (let i = 0; i < KILLS; i++) {
-      await killWriterAfter(dir, 5 + Math.floor(Math.random() * 120));
+      await killWriterAfter(dir, Math.floor(Math.random() * 4), Math.floor(Math.random() * 15));
       // Whatever moment the kill hit, latest is absent (first round only) or a whole snapshot.
       const latest = await storage.loadSnapshot({ location });
       if (i > 0) expect(latest).not.toBeNull();
@@ -55,8 +72,9 @@ describe('FileStorage under SIGKILL', () => {
       expect(isSnapshot(await storage.loadSnapshot({ location, snapshotId: id }))).toBe(true);
     }
     const leftovers = report.issues.map((issue) => issue.where);
-    // Fresh temp files may belong to a live writer, so the default prune keeps them ...
-    const gentle = await storage.prune({ location, keepLast: 1_000_000 });
+    // Temp files younger than the grace may belong to a live writer, so prune keeps them (a grace
+    // of a day, not the default minute, which a loaded machine can spend on this test) ...
+    const gentle = await new FileStorage(dir, { tempFileGraceMs: 86_400_000 }).prune({ location, keepLast: 1_000_000 });
     expect(gentle.tempFilesRemoved).toEqual([]);
     // ... and once they are past the grace period, prune removes every one of them.
     const cleaner = new FileStorage(dir, { tempFileGraceMs: 0 });
@@ -64,5 +82,5 @@ describe('FileStorage under SIGKILL', () => {
     expect([...(pruned.tempFilesRemoved ?? [])].sort()).toEqual([...leftovers].sort());
     expect(pruned.deleted).toEqual([]);
     expect(await cleaner.verify()).toMatchObject({ ok: true, issues: [] });
-  });
+  }, WHOLE_PROCESS_BUDGET_MS);
 });

@@ -2,9 +2,13 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FileStorage, isSnapshot } from '../../src/store/index.js';
 import { runReleasedTogether, type WorkerOutcome } from '../support/released-together.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 const WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'support', 'store-worker.ts');
 const location = { sessionId: 'shared', scope: 'agent' as const, scopeId: 'worker-test' };

@@ -5,12 +5,16 @@
  * was acknowledged survives, nothing half-written is visible, and the same store object works
  * again once the server is back.
  */
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, vi } from 'vitest';
 import type { PostgresStorage } from '../../src/store/postgres-storage.js';
 import type { SnapshotLocation } from '../../src/store/types.js';
 import { required, runScript, skipReason, startPostgres, stopPostgres, type PgServerInfo } from '../support/servers.js';
 import { burstThenCut, expectAllUnavailable, expectIntactAfterRestart } from '../support/servers-faults.js';
 import { pgStorageOn, serverSuite } from '../support/servers-stores.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 const { describe, it } = serverSuite<PgServerInfo>('pg');
 let own: PgServerInfo | undefined;
@@ -23,11 +27,11 @@ beforeAll(async () => {
   } catch (e) {
     setupError = e as Error; // reported by the test itself, so it counts as a failed test
   }
-}, 120_000);
+}, WHOLE_PROCESS_BUDGET_MS);
 
 afterAll(async () => {
   if (own?.pgDir) await stopPostgres(own.pgDir);
-}, 60_000);
+}, WHOLE_PROCESS_BUDGET_MS);
 
 async function restart(info: PgServerInfo): Promise<void> {
   const port = new URL(info.url).port;
@@ -54,5 +58,5 @@ describe('PostgresStorage when the server stops mid-run', () => {
     await store.saveSnapshot({ location, snapshotId: 'after-restart', isLatest: false, snapshot: { scope: 'agent', schemaVersion: '1.0', createdAt: 'x', data: { back: true }, appData: {} } });
     expect((await store.loadSnapshot({ location, snapshotId: 'after-restart' }))?.data).toEqual({ back: true });
     await store.close();
-  }, 120_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 });

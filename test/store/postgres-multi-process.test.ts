@@ -1,10 +1,14 @@
 /** Several processes using one PostgreSQL store at once, starting with a schema nobody created yet. */
 import pg from 'pg';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, vi } from 'vitest';
 import type { PostgresStorage } from '../../src/store/postgres-storage.js';
 import type { PgServerInfo } from '../support/servers.js';
 import { expectAllAppendsKept, expectExactlyOneCreator, expectOneWholeLatest } from '../support/servers-multi-process.js';
 import { dropSchema, pgStorageOn, serverSuite, uniqueName } from '../support/servers-stores.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 const { describe, it, server } = serverSuite<PgServerInfo>('pg');
 const schema = uniqueName('mp');
@@ -35,15 +39,15 @@ describe('PostgresStorage across processes', () => {
     const { rows } = await client.query<{ version: number }>(`SELECT version FROM "${schema}".cairn_schema_version`);
     await client.end();
     expect(rows).toEqual([{ version: 1 }]);
-  }, 60_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 
   it('4 processes appending history at once lose nothing', async () => {
     server();
     await expectAllAppendsKept(url, {}, store!);
-  }, 60_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 
   it('4 processes saving latest at once leave one whole write', async () => {
     server();
     await expectOneWholeLatest(url, {}, store!);
-  }, 60_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 });

@@ -4,12 +4,16 @@
  * client's timeouts and retry budget), nothing half-written is visible afterwards, and the same
  * store object works again once the gateway is back.
  */
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { S3Storage } from '../../src/store/s3-storage.js';
 import type { SnapshotLocation } from '../../src/store/types.js';
 import { ExtraGateway, freePort, startCeph, stopCeph, required, type S3ServerInfo } from '../support/servers.js';
 import { burstThenCut, expectAllUnavailable, expectIntactAfterRestart } from '../support/servers-faults.js';
 import { s3StorageOn, serverSuite, uniqueName } from '../support/servers-stores.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 const { describe, it, server } = serverSuite<S3ServerInfo>('s3');
 let gateway: ExtraGateway | undefined;
@@ -32,12 +36,12 @@ beforeAll(async () => {
   } catch (e) {
     setupError = e as Error; // reported by the test itself, so it counts as a failed test
   }
-}, 200_000);
+}, WHOLE_PROCESS_BUDGET_MS);
 
 afterAll(async () => {
   await gateway?.kill();
   if (ownCluster) await stopCeph(ownCluster);
-}, 60_000);
+}, WHOLE_PROCESS_BUDGET_MS);
 
 describe('S3Storage when the gateway dies mid-run', () => {
   it('fails every call with a clear SessionError, shows nothing half-written, and recovers after a restart', async () => {
@@ -68,5 +72,5 @@ describe('S3Storage when the gateway dies mid-run', () => {
     expect((await store.loadSnapshot({ location, snapshotId: 'after-restart' }))?.data).toEqual({ back: true });
     await store.deleteSession({ sessionId: location.sessionId });
     await store.close();
-  }, 120_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 });

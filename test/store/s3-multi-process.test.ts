@@ -1,9 +1,13 @@
 /** Several processes writing one S3 location through the gateway at once. */
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, vi } from 'vitest';
 import type { S3Storage } from '../../src/store/s3-storage.js';
 import type { S3ServerInfo } from '../support/servers.js';
 import { expectAllAppendsKept, expectExactlyOneCreator, expectOneWholeLatest } from '../support/servers-multi-process.js';
 import { s3StorageOn, serverSuite, uniqueName } from '../support/servers-stores.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+
+// Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 const { describe, it, server } = serverSuite<S3ServerInfo>('s3');
 let store: S3Storage | undefined;
@@ -31,15 +35,15 @@ describe('S3Storage across processes', () => {
   it('6 processes creating one history id: exactly one wins, the others get ERR_SNAPSHOT_EXISTS', async () => {
     server();
     await expectExactlyOneCreator(url, env, store!);
-  }, 60_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 
   it('4 processes appending history at once lose nothing', async () => {
     server();
     await expectAllAppendsKept(url, env, store!);
-  }, 60_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 
   it('4 processes saving latest at once leave one whole write', async () => {
     server();
     await expectOneWholeLatest(url, env, store!);
-  }, 60_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 });

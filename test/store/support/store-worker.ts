@@ -2,7 +2,8 @@
  * A separate writer process for the multi-process and crash tests:
  *   store-worker.ts latest <baseDir> <writer> <count>   saves `latest` count times
  *   store-worker.ts history <baseDir> <writer> <count>  appends count history snapshots, prints their ids
- *   store-worker.ts forever <baseDir> <writer>          alternates latest and history saves until killed
+ *   store-worker.ts forever <baseDir> <writer>          alternates latest and history saves until killed,
+ *                                                       printing `saved` after each pair
  * It prints `ready` once loaded, then waits for a line on stdin, so a test can release every writer at once.
  */
 import { FileStorage, uuidV7, type Snapshot, type SnapshotLocation } from '../../../src/store/index.js';
@@ -33,6 +34,7 @@ async function run(): Promise<void> {
     for (let i = 0; ; i++) {
       await storage.saveSnapshot({ location, snapshotId: 'latest', isLatest: true, snapshot: snapshotOf(i) });
       await storage.saveSnapshot({ location, snapshotId: uuidV7(), isLatest: false, snapshot: snapshotOf(i) });
+      process.stdout.write('saved\n');
     }
   } else {
     throw new Error(`unknown mode ${String(mode)}`);
