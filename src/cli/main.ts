@@ -8,6 +8,7 @@ import { registerSessionCommands } from './commands/session.js';
 import { registerSnapshotCommands } from './commands/snapshot.js';
 import { registerStageCommands } from './commands/stage.js';
 import { registerStoreCommands } from './commands/store.js';
+import { registerRunCommand } from './commands/run.js';
 
 const EXIT_CODES_HELP = `
 Exit codes:
@@ -35,6 +36,7 @@ export function buildProgram(io: CliIO): Command {
   registerStoreCommands(program, io);
   registerStageCommands(program, io);
   registerMcpCommands(program, io);
+  registerRunCommand(program, io);
   // Subcommands inherit exitOverride and the output streams (commander copies them to every
   // command created with .command()), so usage errors reach main() as CommanderError.
   return program;

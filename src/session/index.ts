@@ -33,3 +33,5 @@ export type {
   TestResults,
   WorkingTreeChanges,
 } from './types.js';
+export { claimRunLog, listRuns, testResultsFromRuns, writeRunRecord } from './runs.js';
+export type { RunRecord } from './runs.js';

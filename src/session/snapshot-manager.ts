@@ -25,6 +25,7 @@ import * as git from './git.js';
 import { InventoryStore, type InventoryEntry, type InventoryPruneResult } from './inventory-store.js';
 import { recoverInvalidNames } from './supplement.js';
 import { findTestResults, parseTestOutput } from './test-results.js';
+import { testResultsFromRuns } from './runs.js';
 import type {
   AiwgState,
   FileDiff,
@@ -91,7 +92,8 @@ export class SnapshotManager {
     const stateDir = this.options.stateDir ?? pre.stateDir ?? DEFAULT_STATE_DIR;
     const timestamp = new Date().toISOString();
     const aiwg = captureStateDir(projectRoot, stateDir);
-    const tests = this.findTestResults(projectRoot, iterationDir);
+    // What `cairn run` captured in this iteration first; then the seed's documented search.
+    const tests = testResultsFromRuns(iterationDir) ?? this.findTestResults(projectRoot, iterationDir);
     const keyFiles = this.captureKeyFiles(projectRoot);
     let gitStatusLater: (() => GitStatus) | undefined;
     const inventory = this.takeInventory(projectRoot, stateDir, iterationDir, () => (gitStatusLater = this.gitStatusLater(projectRoot)));
