@@ -5,4 +5,4 @@
  */
 export { scanTree } from '../inventory/scan.js';
 export { makeRepoSnapshot } from '../inventory/snapshot.js';
-export { writeRepoSnapshot } from '../inventory/render.js';
+export { writeRepoSnapshot } from '../inventory/memo/render.js';

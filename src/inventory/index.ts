@@ -5,10 +5,10 @@ export { diffWithinCut, measureTruncation } from './truncation.js';
 export type { BeyondCut, CutAwareDiff, TruncationReport } from './truncation.js';
 export { canonicalBody, snapshotDigestOf } from './digest.js';
 export { RepoSnapshotSchema, validateRepoSnapshot, repoSnapshotSchemaErrors } from './schema.js';
-export { defaultStatCacheDir } from './stat-cache.js';
-export { isValidRelPath, relPathProblem } from './relpath.js';
-export { compileGlobs, validateGlob } from './glob.js';
-export type { PathMatcher } from './glob.js';
+export { defaultStatCacheDir } from './cache/artefacts.js';
+export { isValidRelPath, relPathProblem } from './rules/relpath.js';
+export { compileGlobs, validateGlob } from './rules/glob.js';
+export type { PathMatcher } from './rules/glob.js';
 export type {
   RepoSnapshot,
   RepoSnapshotBody,

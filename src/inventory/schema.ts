@@ -1,7 +1,7 @@
 import { CairnError } from '../core/errors.js';
 import { hasLoneSurrogate } from '../core/utf8.js';
 import { snapshotDigestOf } from './digest.js';
-import { relPathProblem } from './relpath.js';
+import { relPathProblem } from './rules/relpath.js';
 import type { RepoSnapshot } from './types.js';
 import { isRecord } from '../core/jcs.js';
 

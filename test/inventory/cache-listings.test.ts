@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FileTable, loadCache, saveCache, type CachedDir, type DirStatRow, type StatCacheData } from '../../src/inventory/stat-cache.js';
+import { FileTable, loadCache, saveCache, type CachedDir, type DirStatRow, type StatCacheData } from '../../src/inventory/cache/stat-cache.js';
 import { cleanupTempDirs, tempDir } from './helpers.js';
 
 afterAll(cleanupTempDirs);

@@ -8,7 +8,7 @@ import canonicalizeOracle from 'canonicalize';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/jcs.js';
-import { digestWithMemo } from '../../src/inventory/digest-memo.js';
+import { digestWithMemo } from '../../src/inventory/memo/digest-memo.js';
 import { makeRepoSnapshot, scanTree, type ScanResult } from '../../src/inventory/index.js';
 import type { RepoSnapshotEntry } from '../../src/inventory/types.js';
 import { cleanupTempDirs, MARGIN, sleep, strip, tempDir, writeTree } from './helpers.js';

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeFastStat, type FastStat } from '../../src/inventory/fast-stat.js';
+import { makeFastStat, type FastStat } from '../../src/inventory/io/fast-stat.js';
 import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);

@@ -1,7 +1,7 @@
 // FileTable.rowsOf answers as the full path index does, whether or not that index was built.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FileTable } from '../../src/inventory/stat-cache.js';
+import { FileTable } from '../../src/inventory/cache/stat-cache.js';
 
 const ROW = new Float64Array(6);
 

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isIgnored, parseGitignore, type GitignoreFile } from '../../src/inventory/gitignore.js';
+import { isIgnored, parseGitignore, type GitignoreFile } from '../../src/inventory/rules/gitignore.js';
 
 /**
  * Git parity: on real git repositories, the files a walker keeps with our matcher equal

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isIgnored, parseGitignore, type GitignoreFile } from '../../src/inventory/gitignore.js';
+import { isIgnored, parseGitignore, type GitignoreFile } from '../../src/inventory/rules/gitignore.js';
 
 /**
  * One rule kind per case: the .gitignore files (by directory) and, for each path, whether git

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CairnError } from '../../src/core/errors.js';
-import { compileDirectoryExcludes, compileGlob, compileGlobs, validateGlob } from '../../src/inventory/glob.js';
+import { compileDirectoryExcludes, compileGlob, compileGlobs, validateGlob } from '../../src/inventory/rules/glob.js';
 
 function matches(pattern: string, paths: string[]): string[] {
   const m = compileGlob(pattern);

@@ -8,8 +8,9 @@ import canonicalizeOracle from 'canonicalize';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/jcs.js';
-import { digestWithMemo } from '../../src/inventory/digest-memo.js';
-import { parseMemoPatch, patchPath, PATCH_SHARE } from '../../src/inventory/memo-patch.js';
+import { digestWithMemo } from '../../src/inventory/memo/digest-memo.js';
+import { patchPath } from '../../src/inventory/cache/artefacts.js';
+import { parseMemoPatch, PATCH_SHARE } from '../../src/inventory/memo/memo-patch.js';
 import type { RepoSnapshotEntry } from '../../src/inventory/types.js';
 import { cleanupTempDirs, tempDir } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { isAscii } from 'node:buffer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { splitNulUtf8 } from '../../src/inventory/nul-strings.js';
+import { splitNulUtf8 } from '../../src/inventory/io/nul-strings.js';
 
 const decodeWhole = (raw: Buffer): string[] => raw.toString('utf8').split('\0');
 

@@ -4,9 +4,9 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fastStatHere } from '../../src/inventory/fast-stat.js';
-import { processFile, STATUS } from '../../src/inventory/read-file.js';
-import { NOT_READ, prereadArea, prereadRows } from '../../src/inventory/verifier.js';
+import { fastStatHere } from '../../src/inventory/io/fast-stat.js';
+import { processFile, STATUS } from '../../src/inventory/io/read-file.js';
+import { NOT_READ, prereadArea, prereadRows } from '../../src/inventory/io/verifier.js';
 import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);

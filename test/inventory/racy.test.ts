@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { earlierRacyFrom, isRacy, RACY_MARGIN_LOCAL_MS, RACY_MARGIN_MS, racyFromNow, racyMarginsFor } from '../../src/inventory/racy.js';
+import { earlierRacyFrom, isRacy, RACY_MARGIN_LOCAL_MS, RACY_MARGIN_MS, racyFromNow, racyMarginsFor } from '../../src/inventory/rules/racy.js';
 import { scanTreeSync, type ScanProgress } from '../../src/inventory/index.js';
 import { cleanupTempDirs, sleep, tempDir, writeTree } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isValidRelPath, MAX_REL_PATH_LENGTH, relPathProblem } from '../../src/inventory/relpath.js';
+import { isValidRelPath, MAX_REL_PATH_LENGTH, relPathProblem } from '../../src/inventory/rules/relpath.js';
 
 describe('valid RelPaths', () => {
   it.each([

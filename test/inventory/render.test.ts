@@ -9,8 +9,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { tempSiblingName } from '../../src/core/atomic-write.js';
 import { canonicalize } from '../../src/core/jcs.js';
 import { makeRepoSnapshot, scanTree, snapshotDigestOf } from '../../src/inventory/index.js';
-import { renderRepoSnapshot, writeRepoSnapshot } from '../../src/inventory/render.js';
-import { racyMarginOf } from '../../src/inventory/racy.js';
+import { renderRepoSnapshot, writeRepoSnapshot } from '../../src/inventory/memo/render.js';
+import { racyMarginOf } from '../../src/inventory/rules/racy.js';
 import type { RepoSnapshot } from '../../src/inventory/types.js';
 import { cleanupTempDirs, MARGIN, sleep, tempDir, writeTree } from './helpers.js';
 

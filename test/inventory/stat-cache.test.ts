@@ -5,8 +5,8 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeRepoSnapshot, scanTree, scanTreeSync, snapshotDigestOf, snapshotRootDetailed, type ScanOptions, type ScanProgress, type ScanResult } from '../../src/inventory/index.js';
-import { loadCache } from '../../src/inventory/stat-cache.js';
-import { PREREAD_WORKER_BUDGET_BYTES } from '../../src/inventory/verifier.js';
+import { loadCache } from '../../src/inventory/cache/stat-cache.js';
+import { PREREAD_WORKER_BUDGET_BYTES } from '../../src/inventory/io/verifier.js';
 import { mkfifo } from '../support/mkfifo.js';
 import { cleanupTempDirs, inDir, MARGIN, sleep, strip, tempDir, writeTree } from './helpers.js';
 

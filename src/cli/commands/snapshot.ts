@@ -99,7 +99,7 @@ export function registerSnapshotCommands(program: Command, io: CliIO): void {
 
 async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
   // Lazy: `cairn <anything else>` does not pay for loading the scanner.
-  const [{ snapshotRootDetailed }, { writeRepoSnapshot }] = await Promise.all([import('../../inventory/snapshot.js'), import('../../inventory/render.js')]);
+  const [{ snapshotRootDetailed }, { writeRepoSnapshot }] = await Promise.all([import('../../inventory/snapshot.js'), import('../../inventory/memo/render.js')]);
   const root = path.resolve(io.cwd, flags.root);
   // Inside the root the scan looks files up by their short relative paths, which the kernel
   // resolves faster than the root's whole path each time. Process-wide and not undone: every

@@ -1,15 +1,14 @@
-import { hash as oneShotHash } from 'node:crypto';
-import { crc32 } from '../core/crc32.js';
+import { crc32 } from '../../core/crc32.js';
 import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { removeStaleTemps, writeAll, writeFileAtomicSync, writeFileInBackground, type BackgroundWrite } from '../core/atomic-write.js';
-import { errnoCode } from '../core/errors.js';
-import { patchPath } from './memo-patch.js';
-import { splitNulUtf8 } from './nul-strings.js';
-import { STAT_FIELDS } from './read-file.js';
-import type { ScanWarning } from './types.js';
+import { removeStaleTemps, writeAll, writeFileAtomicSync, writeFileInBackground, type BackgroundWrite } from '../../core/atomic-write.js';
+import { errnoCode } from '../../core/errors.js';
+import { cacheFamily, STALE_TEMP_AGE_MS } from './artefacts.js';
+import { splitNulUtf8 } from '../io/nul-strings.js';
+import { STAT_FIELDS } from '../io/read-file.js';
+import type { ScanWarning } from '../types.js';
 
 /**
  * Persistent stat cache: what the last scan of a root saw, so the next scan re-reads only what
@@ -235,43 +234,6 @@ interface CacheHeader {
   optionsKey: string;
   /** Stat rows are raw machine integers: a cache from a machine of the other byte order is foreign. */
   endianness: 'LE' | 'BE';
-}
-
-/** Default cache directory: `$XDG_CACHE_HOME/cairn/snapshots`, else `~/.cache/cairn/snapshots`. */
-export function defaultStatCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_CACHE_HOME;
-  const base = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache');
-  return path.join(base, 'cairn', 'snapshots');
-}
-
-/** One cache file per (root real path, output-changing options). */
-export function cacheFilePath(cacheDir: string, rootReal: string, optionsKey: string): string {
-  const id = oneShotHash('sha256', `${rootReal}\0${optionsKey}`, 'hex').slice(0, 40);
-  return path.join(cacheDir, `${id}.cache`);
-}
-
-/** Where the last rendering of this cache's stored result is kept (see render.ts). */
-export function renderMemoPath(cacheFile: string): string {
-  return cacheFile.replace(/\.cache$/, '.render');
-}
-
-/** Where the canonical text of this cache's stored result is kept (see digest-memo.ts). */
-export function canonicalMemoPath(cacheFile: string): string {
-  return cacheFile.replace(/\.cache$/, '.canonical');
-}
-
-/** A temp file this old whose writer is not a live process here was left by a dead one (see removeStaleTemps). */
-export const STALE_TEMP_AGE_MS = 60_000;
-
-/** Where render.ts notes which output file last held which rendering (its output stamp). */
-export function outputStampPath(cacheFile: string): string {
-  return cacheFile.replace(/\.cache$/, '.out');
-}
-
-/** Names of the files kept for one cache: the cache, its memos and their patches, and the output stamp. */
-function cacheFamily(cacheFile: string): string[] {
-  const memos = [renderMemoPath(cacheFile), canonicalMemoPath(cacheFile)];
-  return [cacheFile, ...memos, ...memos.map(patchPath), outputStampPath(cacheFile)].map((f) => path.basename(f));
 }
 
 export type LoadOutcome = { data: StatCacheData; warning?: ScanWarning };
@@ -552,7 +514,7 @@ function decode(buf: Buffer, rootReal: string, optionsKey: string): StatCacheDat
   const entryRows = new Uint32Array(nEntries);
   Buffer.from(entryRows.buffer).set(r.bytes(nEntries * 4));
   const result = r.bytes(r.u32()).toString('utf8');
-  // The top bit marks a symlink entry (stored-result.ts LINK_ROW), checked where it is used.
+  // The top bit marks a symlink entry (result.ts LINK_ROW), checked where it is used.
   for (let i = 0; i < nEntries; i++) {
     const row = entryRows[i]!;
     if (row < 0x80000000 && row >= nFiles) throw new Error('entry row out of range');

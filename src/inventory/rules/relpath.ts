@@ -5,7 +5,7 @@
  * and Linux and names the same file there.
  */
 
-import { hasLoneSurrogate } from '../core/utf8.js';
+import { hasLoneSurrogate } from '../../core/utf8.js';
 
 export const MAX_REL_PATH_LENGTH = 1024;
 

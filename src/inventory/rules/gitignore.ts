@@ -13,7 +13,7 @@
  * of this module: a snapshot must not depend on the machine that took it.
  */
 
-import { NON_ASCII } from './digest.js';
+import { NON_ASCII } from '../digest.js';
 
 export interface GitignoreFile {
   /** POSIX dir of the .gitignore relative to the scan root ('' for the root). */

@@ -1,4 +1,4 @@
-import { CairnError } from '../core/errors.js';
+import { CairnError } from '../../core/errors.js';
 import { relPathProblem } from './relpath.js';
 
 /**

@@ -1,17 +1,15 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
-import { compareUtf8 } from '../core/utf8.js';
-import { parseGitignore, type GitignoreFile } from './gitignore.js';
-import { fastStatHere } from './fast-stat.js';
-import { prefixOf, type Prepared } from './prepare.js';
-import type { RacyFrom } from './racy.js';
-import { processFile } from './read-file.js';
-import type { CachedDir, Listing } from './stat-cache.js';
-import type { StoredResult } from './stored-result.js';
-import { classifyEntry, listDirectory, V_DIR, V_FILE, V_OUT } from './walk.js';
+import { compareUtf8 } from '../../core/utf8.js';
+import { parseGitignore, type GitignoreFile } from '../rules/gitignore.js';
+import { fastStatHere } from '../io/fast-stat.js';
+import { prefixOf, type Prepared } from '../walk/prepare.js';
+import type { RacyFrom } from '../rules/racy.js';
+import { processFile } from '../io/read-file.js';
+import type { CachedDir, Listing } from '../cache/stat-cache.js';
+import { LINK_ROW, type StoredResult } from '../cache/result.js';
+import { classifyEntry, listDirectory, V_DIR, V_FILE, V_OUT } from '../walk/walk.js';
 
-/** Entry-row bit marking a symlink entry (stored-result.ts LINK_ROW; repeated to avoid an import cycle). */
-const LINK_BIT = 0x80000000;
 const T_FILE = 'f'.charCodeAt(0);
 const T_DIR = 'd'.charCodeAt(0);
 /** New files the update adds (and reads on the main thread) before the walk, hashing on every core, is the better way. */
@@ -55,7 +53,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
   };
   const join = (dir: string, name: string): string => (dir === '' ? name : `${dir}/${name}`);
   // An entry's path: its row's, or its link's (renumbering rows below never changes a link's path).
-  const storedPath = (e: number): string => (e >= LINK_BIT ? stored.links[e - LINK_BIT]![0] : t.paths[e]!);
+  const storedPath = (e: number): string => (e >= LINK_ROW ? stored.links[e - LINK_ROW]![0] : t.paths[e]!);
   /** The run [from, to) of stored entries under directory `dir` ('' holds all): entries are in path order. */
   const entriesUnder = (dir: string): [number, number] => {
     if (dir === '') return [0, entryRows.length];
@@ -212,7 +210,7 @@ export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles:
     for (let k = 0; k < entryRows.length; k++) {
       const e = entryRows[k]!;
       if (entryGone(storedPath(e))) continue;
-      entries.push(e >= LINK_BIT ? e : newIndex[e]!);
+      entries.push(e >= LINK_ROW ? e : newIndex[e]!);
       from.push(k);
     }
     keptEntries = entries;

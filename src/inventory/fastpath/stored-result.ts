@@ -1,44 +1,21 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
-import { compareUtf8 } from '../core/utf8.js';
-import { abortError, prefixOf, READ_BUFFER_BYTES, type Prepared } from './prepare.js';
-import { isRacy, racyFromNow, type RacyFrom } from './racy.js';
-import { processFile, STATUS, STAT_FIELDS, type FileOutcome } from './read-file.js';
-import { resolveLink } from './walk.js';
-import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_BYTES, PREREAD_WORKER_BUDGET_MS, prereadArea, prereadRows, Verifier, type PrereadArea } from './verifier.js';
-import { fastStatHere } from './fast-stat.js';
+import { compareUtf8 } from '../../core/utf8.js';
+import { abortError, prefixOf, READ_BUFFER_BYTES, type Prepared } from '../walk/prepare.js';
+import { isRacy, racyFromNow, type RacyFrom } from '../rules/racy.js';
+import { processFile, STATUS, STAT_FIELDS, type FileOutcome } from '../io/read-file.js';
+import { resolveLink } from '../walk/walk.js';
+import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_BYTES, PREREAD_WORKER_BUDGET_MS, prereadArea, prereadRows, Verifier, type PrereadArea } from '../io/verifier.js';
+import { fastStatHere } from '../io/fast-stat.js';
 import { applyDirChanges } from './incremental.js';
-import { entryMode } from './entry-mode.js';
-import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
-import { digestWithMemo } from './digest-memo.js';
-import { canonicalMemoPath, dirRowsOf, renderMemoPath, saveCache, startCacheSave, HAS_SHA, type FileTable, type PendingCacheSave } from './stat-cache.js';
-import { prefetchFile } from './text-memo.js';
-import type { RepoSnapshotEntry, ScanOptions, ScanResult, ScanWarning, SkippedEntry } from './types.js';
-
-/** What the stored result keeps besides its entry rows. */
-export interface StoredResult {
-  skipped: SkippedEntry[];
-  /** Per symlink entry (entry row LINK_ROW | i): its path and the file-table key and row of its target (null, -1: bytes 0, no digest). */
-  links: [path: string, target: string | null, targetRow: number][];
-  /** The snapshotDigest of these entries as a body, when the scan that stored them knew it. */
-  digest?: string;
-  /**
-   * Set when the result was cut by the budget (a prefix of the tree): at maxFiles, or at the
-   * first entry over maxBytes. It stays valid only while no directory or ignore rule changed
-   * and, for a cut by bytes, no file changed size (the cut would move).
-   */
-  cut?: 'files' | 'bytes';
-}
-
-/** Entry-row bit marking a symlink entry; the low bits index `StoredResult.links`. */
-export const LINK_ROW = 0x80000000;
-
-export function sameRows(a: Uint32Array | undefined, b: Uint32Array | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
+import { entryMode } from '../entry-mode.js';
+import { computeDigestOf, freezeFiles, rememberBodyDigest } from '../digest.js';
+import { digestWithMemo } from '../memo/digest-memo.js';
+import { canonicalMemoPath, renderMemoPath } from '../cache/artefacts.js';
+import { dirRowsOf, saveCache, startCacheSave, HAS_SHA, type FileTable, type PendingCacheSave } from '../cache/stat-cache.js';
+import { prefetchFile } from '../memo/text-memo.js';
+import { LINK_ROW, type StoredResult } from '../cache/result.js';
+import type { RepoSnapshotEntry, ScanOptions, ScanResult, ScanWarning } from '../types.js';
 
 /**
  * The stored-result fast path (git's "only look at what changed" case). The cache holds the

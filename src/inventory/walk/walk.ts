@@ -1,14 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { errnoCode } from '../core/errors.js';
-import { compareUtf8 } from '../core/utf8.js';
-import { isIgnored, parseGitignore, type GitignoreFile } from './gitignore.js';
-import type { PathMatcher } from './glob.js';
-import { isRacy, type RacyFrom } from './racy.js';
-import { MAX_REL_PATH_LENGTH, relPathProblem, RESERVED_WINDOWS_NAME } from './relpath.js';
-import { RELIST_DIR, type CachedDir, type DirStatRow, type Listing, type StatCacheData } from './stat-cache.js';
-import type { FileOutcome } from './read-file.js';
-import type { SkippedEntry, SkipReason } from './types.js';
+import { errnoCode } from '../../core/errors.js';
+import { compareUtf8 } from '../../core/utf8.js';
+import { isIgnored, parseGitignore, type GitignoreFile } from '../rules/gitignore.js';
+import type { PathMatcher } from '../rules/glob.js';
+import { isRacy, type RacyFrom } from '../rules/racy.js';
+import { MAX_REL_PATH_LENGTH, relPathProblem, RESERVED_WINDOWS_NAME } from '../rules/relpath.js';
+import { RELIST_DIR, type CachedDir, type DirStatRow, type Listing, type StatCacheData } from '../cache/stat-cache.js';
+import type { FileOutcome } from '../io/read-file.js';
+import type { SkippedEntry, SkipReason } from '../types.js';
 
 /** Names made only of these characters pass every RelPath rule but the two checked next to it. */
 const PLAIN_NAME = /^[A-Za-z0-9_.-]+$/;

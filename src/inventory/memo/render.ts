@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { removeStaleTemps, writeFileAtomicSync } from '../core/atomic-write.js';
-import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf, takeRenderRead, textBytes } from './digest.js';
-import { racyMarginOf } from './racy.js';
-import { outputStampPath, STALE_TEMP_AGE_MS } from './stat-cache.js';
+import { removeStaleTemps, writeFileAtomicSync } from '../../core/atomic-write.js';
+import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf, takeRenderRead, textBytes } from '../digest.js';
+import { racyMarginOf } from '../rules/racy.js';
+import { outputStampPath, STALE_TEMP_AGE_MS } from '../cache/artefacts.js';
 import { BufferedFd, chunks as chunksOf, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type EntryText, type Part, type Segment, type TextMemo } from './text-memo.js';
-import type { RepoSnapshot, RepoSnapshotEntry } from './types.js';
+import type { RepoSnapshot, RepoSnapshotEntry } from '../types.js';
 
 /**
  * The CLI's text of a RepoSnapshot is `JSON.stringify(doc, null, 2)` plus a newline. For a

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { crc32 } from '../core/crc32.js';
-import { replaceCacheFile, tempSiblingName, writeAll } from '../core/atomic-write.js';
+import { crc32 } from '../../core/crc32.js';
+import { replaceCacheFile, tempSiblingName, writeAll } from '../../core/atomic-write.js';
 import { MemoPatchWriter, PATCH_SHARE, patchFits, readMemoPatch, removeMemoPatch, type MemoPatch } from './memo-patch.js';
 
 /**

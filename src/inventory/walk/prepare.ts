@@ -1,12 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CairnError, errnoCode } from '../core/errors.js';
-import { compileDirectoryExcludes, compileGlobs, validateGlob, type PathMatcher } from './glob.js';
-import { cacheFilePath, defaultStatCacheDir, emptyCache, loadCache, type StatCacheData } from './stat-cache.js';
-import { racyMarginsFor, type RacyFrom, type RacyMargins } from './racy.js';
-import type { FileOutcome } from './read-file.js';
-import type { ScanOptions, ScanWarning } from './types.js';
-import { Verifier } from './verifier.js';
+import { CairnError, errnoCode } from '../../core/errors.js';
+import { compileDirectoryExcludes, compileGlobs, validateGlob, type PathMatcher } from '../rules/glob.js';
+import { cacheFilePath, defaultStatCacheDir } from '../cache/artefacts.js';
+import { emptyCache, loadCache, type StatCacheData } from '../cache/stat-cache.js';
+import { racyMarginsFor, type RacyFrom, type RacyMargins } from '../rules/racy.js';
+import type { FileOutcome } from '../io/read-file.js';
+import type { ScanOptions, ScanWarning } from '../types.js';
+import { Verifier } from '../io/verifier.js';
 
 /** Bumped when the scan's output for the same tree could change: old caches are then foreign. */
 export const SCAN_ENGINE_VERSION = 2;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { canonicalEntries, canonicalHead, canonicalTail, computeDigestOf, type RenderBasis } from './digest.js';
+import { canonicalEntries, canonicalHead, canonicalTail, computeDigestOf, type RenderBasis } from '../digest.js';
 import { chunks, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type EntryText, type Part } from './text-memo.js';
-import type { RepoSnapshotEntry } from './types.js';
+import type { RepoSnapshotEntry } from '../types.js';
 
 /**
  * The digest of a body, kept with a canonical memo: the canonical text of the body's entries

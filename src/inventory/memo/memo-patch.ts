@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { writeAll, writeFileAtomicSync } from '../core/atomic-write.js';
-import { crc32 } from '../core/crc32.js';
+import { writeAll, writeFileAtomicSync } from '../../core/atomic-write.js';
+import { crc32 } from '../../core/crc32.js';
+import { patchPath } from '../cache/artefacts.js';
 
 /**
  * A memo patch (`<memo>.patch`): the text of a newer body as its base memo's entries, in runs,
@@ -50,10 +51,6 @@ function headLength(tag: string): number {
 
 function patchHead(tag: string, p: { digest: string; baseDigest: string; baseCrc: number }, crc: number, length: number): string {
   return `${patchTag(tag)} ${p.digest} ${p.baseDigest} ${String(p.baseCrc).padStart(10, '0')} ${String(crc).padStart(10, '0')} ${String(length).padStart(12, '0')}\n`;
-}
-
-export function patchPath(memoFile: string): string {
-  return `${memoFile}.patch`;
 }
 
 /** The patch beside `memoFile` if there is a whole one of this tag, else null. */
