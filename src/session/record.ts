@@ -20,6 +20,12 @@ export interface IterationRecord {
   pre: PreSnapshot;
   post: PostSnapshot;
   diff: SnapshotDiff;
+  /**
+   * The review computed at post (`src/review/summary.ts`): the summary `session list` shows, the
+   * per-file status and +/− counts, and the patch up to a bound (marked `cut` when over), so a
+   * reader of the store on another machine sees the same report.
+   */
+  review?: unknown;
 }
 
 export function iterationLocation(sessionId: string = DEFAULT_SESSION_ID): SnapshotLocation {
@@ -29,6 +35,13 @@ export function iterationLocation(sessionId: string = DEFAULT_SESSION_ID): Snaps
 /** JSON round trip: drops `undefined`, and gives the store plain JSON values. */
 function toJson(value: unknown): JSONValue {
   return JSON.parse(JSON.stringify(value)) as JSONValue;
+}
+
+/** `data.summary` (what store listings show) and `data.review` (files, patch), the summary kept once. */
+function reviewFields(review: unknown): { summary?: JSONValue; review?: JSONValue } {
+  if (typeof review !== 'object' || review === null) return {};
+  const { summary, ...rest } = review as { summary?: unknown };
+  return { summary: toJson(summary ?? null), review: toJson(rest) };
 }
 
 export function iterationSnapshot(record: IterationRecord): Snapshot {
@@ -42,6 +55,7 @@ export function iterationSnapshot(record: IterationRecord): Snapshot {
       pre: toJson(record.pre),
       post: toJson(record.post),
       diff: toJson(record.diff),
+      ...reviewFields(record.review),
     },
     appData: {},
   };

@@ -10,6 +10,7 @@ import { DEFAULT_SESSION_ID } from '../../session/record.js';
 import { UsageError, progressAllowed, writeJson, writeLine, type CliIO } from '../io.js';
 import { ROOT_HELP, projectContext, projectRoot, storeSpec } from '../root.js';
 import { configuredStateDir, type CairnConfig } from '../../config/index.js';
+import { registerReviewCommands } from './review.js';
 
 type SessionLib = typeof import('../../session/index.js');
 type ContentLib = typeof import('../../content/index.js');
@@ -95,6 +96,29 @@ function parseNonNegativeInt(flag: string): (value: string) => number {
   };
 }
 
+type Review = import('../../review/index.js').IterationReview;
+
+/**
+ * Diffs the iteration just finished and keeps the review beside it (review.json) for `session
+ * list` and the report. A review that cannot be built (no inventories) leaves the report as before.
+ */
+async function reviewOf(root: string, iterationDir: string): Promise<Review | null> {
+  const review = await import('../../review/index.js');
+  try {
+    const it = review.loadIteration(root, iterationDir);
+    const built = review.buildReview(root, it);
+    review.saveReview(iterationDir, built);
+    return built;
+  } catch (e) {
+    if (e instanceof CairnError && e.code === 'ERR_NO_INVENTORY') return null;
+    throw e;
+  }
+}
+
+function reportFiles(review: Review | null): { files?: Review['files']; notCaptured?: string[] } {
+  return review === null ? {} : { files: review.files, notCaptured: review.notCaptured };
+}
+
 export function registerSessionCommands(program: Command, io: CliIO): void {
   const session = program
     .command('session')
@@ -167,10 +191,11 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
         const post = manager.capturePostSnapshot(root, iterationDir);
         const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
         const diff = manager.calculateDiff(pre, post);
+        const review = await reviewOf(root, iterationDir);
         if (opts.json) writeJson(io, diff);
-        else io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff }));
+        else io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff, ...reportFiles(review) }));
         if (storage === null) return;
-        const saved = await lib.saveIterationRecord(storage, { iterationDir, pre, post, diff }, sessionId);
+        const saved = await lib.saveIterationRecord(storage, { iterationDir, pre, post, diff, ...(review ? { review } : {}) }, sessionId);
         writeLine(io.stderr, `cairn: iteration record saved to the store (session ${sessionId}, scope agent/iterations, id ${saved.snapshotId})`);
       } finally {
         await storage?.close();
@@ -196,8 +221,13 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
       const post = lib.readPostSnapshot(path.join(iterationDir, lib.POST_SNAPSHOT_FILE));
       const diff = new lib.SnapshotManager(root).calculateDiff(pre, post);
       if (opts.json) writeJson(io, diff);
-      else io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff }));
+      else {
+        const review = (await import('../../review/index.js')).readSavedReview(iterationDir);
+        io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff, ...reportFiles(review) }));
+      }
     });
+
+  registerReviewCommands(session, io);
 
   session
     .command('prune')

@@ -1,0 +1,323 @@
+/**
+ * The diff engine: from the paths two inventories disagree on (each with its entry before and
+ * after) and a source of their bytes, the changes as git reports them — added, modified,
+ * deleted, renamed (identical content first, then similar content scored as git scores it),
+ * type changes (file ↔ symlink) and mode changes, binary files marked, text files with their
+ * hunks and +/− line counts. Pure apart from the reads it asks of the ContentSource.
+ */
+import { createHash } from 'node:crypto';
+import { structuredPatch } from 'diff';
+import { compareUtf8 } from '../core/utf8.js';
+import type { EntryChange, InventoryEntry } from '../session/inventory-store.js';
+import type { ContentRequest, ContentSource, Side } from './content.js';
+import { DEFAULT_RENAME_SCORE, scorePercent, similarity, spans, type Spans } from './similarity.js';
+
+export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'typechange';
+/** Git's file modes: regular, executable, symlink. */
+export type GitMode = '100644' | '100755' | '120000';
+
+export interface Hunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  /** `+line`, `-line`, ` line` or `\ No newline at end of file`, without line endings. */
+  lines: string[];
+  /** The line git prints after `@@ … @@`: the nearest line above the hunk that starts with a letter, `_` or `$`. */
+  section?: string;
+}
+
+export interface FileChange {
+  path: string;
+  /** The path before, for renames. */
+  oldPath?: string;
+  status: ChangeStatus;
+  /** Similarity percentage of a rename (100: identical content). */
+  score?: number;
+  additions: number;
+  deletions: number;
+  binary: boolean;
+  oldMode?: GitMode;
+  newMode?: GitMode;
+  /** Git blob ids of the two sides (as `git hash-object` gives them), when their bytes were read. */
+  oldOid?: string;
+  newOid?: string;
+  oldSize?: number;
+  newSize?: number;
+  /** Text hunks (3 lines of context); absent for binary files, pure renames and mode-only changes. */
+  hunks?: Hunk[];
+  /** Sides whose bytes were not available (not captured, or over the size limit): counts are 0 and no hunks. */
+  notCaptured?: Side[];
+}
+
+export interface DiffOptions {
+  /** Detect renames (default true). */
+  renames?: boolean;
+  /** Minimum similarity for a rename, out of 60000 (default 30000, git's 50 %). */
+  renameScore?: number;
+  /** Above this many deleted × added candidates, only identical-content renames are found (git's renameLimit² default). */
+  renameLimit?: number;
+  /** Files bigger than this are not read and not diffed line by line (default 64 MiB). */
+  maxFileBytes?: number;
+}
+
+const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
+/** Edit scripts longer than this are written as one replace hunk instead of searched for (bounded work). */
+const MAX_EDIT_LENGTH = 20000;
+/** git's buffer_is_binary: a NUL in the first 8000 bytes. */
+const BINARY_PROBE = 8000;
+
+export function gitMode(entry: InventoryEntry): GitMode {
+  if (entry.kind === 'symlink') return '120000';
+  return entry.mode === '0755' ? '100755' : '100644';
+}
+
+export function gitBlobId(bytes: Buffer): string {
+  return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
+}
+
+export function isBinary(bytes: Buffer): boolean {
+  return bytes.subarray(0, BINARY_PROBE).includes(0);
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The text of `bytes` when it is UTF-8 (byte-exact round trip), else null: other encodings are shown as binary. */
+function asText(bytes: Buffer): string | null {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+interface Side2 {
+  entry: InventoryEntry;
+  bytes: Buffer | null;
+}
+
+/** Hunks and counts of two texts; an edit script too long to search is one replace hunk. */
+export function lineHunks(oldText: string, newText: string): { hunks: Hunk[]; additions: number; deletions: number } {
+  const patch = structuredPatch('a', 'b', oldText, newText, undefined, undefined, { context: 3, maxEditLength: MAX_EDIT_LENGTH });
+  const hunks: Hunk[] =
+    patch === undefined
+      ? replaceHunk(oldText, newText)
+      : patch.hunks.map((h) => ({ oldStart: h.oldStart, oldLines: h.oldLines, newStart: h.newStart, newLines: h.newLines, lines: h.lines }));
+  addSections(hunks, oldText);
+  let additions = 0;
+  let deletions = 0;
+  for (const h of hunks) {
+    for (const line of h.lines) {
+      const c = line.charCodeAt(0);
+      if (c === 43) additions++;
+      else if (c === 45) deletions++;
+    }
+  }
+  return { hunks, additions, deletions };
+}
+
+/** git's default funcname rule (xdiff def_ff): searched upwards from the line above each hunk, cut to 80 bytes. */
+function addSections(hunks: Hunk[], oldText: string): void {
+  if (hunks.length === 0 || oldText === '') return;
+  const lines = oldText.split('\n');
+  for (const h of hunks) {
+    for (let i = h.oldStart - 2; i >= 0; i--) {
+      const line = lines[i] as string;
+      if (!/^[A-Za-z_$]/.test(line)) continue;
+      const cut = Buffer.from(line, 'utf8').subarray(0, 80).toString('utf8').replace(/\uFFFD$/, '');
+      const section = cut.replace(/\s+$/, '');
+      if (section !== '') h.section = section;
+      break;
+    }
+  }
+}
+
+function splitLines(text: string): { lines: string[]; endsWithNewline: boolean } {
+  if (text === '') return { lines: [], endsWithNewline: true };
+  const endsWithNewline = text.endsWith('\n');
+  const lines = (endsWithNewline ? text.slice(0, -1) : text).split('\n');
+  return { lines, endsWithNewline };
+}
+
+function replaceHunk(oldText: string, newText: string): Hunk[] {
+  const a = splitLines(oldText);
+  const b = splitLines(newText);
+  const lines: string[] = a.lines.map((l) => `-${l}`);
+  if (!a.endsWithNewline) lines.push('\\ No newline at end of file');
+  for (const l of b.lines) lines.push(`+${l}`);
+  if (!b.endsWithNewline) lines.push('\\ No newline at end of file');
+  // jsdiff's convention: starts are 1-based even for an empty side (the renderer prints git's `-0,0`)
+  return [{ oldStart: 1, oldLines: a.lines.length, newStart: 1, newLines: b.lines.length, lines }];
+}
+
+/** Fills counts, binary flag, oids and hunks of `change` from the two sides' bytes. */
+function describe(change: FileChange, before: Side2 | undefined, after: Side2 | undefined): FileChange {
+  const missing: Side[] = [];
+  if (before !== undefined) {
+    change.oldMode = gitMode(before.entry);
+    change.oldSize = before.entry.bytes;
+    if (before.bytes === null) missing.push('pre');
+    else change.oldOid = gitBlobId(before.bytes);
+  }
+  if (after !== undefined) {
+    change.newMode = gitMode(after.entry);
+    change.newSize = after.entry.bytes;
+    if (after.bytes === null) missing.push('post');
+    else change.newOid = gitBlobId(after.bytes);
+  }
+  if (missing.length > 0) {
+    change.notCaptured = missing;
+    return change;
+  }
+  const oldBytes = before?.bytes ?? Buffer.alloc(0);
+  const newBytes = after?.bytes ?? Buffer.alloc(0);
+  if (before !== undefined) change.oldSize = oldBytes.length;
+  if (after !== undefined) change.newSize = newBytes.length;
+  if (change.oldOid !== undefined && change.oldOid === change.newOid) return change; // mode change or identical rename
+  const oldText = isBinary(oldBytes) ? null : asText(oldBytes);
+  const newText = isBinary(newBytes) ? null : asText(newBytes);
+  if (oldText === null || newText === null) {
+    change.binary = true;
+    return change;
+  }
+  if (change.status === 'typechange') {
+    // git shows a type change as the old file deleted and the new one added: two hunks
+    const [gone, made] = [replaceHunk(oldText, '')[0] as Hunk, replaceHunk('', newText)[0] as Hunk];
+    change.hunks = [gone, made];
+    change.deletions = gone.oldLines;
+    change.additions = made.newLines;
+    return change;
+  }
+  const { hunks, additions, deletions } = lineHunks(oldText, newText);
+  change.hunks = hunks;
+  change.additions = additions;
+  change.deletions = deletions;
+  return change;
+}
+
+function basename(p: string): string {
+  return p.slice(p.lastIndexOf('/') + 1);
+}
+
+/**
+ * The changes of an iteration, sorted by path as git sorts them. Every byte read goes through
+ * `source` in one call, so a git-backed source answers with one process.
+ */
+export function diffEntries(changes: readonly EntryChange[], source: ContentSource, options: DiffOptions = {}): FileChange[] {
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const requests: ContentRequest[] = [];
+  const index = new Map<string, number>();
+  const ask = (side: Side, entry: InventoryEntry): void => {
+    if (entry.bytes > maxFileBytes && entry.kind === 'file') return;
+    index.set(`${side}\0${entry.path}`, requests.length);
+    requests.push({ side, path: entry.path, entry });
+  };
+  for (const c of changes) {
+    if (c.before !== undefined) ask('pre', c.before);
+    if (c.after !== undefined) ask('post', c.after);
+  }
+  const blobs = source.read(requests);
+  const side = (s: Side, entry: InventoryEntry | undefined): Side2 | undefined => {
+    if (entry === undefined) return undefined;
+    const i = index.get(`${s}\0${entry.path}`);
+    return { entry, bytes: i === undefined ? null : (blobs[i] ?? null) };
+  };
+
+  const out: FileChange[] = [];
+  const deleted: Side2[] = [];
+  const added: Side2[] = [];
+  for (const c of changes) {
+    const before = side('pre', c.before);
+    const after = side('post', c.after);
+    if (before !== undefined && after !== undefined) {
+      const status: ChangeStatus = before.entry.kind === after.entry.kind ? 'modified' : 'typechange';
+      out.push(describe({ path: c.path, status, additions: 0, deletions: 0, binary: false }, before, after));
+    } else if (before !== undefined) deleted.push(before);
+    else if (after !== undefined) added.push(after);
+  }
+
+  const renames = options.renames === false ? [] : findRenames(deleted, added, options);
+  const renamedFrom = new Set(renames.map((r) => r.from.entry.path));
+  const renamedTo = new Set(renames.map((r) => r.to.entry.path));
+  for (const r of renames) {
+    out.push(describe({ path: r.to.entry.path, oldPath: r.from.entry.path, status: 'renamed', score: scorePercent(r.score), additions: 0, deletions: 0, binary: false }, r.from, r.to));
+  }
+  for (const d of deleted) if (!renamedFrom.has(d.entry.path)) out.push(describe({ path: d.entry.path, status: 'deleted', additions: 0, deletions: 0, binary: false }, d, undefined));
+  for (const a of added) if (!renamedTo.has(a.entry.path)) out.push(describe({ path: a.entry.path, status: 'added', additions: 0, deletions: 0, binary: false }, undefined, a));
+  out.sort((a, b) => compareUtf8(a.path, b.path) || compareUtf8(a.oldPath ?? '', b.oldPath ?? ''));
+  return out;
+}
+
+interface Rename {
+  from: Side2;
+  to: Side2;
+  score: number;
+}
+
+/**
+ * Git's order: identical content first (a same-named source preferred), then, when the
+ * candidates are few enough, the most similar pairs above the threshold, each file used once.
+ */
+function findRenames(deleted: readonly Side2[], added: readonly Side2[], options: DiffOptions): Rename[] {
+  const renames: Rename[] = [];
+  const usedFrom = new Set<Side2>();
+  const usedTo = new Set<Side2>();
+  const byDigest = new Map<string, Side2[]>();
+  for (const d of deleted) {
+    if (d.entry.sha256 === undefined || d.entry.bytes === 0 || d.entry.kind !== 'file') continue;
+    const key = d.entry.sha256;
+    const list = byDigest.get(key);
+    if (list === undefined) byDigest.set(key, [d]);
+    else list.push(d);
+  }
+  for (const a of added) {
+    if (a.entry.sha256 === undefined || a.entry.bytes === 0 || a.entry.kind !== 'file') continue;
+    const candidates = (byDigest.get(a.entry.sha256) ?? []).filter((d) => !usedFrom.has(d));
+    const from = candidates.find((d) => basename(d.entry.path) === basename(a.entry.path)) ?? candidates[0];
+    if (from === undefined) continue;
+    usedFrom.add(from);
+    usedTo.add(a);
+    renames.push({ from, to: a, score: 60000 });
+  }
+
+  const sources = deleted.filter((d) => !usedFrom.has(d) && d.bytes !== null && d.bytes.length > 0);
+  const targets = added.filter((a) => !usedTo.has(a) && a.bytes !== null && a.bytes.length > 0);
+  const limit = options.renameLimit ?? 1000;
+  if (sources.length === 0 || targets.length === 0 || sources.length * targets.length > limit * limit) return renames;
+  const minScore = options.renameScore ?? DEFAULT_RENAME_SCORE;
+  const spanCache = new Map<Side2, Spans>();
+  const withSpans = (s: Side2) => ({
+    bytes: s.bytes as Buffer,
+    spans: () => {
+      let v = spanCache.get(s);
+      if (v === undefined) {
+        v = spans(s.bytes as Buffer, !isBinary(s.bytes as Buffer));
+        spanCache.set(s, v);
+      }
+      return v;
+    },
+  });
+  const scored: Rename[] = [];
+  for (const to of targets) {
+    for (const from of sources) {
+      if (from.entry.kind !== to.entry.kind) continue;
+      const score = similarity(withSpans(from), withSpans(to), minScore);
+      if (score >= minScore) scored.push({ from, to, score });
+    }
+  }
+  // Best first; ties go to the same name, then to path order (stable output).
+  scored.sort(
+    (x, y) =>
+      y.score - x.score ||
+      Number(basename(y.from.entry.path) === basename(y.to.entry.path)) - Number(basename(x.from.entry.path) === basename(x.to.entry.path)) ||
+      compareUtf8(x.to.entry.path, y.to.entry.path) ||
+      compareUtf8(x.from.entry.path, y.from.entry.path),
+  );
+  for (const r of scored) {
+    if (usedFrom.has(r.from) || usedTo.has(r.to)) continue;
+    usedFrom.add(r.from);
+    usedTo.add(r.to);
+    renames.push(r);
+  }
+  return renames;
+}

@@ -1,0 +1,129 @@
+/**
+ * The review of one iteration, computed once at `session post` and kept: beside the iteration
+ * (`review.json`, so `session list` needs no diff) and in the store record (so a reviewer
+ * reading S3 or PostgreSQL on another machine sees the same report). It holds the summary line
+ * of `session list`, the per-file status and +/− counts, and the patch up to a bound (cut, and
+ * marked so, when over).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { writeFileAtomicSync } from '../core/atomic-write.js';
+import { durationBetween } from '../session/duration.js';
+import type { FileChange } from './diff.js';
+import { renderPatch } from './git-format.js';
+import { iterationFileChanges, type LoadedIteration } from './iteration.js';
+
+export const REVIEW_FILE = 'review.json';
+export const REVIEW_KIND = 'cairn.review/v1';
+/** Most patch characters kept with a review (the full patch is always one `session diff` away). */
+export const REVIEW_PATCH_MAX = 256 * 1024;
+
+export interface TestCounts {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+/** One line of `session list` (its `--json` keys are the spec's). */
+export interface IterationSummary {
+  iteration: string;
+  startedAt: string;
+  durationMs: number;
+  filesChanged: number;
+  additions: number;
+  deletions: number;
+  commits: number;
+  tests?: TestCounts;
+}
+
+/** A file of `session diff --json` (the spec's keys). */
+export interface ReviewFile {
+  path: string;
+  status: FileChange['status'];
+  oldPath?: string;
+  additions: number;
+  deletions: number;
+  binary: boolean;
+  /** Similarity percentage of a rename (100: identical content), as git's `R<score>`. */
+  score?: number;
+}
+
+export interface IterationReview {
+  kind: typeof REVIEW_KIND;
+  summary: IterationSummary;
+  files: ReviewFile[];
+  /** Paths whose bytes were not captured (counts unknown). */
+  notCaptured: string[];
+  patch: { text: string; cut: boolean; chars: number };
+}
+
+export function reviewFile(c: FileChange): ReviewFile {
+  const out: ReviewFile = { path: c.path, status: c.status, additions: c.additions, deletions: c.deletions, binary: c.binary };
+  if (c.oldPath !== undefined) out.oldPath = c.oldPath;
+  if (c.score !== undefined) out.score = c.score;
+  return out;
+}
+
+export function testCounts(summary: unknown): TestCounts | undefined {
+  if (typeof summary !== 'object' || summary === null) return undefined;
+  const s = summary as Record<string, unknown>;
+  const n = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : 0);
+  if (typeof s.passed !== 'number' && typeof s.failed !== 'number') return undefined;
+  return { passed: n(s.passed), failed: n(s.failed), skipped: n(s.skipped) };
+}
+
+/** The summary of an iteration from its per-file changes (or, with none, from the snapshot lists). */
+export function summarise(it: LoadedIteration, files: readonly ReviewFile[] | null): IterationSummary {
+  const post = it.post;
+  const out: IterationSummary = {
+    iteration: it.iteration,
+    startedAt: it.pre.timestamp,
+    durationMs: post === null ? 0 : durationBetween(it.pre.timestamp, post.timestamp),
+    filesChanged: files !== null ? files.length : it.diff === null ? 0 : it.diff.filesAdded.length + it.diff.filesModified.length + it.diff.filesDeleted.length,
+    additions: 0,
+    deletions: 0,
+    commits: post?.commits.length ?? 0,
+  };
+  for (const f of files ?? []) {
+    out.additions += f.additions;
+    out.deletions += f.deletions;
+  }
+  const tests = testCounts(post?.tests?.summary);
+  if (tests !== undefined) out.tests = tests;
+  return out;
+}
+
+/** Cuts `text` at a line end at most `max` characters in, with git-ignorable marker lines. */
+export function boundPatch(text: string, max = REVIEW_PATCH_MAX): { text: string; cut: boolean; chars: number } {
+  if (text.length <= max) return { text, cut: false, chars: text.length };
+  const end = text.lastIndexOf('\n', max);
+  return { text: text.slice(0, end < 0 ? 0 : end + 1), cut: true, chars: text.length };
+}
+
+/** Diffs a finished iteration and builds its review. */
+export function buildReview(root: string, it: LoadedIteration, changes?: readonly FileChange[]): IterationReview {
+  const list = changes ?? iterationFileChanges(root, it);
+  const files = list.map(reviewFile);
+  return {
+    kind: REVIEW_KIND,
+    summary: summarise(it, files),
+    files,
+    notCaptured: list.filter((c) => c.notCaptured !== undefined).map((c) => c.path),
+    patch: boundPatch(renderPatch(list).text),
+  };
+}
+
+/** Writes `review.json` beside the snapshots (atomic; a cache that `session list` reads). */
+export function saveReview(dir: string, review: IterationReview): void {
+  writeFileAtomicSync(path.join(dir, REVIEW_FILE), `${JSON.stringify(review)}\n`);
+}
+
+/** The saved review of an iteration, or null when absent or not one. */
+export function readSavedReview(dir: string): IterationReview | null {
+  try {
+    const value = JSON.parse(fs.readFileSync(path.join(dir, REVIEW_FILE), 'utf8')) as IterationReview;
+    return value.kind === REVIEW_KIND && Array.isArray(value.files) ? value : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * `cairn session diff` and `session list` against real git: the same change, staged into git's
+ * index, must give git's own name-status, diffstat, numstat and patch, and the patch must apply
+ * to the pre tree and give exactly the post tree (compared as git tree ids: content, modes,
+ * symlinks and the set of paths).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { errorJson, runCli } from '../support/cli.js';
+import { commitAll, git, trackedDirs, write } from '../session/helpers.js';
+
+const { repo, dir: scratch } = trackedDirs();
+
+function cli(args: string[], cwd: string) {
+  return runCli(args, { cwd, env: { XDG_CACHE_HOME: scratch('cairn-cache-') } });
+}
+
+/** A repository with one finished iteration that exercises every kind of change. */
+function iterationWithEveryChange(): { root: string; preCommit: string } {
+  const root = repo();
+  write(root, 'a.txt', 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n');
+  write(root, 'tool.sh', '#!/bin/sh\necho hi\n');
+  write(root, 'data.bin', Buffer.from([0, 1, 2, 3]));
+  write(root, 'old/moved.txt', Array.from({ length: 40 }, (_, i) => `line ${i}\n`).join(''));
+  write(root, 'same/kept.txt', 'identical content moves\n');
+  write(root, 'gone.txt', 'bye\n');
+  write(root, 'with space.txt', 'x\n');
+  fs.symlinkSync('a.txt', path.join(root, 'link'));
+  commitAll(root, 'init');
+  const preCommit = git(root, 'rev-parse', 'HEAD').trim();
+  expect(cli(['session', 'pre'], root).status).toBe(0);
+
+  write(root, 'a.txt', 'one\ntwo\nTHREE\nfour\nfive\nsix\nseven\neight\nnine\nten\neleven\n');
+  fs.chmodSync(path.join(root, 'tool.sh'), 0o755);
+  write(root, 'data.bin', Buffer.from([0, 1, 2, 4, 5]));
+  fs.mkdirSync(path.join(root, 'new'));
+  fs.renameSync(path.join(root, 'old/moved.txt'), path.join(root, 'new/moved.txt'));
+  write(root, 'new/moved.txt', fs.readFileSync(path.join(root, 'new/moved.txt'), 'utf8').replace('line 7\n', 'line seven\n'));
+  fs.renameSync(path.join(root, 'same/kept.txt'), path.join(root, 'same/renamed.txt'));
+  fs.rmSync(path.join(root, 'gone.txt'));
+  fs.rmSync(path.join(root, 'link'));
+  write(root, 'link', 'a file now\n');
+  commitAll(root, 'agent work');
+  write(root, 'untracked.txt', 'made by bash\n');
+  write(root, 'no-newline.txt', 'last line');
+  write(root, 'with space.txt', 'x\ny\n');
+  const post = cli(['session', 'post', '--no-store'], root);
+  expect(post.status).toBe(0);
+  // git's view of the same change: the post tree staged, compared with the pre commit
+  git(root, 'add', '-A');
+  return { root, preCommit };
+}
+
+describe('cairn session diff', () => {
+  it("prints git's name-status, diffstat and patch for uncommitted, untracked and committed changes", () => {
+    const { root, preCommit } = iterationWithEveryChange();
+    const gitView = (...args: string[]) => git(root, 'diff', '--cached', '-M', ...args, preCommit);
+    expect(cli(['session', 'diff', '--name-status'], root).stdout).toBe(gitView('--name-status'));
+    expect(cli(['session', 'diff', '--stat'], root).stdout).toBe(gitView('--stat'));
+    expect(cli(['session', 'diff'], root).stdout).toBe(gitView());
+    expect(cli(['session', 'diff', '1', '--patch'], root).stdout).toBe(gitView());
+  });
+
+  it('names renames with their similarity (R100 for a pure move), type changes and mode changes', () => {
+    const { root } = iterationWithEveryChange();
+    const lines = cli(['session', 'diff', '--name-status'], root).stdout.split('\n');
+    expect(lines).toContain('R100\tsame/kept.txt\tsame/renamed.txt');
+    expect(lines.find((l) => l.startsWith('R') && l.includes('new/moved.txt'))).toMatch(/^R0[5-9]\d\told\/moved\.txt\tnew\/moved\.txt$/);
+    expect(lines).toContain('T\tlink');
+    expect(lines).toContain('M\ttool.sh');
+    const patch = cli(['session', 'diff'], root).stdout;
+    expect(patch).toContain('diff --git a/tool.sh b/tool.sh\nold mode 100644\nnew mode 100755\n');
+    expect(patch).toContain('Binary files a/data.bin and b/data.bin differ');
+  });
+
+  it('gives a patch that git apply turns from the pre tree into the post tree', () => {
+    const { root, preCommit } = iterationWithEveryChange();
+    const patch = cli(['session', 'diff', '--patch'], root).stdout;
+    const postTree = git(root, 'write-tree').trim();
+    const pre = scratch('cairn-pre-');
+    git(root, 'worktree', 'add', '-q', '--detach', pre, preCommit);
+    const patchFile = path.join(scratch('cairn-patch-'), 'it.patch');
+    fs.writeFileSync(patchFile, patch);
+    // "Binary files differ" carries no bytes (git's default too): the binary file is put in place by hand
+    git(pre, 'apply', '--index', '--exclude=data.bin', patchFile);
+    fs.copyFileSync(path.join(root, 'data.bin'), path.join(pre, 'data.bin'));
+    git(pre, 'add', 'data.bin');
+    expect(git(pre, 'write-tree').trim()).toBe(postTree);
+  });
+
+  it('prints the spec JSON: iteration and files with status, oldPath, additions, deletions and binary', () => {
+    const { root, preCommit } = iterationWithEveryChange();
+    const r = cli(['session', 'diff', '--json'], root);
+    expect(r.status).toBe(0);
+    const doc = JSON.parse(r.stdout) as { iteration: string; files: Array<{ path: string; status: string; oldPath?: string; additions: number; deletions: number; binary: boolean }> };
+    expect(doc.iteration).toBe('001');
+    const numstat = git(root, 'diff', '--cached', '-M', '--numstat', '-z', preCommit);
+    // -z numstat: "a\td\tpath\0" or "a\td\t\0old\0new\0" for renames
+    const fields = numstat.split('\0');
+    const expected = new Map<string, [string, string]>();
+    for (let i = 0; i < fields.length - 1; i++) {
+      const [a, d, p] = (fields[i] as string).split('\t') as [string, string, string];
+      if (p === '') {
+        expected.set(fields[i + 2] as string, [a, d]);
+        i += 2;
+      } else expected.set(p, [a, d]);
+    }
+    for (const f of doc.files) {
+      const [a, d] = expected.get(f.path) ?? ['?', '?'];
+      if (f.status === 'typechange') continue; // git's numstat counts a type change as two entries
+      expect([f.path, f.binary ? '-' : String(f.additions), f.binary ? '-' : String(f.deletions)]).toEqual([f.path, a, d]);
+    }
+    expect(doc.files.find((f) => f.path === 'same/renamed.txt')).toMatchObject({ status: 'renamed', oldPath: 'same/kept.txt', additions: 0, deletions: 0 });
+    expect(doc.files.find((f) => f.path === 'link')).toMatchObject({ status: 'typechange' });
+    expect(doc.files.find((f) => f.path === 'data.bin')).toMatchObject({ status: 'modified', binary: true });
+  });
+
+  it('addresses iterations by number, padded number and directory, and exits 2 for an unknown one', () => {
+    const { root } = iterationWithEveryChange();
+    const byNumber = cli(['session', 'diff', '1', '--name-status'], root).stdout;
+    expect(cli(['session', 'diff', '001', '--name-status'], root).stdout).toBe(byNumber);
+    expect(cli(['session', 'diff', path.join(root, '.cairn', 'iterations', '001'), '--name-status'], scratch()).stdout).toBe(byNumber);
+    expect(cli(['session', 'diff', '--name-status', '--root', root], scratch()).stdout).toBe(byNumber);
+    const unknown = cli(['session', 'diff', '7'], root);
+    expect(unknown.status).toBe(2);
+    expect(errorJson(unknown.stderr).code).toBe('ERR_NOT_FOUND');
+    const twoFormats = cli(['session', 'diff', '--stat', '--patch'], root);
+    expect(twoFormats.status).toBe(2);
+  });
+
+  it('finds the project root from a subdirectory, as git finds its work tree', () => {
+    const { root } = iterationWithEveryChange();
+    expect(cli(['session', 'diff', '--name-status'], path.join(root, 'new')).stdout).toContain('new/moved.txt');
+  });
+
+  it('names a file whose earlier bytes are gone on stderr and keeps the rest of the patch applicable', () => {
+    const root = repo();
+    write(root, 'kept.txt', 'a\n');
+    commitAll(root, 'init');
+    write(root, 'dirty.txt', 'uncommitted before pre\n'); // untracked at pre: only the working tree had it
+    expect(cli(['session', 'pre'], root).status).toBe(0);
+    write(root, 'dirty.txt', 'changed during the iteration\n');
+    write(root, 'kept.txt', 'a\nb\n');
+    expect(cli(['session', 'post', '--no-store'], root).status).toBe(0);
+    const r = cli(['session', 'diff'], root);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('diff --git a/kept.txt b/kept.txt');
+    expect(r.stdout).not.toContain('dirty.txt');
+    expect(r.stderr).toContain('dirty.txt');
+  });
+});
+
+describe('cairn session list', () => {
+  it('lists every iteration with its counts, and --json gives the spec keys', () => {
+    const root = repo();
+    write(root, 'a.txt', '1\n2\n3\n');
+    commitAll(root, 'init');
+    expect(cli(['session', 'pre'], root).status).toBe(0);
+    write(root, 'a.txt', '1\nTWO\n3\n4\n');
+    expect(cli(['session', 'post', '--no-store'], root).status).toBe(0);
+    expect(cli(['session', 'pre'], root).status).toBe(0);
+    write(root, 'b.txt', 'new\n');
+    commitAll(root, 'add b');
+    write(root, 'test-results.json', JSON.stringify({ numTotalTests: 3, numPassedTests: 2, numFailedTests: 1, numPendingTests: 0 }));
+    expect(cli(['session', 'post', '--no-store'], root).status).toBe(0);
+    expect(cli(['session', 'pre'], root).status).toBe(0); // an open iteration
+
+    const json = cli(['session', 'list', '--json'], root);
+    expect(json.status).toBe(0);
+    const doc = JSON.parse(json.stdout) as { iterations: Array<Record<string, unknown>> };
+    expect(doc.iterations.map((i) => i.iteration)).toEqual(['001', '002', '003']);
+    expect(doc.iterations[0]).toMatchObject({ filesChanged: 1, additions: 2, deletions: 1, commits: 0 });
+    expect(doc.iterations[1]).toMatchObject({ filesChanged: 2, additions: 2, deletions: 0, commits: 1, tests: { passed: 2, failed: 1, skipped: 0 } });
+    for (const row of doc.iterations) {
+      expect(Object.keys(row).sort()).toEqual(expect.arrayContaining(['iteration', 'startedAt', 'durationMs', 'filesChanged', 'additions', 'deletions', 'commits']));
+      expect(typeof row.startedAt).toBe('string');
+    }
+    const text = cli(['session', 'list'], root).stdout.split('\n');
+    expect(text[1]).toMatch(/^001 .* 1 file +\+2 -1 +0 commits +no tests$/);
+    expect(text[2]).toMatch(/^002 .* 2 files +\+2 -0 +1 commit +2 passed, 1 failed$/);
+    expect(text[3]).toMatch(/^003 .* open /);
+  });
+
+  it('says how to start when there are no iterations', () => {
+    const root = repo();
+    const r = cli(['session', 'list'], root);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('cairn session pre');
+    expect(JSON.parse(cli(['session', 'list', '--json'], root).stdout)).toEqual({ iterations: [] });
+  });
+});
+
+describe('cairn session report (text)', () => {
+  it('shows status letters and +/- counts per file, drops empty sections', () => {
+    const { root } = iterationWithEveryChange();
+    const r = cli(['session', 'report'], root);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/\n {2}M +a\.txt +\+2 -1\n/);
+    expect(r.stdout).toMatch(/\n {2}R100 +same\/kept\.txt → same\/renamed\.txt +\+0\n/);
+    expect(r.stdout).toMatch(/\n {2}D +gone\.txt +-1\n/);
+    expect(r.stdout).toMatch(/\n {2}M +data\.bin +binary\n/);
+    expect(r.stdout).not.toContain('State dir');
+    expect(r.stdout).not.toContain('Tests:');
+  });
+});
