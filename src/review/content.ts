@@ -1,17 +1,19 @@
 /**
  * Where the review reads the bytes of a path as it was at pre or at post. The diff engine asks
- * through `ContentSource` only, so the same engine runs on cairn's content store (kept by
- * `session pre`/`post`) and, for iterations captured without it, on what git and the working
- * tree still hold. Every byte string handed back is checked against the sha256 the inventory
- * recorded for that side: a source that no longer has the right bytes gives null (the file is
- * then reported as "content not captured"), never a wrong diff.
+ * through `ContentSource` only. The source used is the content store `session pre`/`post` fill
+ * (`src/content/`), which looks in the store, then in the commits git holds the files at, then
+ * on disk, each checked against the inventory's sha256; so a source that lost a version gives
+ * null (the file is then reported as "not captured"), never a wrong diff. Iterations captured
+ * before cairn kept content are read the same way from their pre and post HEAD commits.
  */
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { commitsOf } from '../content/read.js';
+import { openContentStore } from '../content/capture.js';
+import { ContentResolver } from '../content/resolve.js';
 import { containedPath } from '../core/paths.js';
 import type { InventoryEntry } from '../session/inventory-store.js';
+import type { PostSnapshot, PreSnapshot } from '../session/types.js';
 
 export type Side = 'pre' | 'post';
 
@@ -28,124 +30,44 @@ export interface ContentSource {
   read(requests: readonly ContentRequest[]): Array<Buffer | null>;
 }
 
-function sha256(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
+const COMMIT = /^[0-9a-f]{40,64}$/;
 
-/** True when `bytes` are what the inventory recorded (a symlink's digest is its target file's, so only its kind can be checked). */
-export function matchesEntry(entry: InventoryEntry, bytes: Buffer): boolean {
-  if (entry.kind === 'symlink') return true;
-  if (entry.sha256 !== undefined) return sha256(bytes) === entry.sha256;
-  return bytes.length === entry.bytes;
-}
-
-function readWorkingTree(root: string, request: ContentRequest): Buffer | null {
+/** A symlink's target read from the working tree, when the path is still a symlink (post only). */
+function linkOnDisk(root: string, rel: string): Buffer | null {
   try {
-    const abs = containedPath(root, path.dirname(request.path));
-    const file = path.join(abs, path.basename(request.path));
-    const stat = fs.lstatSync(file);
-    if (request.entry.kind === 'symlink') {
-      if (!stat.isSymbolicLink()) return null;
-      return Buffer.from(fs.readlinkSync(file, { encoding: 'buffer' }));
-    }
-    if (!stat.isFile() || stat.size !== request.entry.bytes) return null;
-    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-    try {
-      const bytes = fs.readFileSync(fd);
-      return matchesEntry(request.entry, bytes) ? bytes : null;
-    } finally {
-      fs.closeSync(fd);
-    }
+    const file = path.join(containedPath(root, path.dirname(rel)), path.basename(rel));
+    return fs.lstatSync(file).isSymbolicLink() ? fs.readlinkSync(file, { encoding: 'buffer' }) : null;
   } catch {
     return null;
   }
 }
 
-/** Git's environment without the variables that would point it at another repository. */
-function gitEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_COMMON_DIR']) delete env[name];
-  return env;
-}
-
-/** `git cat-file --batch` for many `<rev>:<path>` names in one process; null for each one git does not have. */
-function catFiles(root: string, names: readonly string[]): Array<Buffer | null> {
-  if (names.length === 0) return [];
-  let out: Buffer;
-  try {
-    out = execFileSync('git', ['--literal-pathspecs', 'cat-file', '--batch'], {
-      cwd: root,
-      input: `${names.join('\n')}\n`,
-      stdio: ['pipe', 'pipe', 'ignore'],
-      maxBuffer: 4 * 1024 * 1024 * 1024,
-      env: gitEnv(),
-    });
-  } catch {
-    return names.map(() => null);
-  }
-  const result: Array<Buffer | null> = [];
-  let at = 0;
-  for (let i = 0; i < names.length; i++) {
-    const eol = out.indexOf(10, at);
-    if (eol < 0) {
-      result.push(null);
-      continue;
+/** The content of an iteration's two sides, from `<cairnDir>/content` and git. */
+export function iterationContentSource(root: string, cairnDir: string, pre: PreSnapshot, post: PostSnapshot): ContentSource {
+  const store = openContentStore(cairnDir);
+  const kept = pre.content !== undefined || post.content !== undefined;
+  const heads = (side: Side): string[] => (side === 'pre' ? [pre.git.commit, post.git.commit] : [post.git.commit, pre.git.commit]).filter((c) => COMMIT.test(c));
+  const resolvers = new Map<Side, ContentResolver>();
+  const resolver = (side: Side): ContentResolver => {
+    let r = resolvers.get(side);
+    if (r === undefined) {
+      r = new ContentResolver(root, store, kept ? [...new Set([...commitsOf(pre, post, side), ...heads(side)])] : heads(side));
+      resolvers.set(side, r);
     }
-    const header = out.toString('utf8', at, eol);
-    at = eol + 1;
-    const m = /^[0-9a-f]+ (\w+) (\d+)$/.exec(header);
-    if (m === null) {
-      result.push(null); // "<name> missing" / "ambiguous"
-      continue;
-    }
-    const size = Number(m[2]);
-    result.push(m[1] === 'blob' ? out.subarray(at, at + size) : null);
-    at += size + 1;
-  }
-  return result;
-}
-
-/** The repository path prefix of `root` (`sub/dir/` when root is a subdirectory), or null outside git. */
-function repoPrefix(root: string): string | null {
-  try {
-    return execFileSync('git', ['rev-parse', '--show-prefix'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: gitEnv() }).trim();
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Content from what is still around: the working tree (when a path still holds the recorded
- * bytes), else the commit that was HEAD at pre or at post. Enough for committed work and for
- * uncommitted work that is still on disk; a file edited before pre and changed again is not
- * recoverable this way and comes back null.
- */
-export function gitAndWorkingTreeSource(root: string, commits: { pre: string; post: string }): ContentSource {
-  const isCommit = (c: string): boolean => /^[0-9a-f]{40,64}$/.test(c);
+    return r;
+  };
   return {
     read(requests) {
-      const result: Array<Buffer | null> = requests.map((r) => (r.side === 'post' || r.entry.kind === 'file' ? readWorkingTree(root, r) : null));
-      const wanted: number[] = [];
-      for (let i = 0; i < requests.length; i++) if (result[i] === null) wanted.push(i);
-      if (wanted.length === 0) return result;
-      const prefix = repoPrefix(root);
-      if (prefix === null) return result;
       for (const side of ['pre', 'post'] as const) {
-        const commit = commits[side];
-        if (!isCommit(commit)) continue;
-        const todo = wanted.filter((i) => result[i] === null && (requests[i] as ContentRequest).side === side);
-        // Names with a newline cannot go through --batch; they stay null.
-        const asked = todo.filter((i) => !(requests[i] as ContentRequest).path.includes('\n'));
-        const blobs = catFiles(
-          root,
-          asked.map((i) => `${commit}:${prefix}${(requests[i] as ContentRequest).path}`),
-        );
-        asked.forEach((i, k) => {
-          const blob = blobs[k] ?? null;
-          if (blob !== null && matchesEntry((requests[i] as ContentRequest).entry, blob)) result[i] = blob;
-        });
+        const files = requests.filter((r) => r.side === side && r.entry.kind === 'file').map((r) => r.entry);
+        if (files.length > 0) resolver(side).prefetch(files);
       }
-      return result;
+      return requests.map((r) => {
+        if (r.entry.kind === 'file') return resolver(r.side).bytes(r.entry);
+        const target = (r.side === 'pre' ? pre.content : post.content)?.symlinks?.[r.path];
+        if (target !== undefined) return Buffer.from(target, 'utf8');
+        return r.side === 'post' && !kept ? linkOnDisk(root, r.path) : null;
+      });
     },
   };
 }

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { structuredPatch } from 'diff';
 import { compareUtf8 } from '../core/utf8.js';
-import type { EntryChange, InventoryEntry } from '../session/inventory-store.js';
+import type { InventoryEntry } from '../session/inventory-store.js';
 import type { ContentRequest, ContentSource, Side } from './content.js';
 import { DEFAULT_RENAME_SCORE, scorePercent, similarity, spans, type Spans } from './similarity.js';
 
@@ -203,6 +203,13 @@ function basename(p: string): string {
  * The changes of an iteration, sorted by path as git sorts them. Every byte read goes through
  * `source` in one call, so a git-backed source answers with one process.
  */
+/** A path two inventories disagree on, with its entry on each side (null where absent). */
+export interface EntryChange {
+  path: string;
+  before: InventoryEntry | null;
+  after: InventoryEntry | null;
+}
+
 export function diffEntries(changes: readonly EntryChange[], source: ContentSource, options: DiffOptions = {}): FileChange[] {
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const requests: ContentRequest[] = [];
@@ -213,12 +220,12 @@ export function diffEntries(changes: readonly EntryChange[], source: ContentSour
     requests.push({ side, path: entry.path, entry });
   };
   for (const c of changes) {
-    if (c.before !== undefined) ask('pre', c.before);
-    if (c.after !== undefined) ask('post', c.after);
+    if (c.before !== null) ask('pre', c.before);
+    if (c.after !== null) ask('post', c.after);
   }
   const blobs = source.read(requests);
-  const side = (s: Side, entry: InventoryEntry | undefined): Side2 | undefined => {
-    if (entry === undefined) return undefined;
+  const side = (s: Side, entry: InventoryEntry | null): Side2 | undefined => {
+    if (entry === null) return undefined;
     const i = index.get(`${s}\0${entry.path}`);
     return { entry, bytes: i === undefined ? null : (blobs[i] ?? null) };
   };

@@ -4,10 +4,10 @@
  * bytes through a `ContentSource` (`content.ts`); `git-format.ts` writes them as git does;
  * `summary.ts` keeps the review computed at `session post`; `list.ts` lists iterations.
  */
-export { gitAndWorkingTreeSource, matchesEntry } from './content.js';
+export { iterationContentSource } from './content.js';
 export type { ContentRequest, ContentSource, Side } from './content.js';
 export { diffEntries, gitBlobId, gitMode, isBinary, lineHunks } from './diff.js';
-export type { ChangeStatus, DiffOptions, FileChange, GitMode, Hunk } from './diff.js';
+export type { ChangeStatus, DiffOptions, EntryChange, FileChange, GitMode, Hunk } from './diff.js';
 export { quotePath, renameName, renderFilePatch, renderNameStatus, renderPatch, renderStat, statSummary, statusLetter } from './git-format.js';
 export { contentSourceFor, iterationFileChanges, iterationLabel, loadIteration, resolveIteration } from './iteration.js';
 export type { LoadedIteration } from './iteration.js';

@@ -4,7 +4,7 @@ export { TEST_PATTERNS } from './test-results.js';
 export type { TestSummary } from './test-results.js';
 export { formatDuration } from './duration.js';
 export { InventoryStore } from './inventory-store.js';
-export type { EntryChange, InventoryEntry, InventoryPruneResult, InventoryUsage, StoreInventoryResult } from './inventory-store.js';
+export type { InventoryEntry, InventoryPruneResult, InventoryUsage, StoreInventoryResult } from './inventory-store.js';
 export {
   ITERATIONS_DIR,
   assertIterationNotFinished,

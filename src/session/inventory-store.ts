@@ -41,13 +41,6 @@ export interface DirRef {
   tree: string;
 }
 export type TreeEntry = FileNode | DirRef;
-
-/** One changed path between two inventories: its entry before, after, or both. */
-export interface EntryChange {
-  path: string;
-  before?: InventoryEntry;
-  after?: InventoryEntry;
-}
 interface TreeObject {
   entries: TreeEntry[];
 }
@@ -56,12 +49,6 @@ const DIGEST_PREFIX = 'sha256:';
 
 function isDirRef(entry: TreeEntry): entry is DirRef {
   return 'tree' in entry;
-}
-
-function entryOf(node: FileNode, entryPath: string): InventoryEntry {
-  const item: InventoryEntry = { path: entryPath, bytes: node.bytes, mode: node.mode, kind: node.kind };
-  if (node.sha256 !== undefined) item.sha256 = node.sha256;
-  return item;
 }
 
 function hexOf(digest: string): string {
@@ -188,7 +175,11 @@ export class InventoryStore {
     for (const entry of this.readObject(hex).entries) {
       const entryPath = prefix + entry.name;
       if (isDirRef(entry)) this.collect(entry.tree, `${entryPath}/`, out);
-      else out.push(entryOf(entry, entryPath));
+      else {
+        const item: InventoryEntry = { path: entryPath, bytes: entry.bytes, mode: entry.mode, kind: entry.kind };
+        if (entry.sha256 !== undefined) item.sha256 = entry.sha256;
+        out.push(item);
+      }
     }
   }
 
@@ -199,54 +190,39 @@ export class InventoryStore {
    */
   diff(from: string, to: string): WorkingTreeChanges {
     const changes: WorkingTreeChanges = { added: [], modified: [], deleted: [] };
-    for (const change of this.diffEntries(from, to)) {
-      if (change.before === undefined) changes.added.push(change.path);
-      else if (change.after === undefined) changes.deleted.push(change.path);
-      else changes.modified.push(change.path);
-    }
+    this.diffTrees(hexOf(from), hexOf(to), '', changes);
     changes.added.sort(compareUtf8);
     changes.modified.sort(compareUtf8);
     changes.deleted.sort(compareUtf8);
     return changes;
   }
 
-  /**
-   * The changed paths of `diff`, each with its entry before and after (one side absent for an
-   * added or deleted path), for callers that need sizes, digests, modes and kinds (review diffs).
-   * A directory that became a file gives its files as deleted and the file as added.
-   */
-  diffEntries(from: string, to: string): EntryChange[] {
-    const out: EntryChange[] = [];
-    this.diffTrees(hexOf(from), hexOf(to), '', out);
-    return out;
-  }
-
-  private diffTrees(fromHex: string | null, toHex: string | null, prefix: string, out: EntryChange[]): void {
+  private diffTrees(fromHex: string | null, toHex: string | null, prefix: string, changes: WorkingTreeChanges): void {
     if (fromHex === toHex) return;
     const fromEntries = new Map((fromHex === null ? [] : this.readObject(fromHex).entries).map((e) => [e.name, e]));
     const toEntries = new Map((toHex === null ? [] : this.readObject(toHex).entries).map((e) => [e.name, e]));
     for (const [name, before] of fromEntries) {
       const after = toEntries.get(name);
       const entryPath = prefix + name;
-      if (after === undefined) this.allFiles(before, entryPath, out, 'before');
-      else if (isDirRef(before) && isDirRef(after)) this.diffTrees(before.tree, after.tree, `${entryPath}/`, out);
+      if (after === undefined) this.allFiles(before, entryPath, changes.deleted);
+      else if (isDirRef(before) && isDirRef(after)) this.diffTrees(before.tree, after.tree, `${entryPath}/`, changes);
       else if (isDirRef(before) || isDirRef(after)) {
         // a directory became a file or the reverse
-        this.allFiles(before, entryPath, out, 'before');
-        this.allFiles(after, entryPath, out, 'after');
-      } else if (!sameContent(before, after)) out.push({ path: entryPath, before: entryOf(before, entryPath), after: entryOf(after, entryPath) });
+        this.allFiles(before, entryPath, changes.deleted);
+        this.allFiles(after, entryPath, changes.added);
+      } else if (!sameContent(before, after)) changes.modified.push(entryPath);
     }
     for (const [name, after] of toEntries) {
-      if (!fromEntries.has(name)) this.allFiles(after, prefix + name, out, 'after');
+      if (!fromEntries.has(name)) this.allFiles(after, prefix + name, changes.added);
     }
   }
 
-  private allFiles(entry: TreeEntry, entryPath: string, out: EntryChange[], side: 'before' | 'after'): void {
+  private allFiles(entry: TreeEntry, entryPath: string, into: string[]): void {
     if (!isDirRef(entry)) {
-      out.push(side === 'before' ? { path: entryPath, before: entryOf(entry, entryPath) } : { path: entryPath, after: entryOf(entry, entryPath) });
+      into.push(entryPath);
       return;
     }
-    for (const child of this.readObject(entry.tree).entries) this.allFiles(child, `${entryPath}/${child.name}`, out, side);
+    for (const child of this.readObject(entry.tree).entries) this.allFiles(child, `${entryPath}/${child.name}`, into);
   }
 
   /**

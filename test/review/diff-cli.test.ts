@@ -124,7 +124,7 @@ describe('cairn session diff', () => {
     expect(cli(['session', 'diff', '--name-status', '--root', root], scratch()).stdout).toBe(byNumber);
     const unknown = cli(['session', 'diff', '7'], root);
     expect(unknown.status).toBe(2);
-    expect(errorJson(unknown.stderr).code).toBe('ERR_NOT_FOUND');
+    expect(errorJson(unknown.stderr).code).toBe('ERR_USAGE');
     const twoFormats = cli(['session', 'diff', '--stat', '--patch'], root);
     expect(twoFormats.status).toBe(2);
   });
@@ -134,20 +134,26 @@ describe('cairn session diff', () => {
     expect(cli(['session', 'diff', '--name-status'], path.join(root, 'new')).stdout).toContain('new/moved.txt');
   });
 
-  it('names a file whose earlier bytes are gone on stderr and keeps the rest of the patch applicable', () => {
+  it('shows uncommitted work that existed before pre from the content store, and names what the store lost', () => {
     const root = repo();
     write(root, 'kept.txt', 'a\n');
     commitAll(root, 'init');
-    write(root, 'dirty.txt', 'uncommitted before pre\n'); // untracked at pre: only the working tree had it
+    write(root, 'dirty.txt', 'uncommitted before pre\n'); // untracked at pre: only cairn's content store has it
     expect(cli(['session', 'pre'], root).status).toBe(0);
     write(root, 'dirty.txt', 'changed during the iteration\n');
     write(root, 'kept.txt', 'a\nb\n');
     expect(cli(['session', 'post', '--no-store'], root).status).toBe(0);
     const r = cli(['session', 'diff'], root);
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain('diff --git a/kept.txt b/kept.txt');
-    expect(r.stdout).not.toContain('dirty.txt');
-    expect(r.stderr).toContain('dirty.txt');
+    expect(r.stdout).toContain('diff --git a/dirty.txt b/dirty.txt\nindex ');
+    expect(r.stdout).toContain('-uncommitted before pre\n+changed during the iteration\n');
+
+    fs.rmSync(path.join(root, '.cairn', 'content'), { recursive: true, force: true });
+    const lost = cli(['session', 'diff'], root);
+    expect(lost.status).toBe(0);
+    expect(lost.stdout).toContain('diff --git a/kept.txt b/kept.txt');
+    expect(lost.stdout).not.toContain('dirty.txt');
+    expect(lost.stderr).toContain('dirty.txt (pre)');
   });
 });
 
