@@ -68,7 +68,8 @@ function isEntryPoint(): boolean {
   }
 }
 
-if (isEntryPoint()) {
+/** Runs the CLI as this process: argv, the exit code, EPIPE on stdout. What `cairn` (bin.ts) calls. */
+export function runAsProcess(): void {
   // The AWS SDK warns on stderr that Node 20 support ends; that is noise in a CLI's diagnostics.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   // A reader that stops early (`cairn --help | head`) closes the pipe: end quietly, as Unix tools
@@ -87,3 +88,5 @@ if (isEntryPoint()) {
     },
   );
 }
+
+if (isEntryPoint()) runAsProcess();
