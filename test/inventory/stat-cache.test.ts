@@ -3,13 +3,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { makeRepoSnapshot, scanTree, scanTreeSync, snapshotDigestOf, snapshotRootDetailed, type ScanOptions, type ScanProgress, type ScanResult } from '../../src/inventory/index.js';
 import { loadCache } from '../../src/inventory/cache/stat-cache.js';
 import { PREREAD_WORKER_BUDGET_BYTES } from '../../src/inventory/io/verifier.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
 import { mkfifo } from '../support/mkfifo.js';
 import { cleanupTempDirs, inDir, MARGIN, sleep, strip, tempDir, writeTree } from './helpers.js';
 
+// Big trees and worker threads: bounded by work; the budget only catches a hang (support/budget.ts).
+vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS, hookTimeout: WHOLE_PROCESS_BUDGET_MS });
 afterAll(cleanupTempDirs);
 
 
@@ -518,7 +521,7 @@ describe('unchanged-tree fast path', () => {
     const { r, seen } = t.events();
     expect(seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 3 })]);
     expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
-  }, 60_000);
+  }, WHOLE_PROCESS_BUDGET_MS);
 
   /** 21,000 files in 50 directories (past PARALLEL_VERIFY_MIN: the worker shares the check), primed; `scan` scans it cached, threaded or not. */
   async function bigTree(threaded: boolean) {
@@ -570,7 +573,7 @@ describe('unchanged-tree fast path', () => {
       fs.writeFileSync(path.join(t.root, edited[1]!), Buffer.alloc(PREREAD_WORKER_BUDGET_BYTES + 1, 7));
       const first = await scanTwice(t.root, scan);
       expect(first.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: edited.length, filesCached: 21_000 - edited.length })]);
-    }, 60_000);
+    }, WHOLE_PROCESS_BUDGET_MS);
 
     it('where changed files became a FIFO and a directory reports them as an uncached scan does, and takes the other reads', async () => {
       const { files, t, scan } = await bigTree(threaded);
@@ -584,7 +587,7 @@ describe('unchanged-tree fast path', () => {
       const first = await scanTwice(t.root, scan);
       expect(first.r.skipped.map((sk) => sk.path)).toEqual([edited[0]]);
       expect(first.r.files.find((f) => f.path === `${edited.at(-1)!}/inside`)?.bytes).toBe(1);
-    }, 60_000);
+    }, WHOLE_PROCESS_BUDGET_MS);
 
     it('with a third of its files changed (past the fast path limit) walks, taking the rows and reads of the check as they are', async () => {
       const { files, t, scan } = await bigTree(threaded);
@@ -593,7 +596,7 @@ describe('unchanged-tree fast path', () => {
       fs.writeFileSync(path.join(t.root, 'd2', 'new'), 'new'); // and a directory moved
       const first = await scanTwice(t.root, scan);
       expect(first.seen.at(-1)).toMatchObject({ phase: 'done', filesHashed: edited.length + 1, filesDone: 21_001 });
-    }, 60_000);
+    }, WHOLE_PROCESS_BUDGET_MS);
 
     it('takes added, deleted and edited files and new directories without a walk, then walks for a new symlink with the rows it checked', async () => {
       const { t, scan } = await bigTree(threaded);
@@ -618,7 +621,7 @@ describe('unchanged-tree fast path', () => {
       expect(second.seen.at(-1)).toMatchObject({ filesHashed: 1, filesDone: 21_000 - 420 - 1 + 2 + 1 });
       expect(strip(second.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
       expect(strip((await scan()).r)).toEqual(strip(second.r));
-    }, 60_000);
+    }, WHOLE_PROCESS_BUDGET_MS);
   });
 
   /** A tree scanned under a budget; `run` scans it (cached) and checks the answer against an uncached scan. */
