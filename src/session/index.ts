@@ -10,6 +10,7 @@ export {
   assertIterationNotFinished,
   assertNoPreSnapshot,
   createNextIterationDir,
+  iterationsRoot,
   latestIterationDir,
   listIterationDirs,
   openIterationDirs,

@@ -57,10 +57,23 @@ export function isUnreachable(e: unknown): boolean {
   return NETWORK_ERROR_CODES.has(s.code ?? '') || /TimeoutError|RequestTimeout|AbortError/.test(nameOf(e)) || /ECONNREFUSED|ECONNRESET|socket hang up|timed? ?out/i.test(s.message ?? '');
 }
 
+/** The SDK found no credentials anywhere (it says only "Could not load credentials from any providers"). */
+export function isMissingCredentials(e: unknown): boolean {
+  const s = shape(e);
+  return nameOf(e) === 'CredentialsProviderError' || /could not load credentials/i.test(s.message ?? '');
+}
+
 /** The SessionError for a failed S3 call; `what` says what cairn was doing and on which key. */
 export function s3Failure(what: string, e: unknown, endpoint: string): SessionError {
   const s = shape(e);
   const status = httpStatusOf(e);
+  if (isMissingCredentials(e)) {
+    return new SessionError(
+      `${what}: no S3 credentials found; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary keys) or AWS_PROFILE in the environment. ` +
+        'Keys never go in the store URL; its parameters are endpoint, region and forcePathStyle (s3://bucket/prefix?endpoint=http://host:port&region=…&forcePathStyle=1)',
+      { code: 'ERR_S3_CREDENTIALS', cause: e },
+    );
+  }
   if (isUnreachable(e)) {
     return new SessionError(
       `${what}: the S3 endpoint ${endpoint} did not answer (${s.code ?? nameOf(e) ?? 'network error'}${s.message ? `: ${s.message}` : ''}); check that the server is running and reachable`,

@@ -79,6 +79,27 @@ function managerFor(lib: SessionLib, io: CliIO, root: string, opts: RootOptions,
   return new lib.SnapshotManager(root, options);
 }
 
+/**
+ * The iteration a user names: a directory (relative to the current directory), or a bare name
+ * such as `001` under <root>/.cairn/iterations/. Not found → the iterations that do exist.
+ */
+function findIterationDir(lib: SessionLib, io: CliIO, name: string, root: string): string {
+  const hasPre = (dir: string): boolean => fs.existsSync(path.join(dir, lib.PRE_SNAPSHOT_FILE));
+  const asGiven = path.resolve(io.cwd, name);
+  const underRoot = path.join(lib.iterationsRoot(root), name);
+  const bare = !name.includes('/') && !name.includes(path.sep);
+  const found = hasPre(asGiven) ? asGiven : bare && hasPre(underRoot) ? underRoot : null;
+  if (found === null) {
+    const known = lib.listIterationDirs(root).filter(hasPre);
+    const listed = known.length === 0 ? `there are no iterations under ${lib.iterationsRoot(root)} (run \`cairn session pre\` first)` : `iterations under ${lib.iterationsRoot(root)}: ${known.map((d) => `${path.basename(d)}${fs.existsSync(path.join(d, lib.POST_SNAPSHOT_FILE)) ? '' : ' (open)'}`).join(', ')}`;
+    throw new CairnError('ERR_NOT_FOUND', `no iteration ${JSON.stringify(name)} (looked for ${lib.PRE_SNAPSHOT_FILE} in ${asGiven}${bare ? ` and ${underRoot}` : ''}); ${listed}`, { path: asGiven });
+  }
+  if (!fs.existsSync(path.join(found, lib.POST_SNAPSHOT_FILE))) {
+    throw new CairnError('ERR_NOT_FOUND', `iteration ${relativeForHumans(io, found)} is not finished yet (no ${lib.POST_SNAPSHOT_FILE}); run \`cairn session post --iteration-dir ${relativeForHumans(io, found)}\` first`, { path: found });
+  }
+  return found;
+}
+
 function relativeForHumans(io: CliIO, p: string): string {
   const rel = path.relative(io.cwd, p);
   return rel === '' ? '.' : rel.startsWith('..') ? p : rel;
@@ -212,7 +233,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
       const lib = await load();
       const root = resolveRoot(io, opts.root);
       let iterationDir: string | null;
-      if (dirArg !== undefined) iterationDir = path.resolve(io.cwd, dirArg);
+      if (dirArg !== undefined) iterationDir = findIterationDir(lib, io, dirArg, root);
       else iterationDir = lib.latestIterationDir(root, { needPost: true });
       if (iterationDir === null) {
         throw new CairnError('ERR_NOT_FOUND', 'no finished iteration found; pass the iteration directory, or run `cairn session pre` and `cairn session post` first');

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { CairnError } from '../../core/errors.js';
 import { DEFAULT_STORE_DIR } from '../../store/defaults.js';
@@ -19,6 +20,7 @@ const STORE_HELP = `store to use: file:DIR or a directory (default $CAIRN_STORE,
 
 const EXIT_HELP = `
 Exit codes: 0 ok, 1 failure (I/O, not found, verify found issues), 2 usage or invalid input, 3 conflict.
+A file store directory that does not exist is an error (ERR_STORE_NOT_FOUND, exit 1), not an empty store.
 Credentials never go on the command line: S3 keys come from AWS_* variables, PostgreSQL passwords from PGPASSWORD.`;
 
 function positiveInt(name: string, allowZero: boolean) {
@@ -66,7 +68,16 @@ async function withStore(io: CliIO, opts: CommonOptions, fn: (store: ManagedSnap
   const name = storeSpec(io, root, opts.store, config);
   try {
     // Lazy: `cairn <anything else>` does not pay for loading the store backends.
-    const { openStore } = await import('../../store/open.js');
+    const { openStore, resolveStoreSpec } = await import('../../store/open.js');
+    const target = resolveStoreSpec(name, { cwd: io.cwd, env: io.env });
+    // Every store command reads: a directory that was never created is a mistyped store, not an empty one.
+    if (target.kind === 'file' && !existsSync(target.dir)) {
+      throw new CairnError(
+        'ERR_STORE_NOT_FOUND',
+        `store ${target.dir} does not exist; check --store (or CAIRN_STORE). A file store is created by its first write, e.g. \`cairn session post\``,
+        { exitCode: 1, path: target.dir },
+      );
+    }
     store = await openStore(name, { cwd: io.cwd, env: io.env });
     await fn(store, name);
   } finally {
@@ -182,8 +193,14 @@ Examples:
     'none',
   ).action(async (opts: CommonOptions & { id?: string }) => {
     const sessionId = requireOption(opts.session, '--session', 'show');
-    const scopeId = requireOption(opts.scopeId, '--scope-id', 'show');
     await withStore(io, opts, async (s, name) => {
+      if (opts.scopeId === undefined) {
+        // Say which values exist rather than only that one is needed.
+        const where = (await s.listLocations({ sessionId })).map((l) => `--scope ${l.scope} --scope-id ${l.scopeId}`);
+        const known = where.length === 0 ? `session ${sessionId} has no snapshots in ${name} (\`cairn store list\` shows the sessions)` : `session ${sessionId} has: ${where.join('; ')}`;
+        throw new UsageError(`cairn store show needs --scope-id; ${known}`);
+      }
+      const scopeId = opts.scopeId;
       const location: SnapshotLocation = { sessionId, scope: scopeOf(opts.scope), scopeId };
       const snapshot = await s.loadSnapshot(opts.id === undefined ? { location } : { location, snapshotId: opts.id });
       if (snapshot === null) {
@@ -195,11 +212,16 @@ Examples:
   });
 
   common(
-    store.command('delete-session').description('delete every snapshot, history and manifest of one session (no-op when absent)'),
+    store.command('delete-session').description('delete every snapshot, history and manifest of one session (exit 1 when the session does not exist)'),
     'session',
   ).action(async (opts: CommonOptions) => {
     const sessionId = requireOption(opts.session, '--session', 'delete-session');
-    await withStore(io, opts, async (s) => {
+    await withStore(io, opts, async (s, name) => {
+      const sessions = await s.listSessions();
+      if (!sessions.includes(sessionId)) {
+        const known = sessions.length === 0 ? 'it has no sessions' : `its sessions: ${sessions.slice(0, 20).join(', ')}${sessions.length > 20 ? ', …' : ''}`;
+        throw new CairnError('ERR_NOT_FOUND', `no session ${sessionId} in ${name}, nothing deleted; ${known}`, { exitCode: 1 });
+      }
       await s.deleteSession({ sessionId });
       if (opts.json) writeJson(io, { deleted: sessionId });
       else writeLine(io.stdout, `deleted session ${sessionId}`);
