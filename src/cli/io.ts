@@ -45,13 +45,18 @@ export function progressAllowed(io: CliIO, json = false): boolean {
 }
 
 /**
- * Prints an error the way every command does: CairnError or SessionError as its JSON `{code, message, path?, details?}`
- * on stderr; anything else as one line. Returns the exit code to use.
+ * Prints an error the way every command does and returns the exit code to use. A coded error
+ * (CairnError, SessionError) is one JSON line `{code, message, path?, details?}` on stderr, for
+ * machines and pipes; on a terminal, unless `--json` was given, it is one human line plus a hint.
  */
-export function reportError(io: CliIO, e: unknown): number {
+export function reportError(io: CliIO, e: unknown, style: { json?: boolean; command?: string } = {}): number {
   if (e instanceof ExitCode) return e.code;
   if (isCodedError(e)) {
-    io.stderr.write(`${JSON.stringify(e.toJSON())}\n`);
+    if (io.stderr.isTTY === true && style.json !== true) {
+      const help = style.command ? `cairn ${style.command} --help` : 'cairn --help';
+      io.stderr.write(`cairn: ${e.message}\n`);
+      io.stderr.write(`hint: ${e.code} (exit ${e.exitCode}); \`${help}\` shows usage and exit codes, --json prints this error as JSON\n`);
+    } else io.stderr.write(`${JSON.stringify(e.toJSON())}\n`);
     return e.exitCode;
   }
   if (e instanceof Error) {

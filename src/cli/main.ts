@@ -2,6 +2,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
+import { EXIT_CODES_HELP } from './exit-codes.js';
 import { defaultIO, reportError, type CliIO } from './io.js';
 import { registerMcpCommands } from './commands/mcp.js';
 import { registerSessionCommands } from './commands/session.js';
@@ -10,14 +11,6 @@ import { registerStageCommands } from './commands/stage.js';
 import { registerStoreCommands } from './commands/store.js';
 import { registerRunCommand } from './commands/run.js';
 
-const EXIT_CODES_HELP = `
-Exit codes:
-  0  ok
-  1  the operation failed (I/O, a failed check, differences with --exit-code)
-  2  usage or validation error (bad flag, bad argument, invalid input document)
-  3  lock busy or conflict
-
-Results go to stdout, diagnostics to stderr; --json prints one JSON document on stdout.`;
 
 export function buildProgram(io: CliIO): Command {
   const program = new Command('cairn');
@@ -54,8 +47,22 @@ export async function main(argv: string[], io: CliIO = defaultIO()): Promise<num
       // commander exits 1 on usage errors by default; the spec says 2.
       return 2;
     }
-    return reportError(io, e);
+    return reportError(io, e, errorStyle(argv));
   }
+}
+
+/**
+ * JSON where --json is given or a seed requires it (snapshot, snapshot-diff); otherwise the
+ * terminal gets a human line (reportError decides by whether stderr is a TTY).
+ */
+function errorStyle(argv: readonly string[]): { json: boolean; command: string } {
+  const words: string[] = [];
+  for (const a of argv) {
+    if (a.startsWith('-') || words.length === 2) break;
+    words.push(a);
+  }
+  const seedJson = words[0] === 'snapshot' || words[0] === 'snapshot-diff';
+  return { json: seedJson || argv.includes('--json'), command: words.join(' ') };
 }
 
 function isEntryPoint(): boolean {

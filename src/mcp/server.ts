@@ -17,7 +17,7 @@ import {
   readPreSnapshot,
   saveIterationRecord,
 } from '../session/index.js';
-import { readStageSnapshot, writeStageSnapshot } from '../stage/index.js';
+import { CAPTURED_BY_VALUES, readStageSnapshot, writeStageSnapshot } from '../stage/index.js';
 import { openStore, resolveStoreSpec } from '../store/index.js';
 import type { ManagedSnapshotStorage } from '../store/index.js';
 import { jsonResult } from './results.js';
@@ -237,7 +237,7 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
       task: taskInput,
       stage: z.string().min(1).describe('Stage token, e.g. plan, do, qa (lowercase, ^[a-z][a-z0-9-]{0,31}$).'),
       command: z.string().min(1).describe('The command that produced this stage, e.g. /dr-plan.'),
-      capturedBy: z.enum(['agent', 'operator']).default('agent').describe('Who wrote the note.'),
+      capturedBy: z.enum(CAPTURED_BY_VALUES).default('agent').describe('Who wrote the note.'),
       recommendedNext: z.string().min(1).describe('The primary next command, e.g. /dr-do.'),
       body: z.string().describe('Markdown body: summary, results, next steps.'),
       options: z.array(z.string()).optional().describe('Other next options, one line each: "</dr-x> | purpose".'),

@@ -16,7 +16,7 @@ export {
   openIterationDirs,
   pruneIterationDirs,
 } from './iterations.js';
-export { DEFAULT_SESSION_ID, ITERATION_SCOPE_ID, iterationLocation, iterationSnapshot, saveIterationRecord } from './record.js';
+export { DEFAULT_SESSION_ID, ITERATION_SCOPE_ID, iterationLocation, iterationSnapshot, saveIterationRecord, storedSnapshotSummary } from './record.js';
 export type { IterationRecord } from './record.js';
 export { renderIterationReport } from './report.js';
 export type {

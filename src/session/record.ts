@@ -70,3 +70,28 @@ export async function saveIterationRecord(storage: SnapshotStorage | ManagedSnap
   await storage.saveSnapshot({ location, snapshotId, isLatest: true, snapshot });
   return { location, snapshotId };
 }
+
+/**
+ * One line about a stored snapshot for listings: an iteration record's files changed, commits and
+ * tests; any other snapshot's scope and top-level data keys. A record that carries its own
+ * string `summary` is shown by it.
+ */
+export function storedSnapshotSummary(snapshot: Snapshot): string {
+  const data = snapshot.data as Record<string, unknown> | null;
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return `${snapshot.scope} snapshot`;
+  if (data.kind !== ITERATION_RECORD_KIND) return `${snapshot.scope} snapshot: ${Object.keys(data).slice(0, 5).join(', ') || 'no data'}`;
+  if (typeof data.summary === 'string') return data.summary;
+  const diff = (data.diff ?? {}) as Partial<SnapshotDiff>;
+  const count = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
+  const [added, modified, deleted] = [count(diff.filesAdded), count(diff.filesModified), count(diff.filesDeleted)];
+  const files = added + modified + deleted;
+  const t = diff.testSummary;
+  const tests =
+    t === undefined || t === null
+      ? 'tests: none found'
+      : typeof t.total === 'number'
+        ? `tests: ${t.passed ?? 0}/${t.total} passed${t.failed ? `, ${t.failed} failed` : ''}`
+        : `tests: ${t.type} output found`;
+  const commits = typeof diff.commitCount === 'number' ? diff.commitCount : 0;
+  return `${files} file${files === 1 ? '' : 's'} changed (+${added} ~${modified} -${deleted}), ${commits} commit${commits === 1 ? '' : 's'}, ${tests}`;
+}

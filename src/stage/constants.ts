@@ -21,6 +21,10 @@ export const UPSTREAM_STAGES = [
 
 export const STAGE_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
 
+/** Who wrote a note: the seed's `--captured-by <agent|operator>`, enforced by every entry point. */
+export const CAPTURED_BY_VALUES = ['agent', 'operator'] as const;
+export type CapturedBy = (typeof CAPTURED_BY_VALUES)[number];
+
 /** Where notes live under the root, as in the seed. */
 export const DEFAULT_SNAPSHOT_DIR = 'datarim/snapshots';
 

@@ -10,6 +10,7 @@
  *   safely, and it is released on every exit path, signals included (core/lock.ts);
  * - any existing directory is a root; writes never leave `<root>/<dir>` (paths.ts);
  * - `--captured-at` must be ISO 8601 UTC (`Z` or `+00:00`) naming a real instant (input.ts);
+ * - `--captured-by` must be agent or operator, in the writer, the checker and the MCP tool alike (input.ts);
  * - `stage write --help` exits 0 (upstream: 2); a flag without a value is a usage error (2).
  */
 export {
@@ -21,7 +22,9 @@ export {
   UPSTREAM_STAGES,
   DEFAULT_SNAPSHOT_DIR,
   FRONTMATTER_FIELDS,
+  CAPTURED_BY_VALUES,
 } from './constants.js';
+export type { CapturedBy } from './constants.js';
 export { writeStageSnapshot, missingRequiredFlags } from './write.js';
 export type { WriteStageSnapshotOptions, WriteStageSnapshotResult } from './write.js';
 export { readStageSnapshot, readStageSnapshotBytes, stageSnapshotPath } from './read.js';

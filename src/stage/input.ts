@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { CairnError } from '../core/errors.js';
-import { STAGE_PATTERN, TASK_ID_PATTERN, UPSTREAM_STAGES } from './constants.js';
+import { CAPTURED_BY_VALUES, STAGE_PATTERN, TASK_ID_PATTERN, UPSTREAM_STAGES } from './constants.js';
 
 /** Rejects anything but a seed TASK-ID; the id becomes a file name, so this is the traversal guard. */
 export function assertTaskId(task: string, exitCode = 1): void {
@@ -20,6 +20,20 @@ export function assertStage(stage: string): void {
       `invalid stage ${JSON.stringify(stage)}: use one of ${UPSTREAM_STAGES.join(', ')}, or another lowercase token matching ${STAGE_PATTERN.source}`,
       { exitCode: 1, details: { stage } },
     );
+  }
+}
+
+export function isCapturedBy(value: unknown): boolean {
+  return typeof value === 'string' && (CAPTURED_BY_VALUES as readonly string[]).includes(value);
+}
+
+/** `--captured-by` is `agent` or `operator`, as the seed's usage says and the MCP tool's enum enforces. */
+export function assertCapturedBy(value: string): void {
+  if (!isCapturedBy(value)) {
+    throw new CairnError('ERR_INVALID_CAPTURED_BY', `invalid --captured-by ${JSON.stringify(value)}: use ${CAPTURED_BY_VALUES.join(' or ')}`, {
+      exitCode: 1,
+      details: { capturedBy: value },
+    });
   }
 }
 

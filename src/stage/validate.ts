@@ -1,5 +1,6 @@
 import { isCairnError } from '../core/errors.js';
-import { ARTIFACT_NAME, SCHEMA_VERSION, STAGE_PATTERN, STAGE_SNAPSHOT_MAX_BYTES } from './constants.js';
+import { ARTIFACT_NAME, CAPTURED_BY_VALUES, SCHEMA_VERSION, STAGE_PATTERN, STAGE_SNAPSHOT_MAX_BYTES } from './constants.js';
+import { isCapturedBy } from './input.js';
 import { loadNote } from './load.js';
 import { endsWithTruncationMarker } from './parse.js';
 import { stageSnapshotPath, type StageSnapshotLocation } from './read.js';
@@ -40,6 +41,9 @@ function frontmatterProblems(fm: Record<string, unknown>, task: string, size: nu
   if (fm.artifact !== undefined && fm.artifact !== ARTIFACT_NAME) problems.push(`artifact is ${JSON.stringify(fm.artifact)}, not ${ARTIFACT_NAME}`);
   if (fm.schema_version !== undefined && fm.schema_version !== SCHEMA_VERSION) problems.push(`schema_version is ${JSON.stringify(fm.schema_version)}, not ${SCHEMA_VERSION}`);
   if (typeof fm.stage === 'string' && !STAGE_PATTERN.test(fm.stage)) problems.push(`stage ${JSON.stringify(fm.stage)} does not match ${STAGE_PATTERN.source}`);
+  if (fm.captured_by !== undefined && fm.captured_by !== null && fm.captured_by !== '' && !isCapturedBy(fm.captured_by)) {
+    problems.push(`captured_by is ${JSON.stringify(fm.captured_by)}, not ${CAPTURED_BY_VALUES.join(' or ')}`);
+  }
   if (fm.size_bytes !== undefined && fm.size_bytes !== size) problems.push(`size_bytes says ${JSON.stringify(fm.size_bytes)} but the file is ${size} bytes`);
   if (size > STAGE_SNAPSHOT_MAX_BYTES) problems.push(`the file is ${size} bytes, over the ${STAGE_SNAPSHOT_MAX_BYTES}-byte cap`);
   if (fm.truncated !== undefined) {

@@ -3,7 +3,7 @@ import { removeStaleTemps, writeFileAtomic } from '../core/atomic-write.js';
 import { CairnError, isCairnError } from '../core/errors.js';
 import { acquireDirLock, onTerminationSignal, type StaleLockInfo } from '../core/lock.js';
 import { DEFAULT_LOCK_TIMEOUT_SECONDS, DEFAULT_SNAPSHOT_DIR, lockDirName, snapshotFileName } from './constants.js';
-import { assertCapturedAt, assertStage, assertTaskId, nowCapturedAt, readBodyFile, readOptionsFile } from './input.js';
+import { assertCapturedAt, assertCapturedBy, assertStage, assertTaskId, nowCapturedAt, readBodyFile, readOptionsFile } from './input.js';
 import { ensureSnapshotDir, resolveRoot } from './paths.js';
 import { renderStageSnapshot } from './render.js';
 
@@ -92,9 +92,10 @@ export async function writeStageSnapshot(o: WriteStageSnapshotOptions): Promise<
   if (o.options !== undefined && o.optionsFile !== undefined) throw usage('give either options or optionsFile, not both');
   const timeoutSeconds = lockTimeoutSeconds(o);
 
-  // Validation in upstream order: task, stage, body file, root.
+  // Validation in upstream order: task, stage, body file, root (captured-by, cairn's check, after stage).
   assertTaskId(o.task);
   assertStage(o.stage);
+  assertCapturedBy(o.capturedBy);
   const body = o.body !== undefined ? (typeof o.body === 'string' ? Buffer.from(o.body, 'utf8') : o.body) : readBodyFile(o.bodyFile ?? '');
   const rootReal = resolveRoot(o.root);
   const capturedAt = o.capturedAt ?? nowCapturedAt();

@@ -127,13 +127,14 @@ describe('written notes (property, real files)', () => {
         const { task, ...rest } = fields;
         let r;
         try {
-          r = await writeStageSnapshot({ root, task, ...rest, options: rest.options, body });
+          // The writer takes only agent|operator for captured-by (the render property tests cover any text).
+          r = await writeStageSnapshot({ root, task, ...rest, capturedBy: rest.command.length % 2 === 0 ? 'agent' : 'operator', options: rest.options, body });
         } catch (e) {
           expect((e as { code?: string }).code).toBe('ERR_CAP_EXCEEDED');
           return;
         }
         const bytes = fs.readFileSync(r.path);
-        expectNoteProperties(fields, body, bytes, r.sizeBytes, r.truncated);
+        expectNoteProperties({ ...fields, capturedBy: rest.command.length % 2 === 0 ? 'agent' : 'operator' }, body, bytes, r.sizeBytes, r.truncated);
         const check = validateStageSnapshot(root, task, { validateFrontmatter: true });
         expect(check.problems).toEqual([]);
         expect(check.exitCode).toBe(0);

@@ -167,13 +167,13 @@ describe('argument grammar', () => {
   });
 
   it('a value that looks like a flag is taken as the value, and --flag=value works', () => {
-    const args = writeArgs({ root, capturedBy: '--weird' }, scratch);
+    const args = writeArgs({ root, recommendedNext: '--weird' }, scratch);
     expect(runCli(args).status).toBe(0);
-    expect(frontmatterLines(notePath(root))).toContain('captured_by: "--weird"');
+    expect(frontmatterLines(notePath(root))).toContain('recommended_next: "--weird"');
     // cairn's own -V/--help must not swallow a value either
-    const r = runCli(writeArgs({ root, capturedBy: '-V', recommendedNext: '--help' }, scratch));
+    const r = runCli(writeArgs({ root, command: '-V', recommendedNext: '--help' }, scratch));
     expect(r.status).toBe(0);
-    expect(frontmatterLines(notePath(root))).toEqual(expect.arrayContaining(['captured_by: "-V"', 'recommended_next: "--help"']));
+    expect(frontmatterLines(notePath(root))).toEqual(expect.arrayContaining(['command: "-V"', 'recommended_next: "--help"']));
     const args2 = writeArgs({ root }, scratch);
     args2.splice(args2.indexOf('--stage'), 2, '--stage=qa');
     expect(runCli(args2).status).toBe(0);
@@ -462,12 +462,12 @@ describe('auto stage (upstream stage-snapshot-auto-stage)', () => {
 describe('hostile values cannot inject frontmatter', () => {
   it('a value with a newline stays one field and parses back exactly', () => {
     const evil = '/dr-do\ntruncated: true\nsize_bytes: 1';
-    expect(stageWrite({ root, command: evil, recommendedNext: 'yes', capturedBy: 'null' }, scratch).status).toBe(0);
+    expect(stageWrite({ root, command: evil, recommendedNext: 'yes', stage: 'null' }, scratch).status).toBe(0);
     const text = fs.readFileSync(notePath(root), 'utf8');
     const fm = parse(text.split('\n---\n')[0]!.slice(4), { uniqueKeys: true }) as Record<string, unknown>;
     expect(fm.command).toBe(evil);
     expect(fm.recommended_next).toBe('yes');
-    expect(fm.captured_by).toBe('null');
+    expect(fm.stage).toBe('null');
     expect(fm.truncated).toBe(false);
     expect(fm.size_bytes).toBe(Buffer.byteLength(text));
     expect(Object.keys(fm)).toEqual(['task_id', 'artifact', 'schema_version', 'stage', 'command', 'captured_at', 'captured_by', 'recommended_next', 'options', 'size_bytes', 'truncated']);

@@ -13,6 +13,8 @@ let cwd: string;
 let ids: string[];
 const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runCli(['store', ...args], { cwd, env: { CAIRN_STORE: '', ...env } });
 const json = (stdout: string): unknown => JSON.parse(stdout);
+/** The first column of `store list`: the session ids. */
+const firstColumn = (stdout: string): string[] => stdout.split('\n').filter(Boolean).map((l) => l.split(/\s+/)[0]!);
 
 beforeAll(async () => {
   await fs.access(CLI).catch(() => {
@@ -33,20 +35,26 @@ afterEach(async () => {
 });
 
 describe('cairn store list', () => {
-  it('lists sessions of the default store .cairn/store, one per line, or as one JSON document', () => {
+  it('lists sessions of the default store .cairn/store, one per line with the newest latest snapshot\'s time and summary, or as one JSON document', () => {
     const r = cli(['list']);
-    expect(r).toMatchObject({ status: 0, stdout: 's1\ns2\n' });
+    expect(r.status).toBe(0);
+    expect(firstColumn(r.stdout)).toEqual(['s1', 's2']);
+    expect(r.stdout).toMatch(/^s1\s+\d{4}-\d{2}-\d{2}T\S+\s+agent snapshot: n$/m);
     const j = cli(['list', '--json']);
     expect(j.status).toBe(0);
-    expect(json(j.stdout)).toEqual({ store: '.cairn/store', sessions: ['s1', 's2'] });
+    expect(json(j.stdout)).toMatchObject({ store: '.cairn/store', sessions: ['s1', 's2'], details: [{ sessionId: 's1', summary: 'agent snapshot: n' }, { sessionId: 's2' }] });
   });
 
   it('with --session lists each location with its history ids, oldest first', () => {
     const r = cli(['list', '--session', 's1']);
     expect(r.status).toBe(0);
-    expect(r.stdout).toBe(`agent/coder  latest: yes  history: 3\n${ids.map((id) => `  ${id}\n`).join('')}multiAgent/graph-1  latest: no  history: 0\n`);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('agent/coder  latest: yes  history: 3');
+    expect(lines.slice(1, 4).map((l) => l.trim().split(/\s+/)[0])).toEqual(ids);
+    for (const l of lines.slice(1, 4)) expect(l).toMatch(/^ {2}\S+ {2}\d{4}-\d{2}-\d{2}T\S+ {2}agent snapshot: n$/);
+    expect(lines[4]).toBe('multiAgent/graph-1  latest: no  history: 0');
     const j = cli(['list', '--session', 's1', '--scope', 'agent', '--json']);
-    expect(json(j.stdout)).toEqual({ store: '.cairn/store', sessionId: 's1', locations: [{ scope: 'agent', scopeId: 'coder', hasLatest: true, ids }] });
+    expect(json(j.stdout)).toMatchObject({ store: '.cairn/store', sessionId: 's1', locations: [{ scope: 'agent', scopeId: 'coder', hasLatest: true, ids }] });
   });
 
   it('pages with --limit and --start-after', () => {
@@ -111,7 +119,7 @@ describe('cairn store delete-session', () => {
     const r = cli(['delete-session', '--session', 's1']);
     expect(r).toMatchObject({ status: 0, stdout: 'deleted session s1\n' });
     await expect(fs.access(path.join(cwd, '.cairn/store/s1'))).rejects.toMatchObject({ code: 'ENOENT' });
-    expect(cli(['list']).stdout).toBe('s2\n');
+    expect(firstColumn(cli(['list']).stdout)).toEqual(['s2']);
     const absent = cli(['delete-session', '--session', 'absent', '--json']);
     expect(absent).toMatchObject({ status: 1, stdout: '' });
     expect(absent.stderr).toContain('no session absent');
@@ -187,9 +195,9 @@ describe('cairn store du', () => {
 describe('cairn store --store', () => {
   it('accepts file:DIR, a plain path and $CAIRN_STORE', async () => {
     await fs.rename(path.join(cwd, '.cairn', 'store'), path.join(cwd, 'elsewhere'));
-    expect(cli(['list', '--store', 'file:elsewhere']).stdout).toBe('s1\ns2\n');
-    expect(cli(['list', '--store', path.join(cwd, 'elsewhere')]).stdout).toBe('s1\ns2\n');
-    expect(cli(['list'], { CAIRN_STORE: 'elsewhere' }).stdout).toBe('s1\ns2\n');
+    expect(firstColumn(cli(['list', '--store', 'file:elsewhere']).stdout)).toEqual(['s1', 's2']);
+    expect(firstColumn(cli(['list', '--store', path.join(cwd, 'elsewhere')]).stdout)).toEqual(['s1', 's2']);
+    expect(firstColumn(cli(['list'], { CAIRN_STORE: 'elsewhere' }).stdout)).toEqual(['s1', 's2']);
   });
 
   it('refuses credentials on the command line and unknown schemes (exit 2)', () => {

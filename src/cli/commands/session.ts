@@ -194,7 +194,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .option('--no-store', 'do not save the iteration record to a store')
     .option('--session <id>', `store session id ([a-z0-9_-]+, default: ${DEFAULT_SESSION_ID})`, parseSessionId)
     .option('--no-inventory', 'skip the whole-tree inventory')
-    .option('--json', 'print the SnapshotDiff as one JSON document')
+    .option('--json', 'print {iterationDir, diff, saved: {sessionId, snapshotId} | null} as one JSON document (as cairn_session_post)')
     .addHelpText('after', POST_HELP)
     .action(async (opts: RootOptions & { iterationDir?: string; store?: string | false; session?: string }) => {
       const lib = await load();
@@ -213,11 +213,15 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
         const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
         const diff = manager.calculateDiff(pre, post);
         const review = await reviewOf(root, iterationDir);
-        if (opts.json) writeJson(io, diff);
-        else io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff, ...reportFiles(review) }));
-        if (storage === null) return;
-        const saved = await lib.saveIterationRecord(storage, { iterationDir, pre, post, diff, ...(review ? { review } : {}) }, sessionId);
-        writeLine(io.stderr, `cairn: iteration record saved to the store (session ${sessionId}, scope agent/iterations, id ${saved.snapshotId})`);
+        if (!opts.json) io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff, ...reportFiles(review) }));
+        let saved: { sessionId: string; snapshotId: string } | null = null;
+        if (storage !== null) {
+          const r = await lib.saveIterationRecord(storage, { iterationDir, pre, post, diff, ...(review ? { review } : {}) }, sessionId);
+          saved = { sessionId, snapshotId: r.snapshotId };
+          writeLine(io.stderr, `cairn: iteration record saved to the store (session ${sessionId}, scope agent/iterations, id ${r.snapshotId})`);
+        }
+        // The shape cairn_session_post returns.
+        if (opts.json) writeJson(io, { iterationDir, diff, saved });
       } finally {
         await storage?.close();
       }

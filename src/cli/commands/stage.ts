@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import { isCairnError } from '../../core/errors.js';
 import { findProjectRoot } from '../../core/root.js';
+import { STAGE_CHECK_EXIT_HELP, STAGE_SHOW_EXIT_HELP } from '../exit-codes.js';
 import { ExitCode, UsageError, writeJson, type CliIO } from '../io.js';
 // The library is loaded when a command runs, so other commands do not pay for it.
 import type { WriteStageSnapshotOptions } from '../../stage/index.js';
@@ -39,7 +40,9 @@ Environment:
   DATARIM_DISABLE_SNAPSHOT=1   do nothing and exit 0 (exactly "1")
   DR_SNAPSHOT_LOCK_TIMEOUT=<s> wait this long for the per-task lock (default 60; 0 = do not wait)
 
-Exit codes: 0 written (or disabled), 1 validation or I/O failure, 2 usage, 3 lock timeout.
+Exit codes (the seed writer's, kept): 0 written (or disabled), 1 validation or I/O failure
+(a bad task id, stage, --captured-by or --captured-at), 2 usage, 3 lock timeout. With --json a
+failure prints {code, message, path?, details?} as one JSON line on stderr, as every command does.
 
 Example:
   printf '%s\\n' '/dr-do TUNE-0254 | execute the plan' > /tmp/options.txt
@@ -115,10 +118,14 @@ async function runWrite(args: readonly string[], io: CliIO): Promise<void> {
     io.stdout.write(WRITE_USAGE);
     return;
   }
-  const fail = (message: string, code: number, json: boolean, errorCode = 'ERR_USAGE'): never => {
-    io.stderr.write(`cairn stage write: ${message}\n`);
-    if (code === 2) io.stderr.write(`${WRITE_SYNOPSIS}(run \`cairn stage write --help\` for every flag)\n`);
-    if (json) writeJson(io, { ok: false, error: { code: errorCode, message } });
+  // The seed's human line (and synopsis for usage errors); with --json the one error shape every
+  // command prints, {code, message, path?, details?}, as a JSON line on stderr.
+  const fail = (message: string, code: number, json: boolean, error?: { toJSON(): unknown }): never => {
+    if (json) io.stderr.write(`${JSON.stringify(error?.toJSON() ?? { code: 'ERR_USAGE', message })}\n`);
+    else {
+      io.stderr.write(`cairn stage write: ${message}\n`);
+      if (code === 2) io.stderr.write(`${WRITE_SYNOPSIS}(run \`cairn stage write --help\` for every flag)\n`);
+    }
     throw new ExitCode(code);
   };
   if (parsed.kind === 'usage') return fail(parsed.message, 2, false);
@@ -153,7 +160,7 @@ async function runWrite(args: readonly string[], io: CliIO): Promise<void> {
     else io.stdout.write(`${result.path}\n`);
   } catch (e) {
     if (!isCairnError(e)) throw e;
-    return fail(e.message, e.exitCode, parsed.json, e.code);
+    return fail(e.message, e.exitCode, parsed.json, e);
   }
 }
 
@@ -189,6 +196,7 @@ export function registerStageCommands(program: Command, io: CliIO): void {
     .option('--validate-frontmatter', 'also check every frontmatter field, size_bytes against the real size and truncated against the marker')
     .option('--self-test', 'write notes in a temp dir and prove the checker\'s verdicts on them (exit 0 when all hold, 1 otherwise)')
     .option('--json', 'print {task_id, path, status, exitCode, problems} as JSON ({ok, problems} with --self-test)')
+    .addHelpText('after', STAGE_CHECK_EXIT_HELP)
     .action(async (opts: { task?: string; root?: string; dir: string; validateFrontmatter?: boolean; selfTest?: boolean; json?: boolean }) => {
       if (opts.selfTest) {
         const { selfTestStageSnapshot } = await import('../../stage/self-test.js');
@@ -219,6 +227,7 @@ export function registerStageCommands(program: Command, io: CliIO): void {
     .option('--root <dir>', 'repository root (default: the nearest directory holding .git, else .cairn/, else the current directory)')
     .option('--dir <dir>', 'snapshot directory below the root', 'datarim/snapshots')
     .option('--json', 'print {task_id, path, frontmatter, body} as JSON')
+    .addHelpText('after', STAGE_SHOW_EXIT_HELP)
     .action(async (task: string, opts: { root?: string; dir: string; json?: boolean }) => {
       const { readStageSnapshotBytes } = await import('../../stage/read.js');
       const root = opts.root !== undefined ? path.resolve(io.cwd, opts.root) : findProjectRoot(io.cwd).root;

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
-import { CairnError } from '../../core/errors.js';
+import { CairnError, isCodedError } from '../../core/errors.js';
+import { storedSnapshotSummary } from '../../session/record.js';
 import { DEFAULT_STORE_DIR } from '../../store/defaults.js';
 import type { ManagedSnapshotStorage, PruneResult, Scope, SnapshotLocation, StoreUsage } from '../../store/types.js';
 import { ExitCode, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
@@ -111,6 +112,28 @@ function requireOption(value: string | undefined, flag: string, command: string)
   return value;
 }
 
+/** When a stored snapshot was made and what it holds, in one line; an unreadable one says why instead of failing the listing. */
+async function describeStored(s: ManagedSnapshotStorage, params: { location: SnapshotLocation; snapshotId?: string }): Promise<{ found: boolean; createdAt: string | null; summary: string }> {
+  try {
+    const snapshot = await s.loadSnapshot(params);
+    if (snapshot === null) return { found: false, createdAt: null, summary: 'missing' };
+    return { found: true, createdAt: snapshot.createdAt, summary: storedSnapshotSummary(snapshot) };
+  } catch (e) {
+    return { found: true, createdAt: null, summary: `unreadable (${isCodedError(e) ? e.code : e instanceof Error ? e.message : String(e)})` };
+  }
+}
+
+/** A session's newest latest snapshot over its locations: the time and summary `store list` shows. */
+async function newestLatest(s: ManagedSnapshotStorage, sessionId: string): Promise<{ createdAt: string | null; summary: string }> {
+  let best: { createdAt: string | null; summary: string } = { createdAt: null, summary: 'no latest snapshot' };
+  for (const location of await s.listLocations({ sessionId })) {
+    const d = await describeStored(s, { location });
+    if (!d.found) continue;
+    if (best.createdAt === null || (d.createdAt !== null && d.createdAt > best.createdAt)) best = { createdAt: d.createdAt, summary: d.summary };
+  }
+  return best;
+}
+
 function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   const units = ['KiB', 'MiB', 'GiB', 'TiB'];
@@ -124,6 +147,7 @@ function formatBytes(n: number): string {
 }
 
 function table(rows: string[][], rightAligned: ReadonlySet<number>): string[] {
+  if (rows.length === 0) return [];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   return rows.map((r) => r.map((cell, c) => (rightAligned.has(c) ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd());
 }
@@ -150,7 +174,7 @@ Examples:
   common(
     store
       .command('list')
-      .description('list sessions; with --session, its locations and their history snapshot ids (oldest first)')
+      .description('list sessions (newest latest snapshot: time and summary); with --session, its locations and their history snapshots (id, time, summary; oldest first)')
       .option('--limit <n>', 'at most n history ids per location', positiveInt('--limit', false))
       .option('--start-after <id>', 'only history ids after this UUID v7 (a paging cursor)'),
     'filters',
@@ -159,16 +183,21 @@ Examples:
       if (opts.session === undefined) {
         if (opts.scopeId !== undefined || opts.startAfter !== undefined) throw new UsageError('--scope-id and --start-after need --session');
         const sessions = await s.listSessions();
-        if (opts.json) writeJson(io, { store: name, sessions });
+        const details = [];
+        for (const sessionId of sessions) details.push({ sessionId, ...(await newestLatest(s, sessionId)) });
+        if (opts.json) writeJson(io, { store: name, sessions, details });
         else if (sessions.length === 0) writeLine(io.stderr, `no sessions in ${name}`);
-        else for (const id of sessions) writeLine(io.stdout, id);
+        else for (const line of table(details.map((d) => [d.sessionId, d.createdAt ?? '-', d.summary]), new Set())) writeLine(io.stdout, line);
         return;
       }
       const locations = [];
       for (const location of await locationsMatching(s, opts)) {
         const page = { location, ...(opts.limit === undefined ? {} : { limit: opts.limit }), ...(opts.startAfter === undefined ? {} : { startAfter: opts.startAfter }) };
-        const latest = await s.loadSnapshot({ location });
-        locations.push({ scope: location.scope, scopeId: location.scopeId, hasLatest: latest !== null, ids: await s.listSnapshotIds(page) });
+        const latest = await describeStored(s, { location });
+        const ids = await s.listSnapshotIds(page);
+        const entries = [];
+        for (const id of ids) entries.push({ id, ...(await describeStored(s, { location, snapshotId: id })) });
+        locations.push({ scope: location.scope, scopeId: location.scopeId, hasLatest: latest.found, ids, entries });
       }
       if (opts.json) {
         writeJson(io, { store: name, sessionId: opts.session, locations });
@@ -177,7 +206,7 @@ Examples:
       if (locations.length === 0) writeLine(io.stderr, `no snapshots for session ${opts.session} in ${name}`);
       for (const l of locations) {
         writeLine(io.stdout, `${l.scope}/${l.scopeId}  latest: ${l.hasLatest ? 'yes' : 'no'}  history: ${l.ids.length}${opts.limit !== undefined || opts.startAfter ? ' (this page)' : ''}`);
-        for (const id of l.ids) writeLine(io.stdout, `  ${id}`);
+        for (const line of table(l.entries.map((e) => [`  ${e.id}`, e.createdAt ?? '-', e.summary]), new Set())) writeLine(io.stdout, line);
       }
     });
   });
