@@ -2,6 +2,7 @@
  * `cairn session pre|post|report|prune`: a thin shell over `SnapshotManager` and the store.
  * Results on stdout (or one JSON document with --json), diagnostics on stderr.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { CairnError } from '../../core/errors.js';
