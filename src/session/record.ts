@@ -71,16 +71,30 @@ export async function saveIterationRecord(storage: SnapshotStorage | ManagedSnap
   return { location, snapshotId };
 }
 
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** The review's summary (files, +/− lines, commits, tests), when the record carries one. */
+function reviewSummaryLine(summary: unknown): string | null {
+  if (typeof summary !== 'object' || summary === null) return null;
+  const s = summary as { filesChanged?: unknown; additions?: unknown; deletions?: unknown; commits?: unknown; tests?: { passed?: number; failed?: number } };
+  if (typeof s.filesChanged !== 'number') return null;
+  const lines = typeof s.additions === 'number' && typeof s.deletions === 'number' ? ` (+${s.additions} -${s.deletions} lines)` : '';
+  const tests = s.tests === undefined ? 'tests: none found' : `tests: ${s.tests.passed ?? 0} passed, ${s.tests.failed ?? 0} failed`;
+  return `${plural(s.filesChanged, 'file')} changed${lines}, ${plural(typeof s.commits === 'number' ? s.commits : 0, 'commit')}, ${tests}`;
+}
+
 /**
  * One line about a stored snapshot for listings: an iteration record's files changed, commits and
- * tests; any other snapshot's scope and top-level data keys. A record that carries its own
- * string `summary` is shown by it.
+ * tests (from the review's summary when the record has one, else from its diff); any other
+ * snapshot's scope and top-level data keys.
  */
 export function storedSnapshotSummary(snapshot: Snapshot): string {
   const data = snapshot.data as Record<string, unknown> | null;
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return `${snapshot.scope} snapshot`;
   if (data.kind !== ITERATION_RECORD_KIND) return `${snapshot.scope} snapshot: ${Object.keys(data).slice(0, 5).join(', ') || 'no data'}`;
   if (typeof data.summary === 'string') return data.summary;
+  const reviewed = reviewSummaryLine(data.summary);
+  if (reviewed !== null) return reviewed;
   const diff = (data.diff ?? {}) as Partial<SnapshotDiff>;
   const count = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
   const [added, modified, deleted] = [count(diff.filesAdded), count(diff.filesModified), count(diff.filesDeleted)];
