@@ -4,3 +4,4 @@ export * from './session/index.js';
 export * from './store/index.js';
 export * from './stage/index.js';
 export * from './content/index.js';
+export * from './rewind/index.js';

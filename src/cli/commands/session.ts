@@ -12,6 +12,7 @@ import { UsageError, progressAllowed, writeJson, writeLine, type CliIO } from '.
 import { ROOT_HELP, projectContext, projectRoot, storeSpec } from '../root.js';
 import { configuredStateDir, type CairnConfig } from '../../config/index.js';
 import { registerReviewCommands } from './review.js';
+import { registerRestoreCommand } from './restore.js';
 
 type SessionLib = typeof import('../../session/index.js');
 type ContentLib = typeof import('../../content/index.js');
@@ -254,6 +255,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     });
 
   registerReviewCommands(session, io);
+  registerRestoreCommand(session, io);
 
   session
     .command('prune')

@@ -1,0 +1,89 @@
+/**
+ * `cairn session restore [ITERATION] [--to pre|post] [--dry-run] [--force] [--undo] [--json]`:
+ * a thin shell over restoreIteration / undoLastRestore (src/rewind/). Exit 3 on a conflict.
+ */
+import type { Command } from 'commander';
+import type { RestoreResult } from '../../rewind/index.js';
+import { ExitCode, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
+import { ROOT_HELP, projectRoot } from '../root.js';
+
+const RESTORE_HELP = `
+Puts the working tree back as it was at an iteration's pre-snapshot (default) or post-snapshot.
+Only paths cairn inventoried change; ignored files, .git/ and .cairn/ are never touched, and
+commits stay where they are (the output prints the git command that would move the branch too).
+
+  cairn session restore --dry-run      # what restoring the latest iteration would change (+/- lines)
+  cairn session restore                # undo what the latest iteration did to the files
+  cairn session restore 3 --to post    # the tree as iteration 3 left it (undoes 4, 5, ... too)
+  cairn session restore --undo         # put back what the last restore replaced
+
+Exit codes: 0 done (or nothing to do), 1 failure, 2 usage (unknown iteration, bad flag),
+3 conflict: a path was changed since cairn recorded it; nothing was changed. --force restores
+anyway and keeps the replaced content, so --undo brings it back.`;
+
+interface RestoreFlags {
+  root?: string;
+  to?: string;
+  dryRun?: boolean;
+  force?: boolean;
+  undo?: boolean;
+  json?: boolean;
+}
+
+function counts(c: { additions?: number; deletions?: number }): string {
+  return c.additions === undefined ? '' : ` (+${c.additions} -${c.deletions ?? 0})`;
+}
+
+function printHuman(io: CliIO, r: RestoreResult): void {
+  const out = io.stdout;
+  if (r.recovered !== undefined) {
+    writeLine(io.stderr, `cairn: restore ${r.recovered.restoreId} had been interrupted; it is now finished${r.recovered.conflicts.length > 0 ? ` (left alone, changed since: ${r.recovered.conflicts.join(', ')})` : ''}`);
+  }
+  const what = r.undo === true ? `undo of restore ${r.undid ?? ''}` : `restore of iteration ${r.iteration} to ${r.to}`;
+  if (r.conflicts.length > 0 && (r.dryRun || r.restoreId === undefined)) {
+    writeLine(out, `${what}: ${r.conflicts.length} path(s) changed since cairn recorded them; nothing was changed:`);
+    for (const c of r.conflicts) writeLine(out, `  ${c.path}${c.reason === undefined ? '' : ` (${c.reason})`}`);
+    writeLine(out, 'Keep those edits elsewhere first, or pass --force (the replaced content is kept; --undo brings it back).');
+    if (!r.dryRun) return;
+  }
+  const verb = r.dryRun ? 'would change' : 'changed';
+  writeLine(out, `${what}: ${verb} ${r.changes.length} path(s)`);
+  for (const c of r.changes) writeLine(out, `  ${c.action.padEnd(7)} ${c.path}${counts(c)}`);
+  if (r.alsoUndoes.length > 0) writeLine(out, `This also undoes the later iteration(s) ${r.alsoUndoes.join(', ')}.`);
+  for (const n of r.notRestorable) writeLine(out, `  not restorable: ${n.path} (${n.reason})`);
+  if (r.commits.length > 0) {
+    writeLine(out, `Commits made in that span stay in place (${r.commits.length}):`);
+    for (const c of r.commits) writeLine(out, `  ${c.id.slice(0, 12)} ${c.subject}`);
+    if (r.gitCommand !== undefined) writeLine(out, `To move the branch back too (your files stay as restored): ${r.gitCommand}`);
+  }
+  if (!r.dryRun && r.restoreId !== undefined && r.undo !== true) writeLine(io.stderr, 'cairn: `cairn session restore --undo` puts back what this restore replaced');
+}
+
+export function registerRestoreCommand(session: Command, io: CliIO): void {
+  session
+    .command('restore')
+    .description('Put the working tree back to an iteration\'s pre (default) or post state; --undo reverts the last restore')
+    .argument('[iteration]', 'iteration number (3 or 003) or directory (default: the latest)')
+    .option('--to <side>', 'pre (default) or post')
+    .option('--dry-run', 'show what would change, with +/- line counts; change nothing')
+    .option('--force', 'restore paths changed since cairn recorded them too (their content is kept for --undo)')
+    .option('--undo', 'revert the most recent restore')
+    .option('--root <dir>', ROOT_HELP)
+    .option('--json', 'print the result as one JSON document')
+    .addHelpText('after', RESTORE_HELP)
+    .action(async (iteration: string | undefined, flags: RestoreFlags) => {
+      if (flags.to !== undefined && flags.to !== 'pre' && flags.to !== 'post') throw new UsageError(`--to must be pre or post, got ${JSON.stringify(flags.to)}`);
+      if (flags.undo === true && (iteration !== undefined || flags.to !== undefined)) throw new UsageError('--undo takes no ITERATION and no --to: it reverts the most recent restore');
+      const root = projectRoot(io, flags.root);
+      const lib = await import('../../rewind/index.js');
+      const common = { root, cwd: io.cwd, dryRun: flags.dryRun ?? false, force: flags.force ?? false };
+      const result = flags.undo === true
+        ? await lib.undoLastRestore(common)
+        : await lib.restoreIteration({ ...common, ...(iteration === undefined ? {} : { iteration }), ...(flags.to === undefined ? {} : { to: flags.to }) });
+      if (flags.json === true) {
+        const { iteration: it, to, dryRun, changes, conflicts, notRestorable, commits, ...rest } = result;
+        writeJson(io, { iteration: it, to, dryRun, changes, conflicts, notRestorable, commits, ...rest });
+      } else printHuman(io, result);
+      if (result.conflicts.length > 0 && (result.dryRun || !(flags.force ?? false))) throw new ExitCode(3);
+    });
+}

@@ -1,0 +1,22 @@
+/**
+ * Rewind (`src/rewind/`): putting a project back to an iteration's pre or post state, safely.
+ *
+ * The model: three states per path — the target (an iteration's inventory), what cairn last
+ * recorded (the latest post, then what restores wrote), and the disk. A path changes only when
+ * the disk still holds what cairn recorded; anything else is someone's work, and restore refuses
+ * (exit 3, nothing changed) unless forced, and then keeps it. Every restore is a journal record
+ * written before the first change, so a killed restore is finished by the next one and `--undo`
+ * reverts the last one exactly. All tree access goes through held, no-follow directories
+ * (src/core/contained-dir.ts), so a planted symlink never carries a write or delete outside.
+ *
+ * | file | job |
+ * |---|---|
+ * | `restore.ts` | restoreIteration / undoLastRestore: plan, conflicts, apply, recovery |
+ * | `tree.ts` | the project tree through ContainedDir: read state, atomic write, delete, prune empty dirs |
+ * | `journal.ts` | restore records under `.cairn/restores/` |
+ * | `line-counts.ts` | +/− line counts for the dry run |
+ */
+export { restoreIteration, undoLastRestore } from './restore.js';
+export type { RestoreAction, RestoreChange, RestoreOptions, RestoreResult } from './restore.js';
+export { lineCounts } from './line-counts.js';
+export type { PathState } from './tree.js';
