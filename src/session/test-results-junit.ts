@@ -9,7 +9,8 @@
  * on its own. Entities are never expanded (no entity-expansion blow-up), and a document the
  * parser rejects is read with a plain attribute scan, so a truncated report still counts.
  */
-import { XMLParser } from 'fast-xml-parser';
+import { createRequire } from 'node:module';
+import type { XMLParser } from 'fast-xml-parser';
 import { compact, sumCounts, toCount, type TestSummary } from './test-results-summary.js';
 import { isRecord } from '../core/jcs.js';
 
@@ -24,17 +25,30 @@ interface Tally {
 
 const ARRAY_TAGS = new Set(['testsuite', 'testcase', 'failure', 'error', 'skipped']);
 
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@_',
-  processEntities: false,
-  htmlEntities: false,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-  isArray: (name) => ARRAY_TAGS.has(name),
-});
+let parser: XMLParser | undefined;
+
+/**
+ * fast-xml-parser loads on the first report that looks like JUnit, through its one-file CommonJS
+ * build: a `session pre` or `post` that finds no such report (most of them, on every agent turn)
+ * never pays the ~15 ms its ES modules cost to load.
+ */
+function xmlParser(): XMLParser {
+  if (parser === undefined) {
+    const { XMLParser: Parser } = createRequire(import.meta.url)('fast-xml-parser') as typeof import('fast-xml-parser');
+    parser = new Parser({
+      ignoreAttributes: false,
+      attributeNamePrefix: '@_',
+      processEntities: false,
+      htmlEntities: false,
+      parseTagValue: false,
+      parseAttributeValue: false,
+      ignoreDeclaration: true,
+      ignorePiTags: true,
+      isArray: (name) => ARRAY_TAGS.has(name),
+    });
+  }
+  return parser;
+}
 
 /** True when the text looks like a JUnit report at all (cheap check before parsing). */
 export function looksLikeJUnit(content: string): boolean {
@@ -45,7 +59,7 @@ export function parseJUnitXml(content: string): TestSummary | null {
   if (!looksLikeJUnit(content)) return null;
   let doc: unknown;
   try {
-    doc = parser.parse(content);
+    doc = xmlParser().parse(content);
   } catch {
     return scanAttributes(content);
   }
