@@ -4,7 +4,7 @@
 // 20–100 MB files), ~17k deep and wide directories, a git-ignored node_modules/ with thousands of
 // files, nested .gitignore files with negations, a few symlinks. Same seed → same bytes.
 //
-//   node bench/gen-tree.mjs [--quick] [--files N] [--force]
+//   node bench/gen-tree.mjs [--quick] [--files N] [--node-modules N] [--force]
 //
 // The tree is reused across runs when its marker (generator version + parameters) matches.
 import { execFileSync } from 'node:child_process';
@@ -30,21 +30,23 @@ const EXTS = [
   ['snap', 3], ['S', 2], ['yml', 2], ['css', 2], ['html', 2], ['sh', 1], ['go', 2], ['mjs', 2], ['tsx', 2],
 ];
 
-export function treeParams({ quick = false, files } = {}) {
+export function treeParams({ quick = false, files, nodeModules } = {}) {
   const trackedFiles = files ?? (quick ? 6_000 : 76_000);
   return {
     version: GENERATOR_VERSION,
     seed: 20261130,
     trackedFiles,
     dirs: Math.round(trackedFiles * 0.222), // ~17k dirs for 76k files, as in the reference corpus
-    nodeModulesFiles: Math.round(trackedFiles * 0.11),
+    nodeModulesFiles: nodeModules ?? Math.round(trackedFiles * 0.11),
     bigFilesMb: trackedFiles >= 50_000 ? [20, 36, 55, 100] : [6],
     symlinks: 24,
   };
 }
 
 export function treePath(params) {
-  return join(WORK_DIR, `tree-${params.trackedFiles}`);
+  // A tree whose ignored node_modules/ is not the default share is a shape of its own.
+  const nm = params.nodeModulesFiles === Math.round(params.trackedFiles * 0.11) ? '' : `-nm${params.nodeModulesFiles}`;
+  return join(WORK_DIR, `tree-${params.trackedFiles}${nm}`);
 }
 
 /** Returns the root of a generated, committed tree, generating it only when missing or stale. */
@@ -267,9 +269,11 @@ function textPool(rnd, size) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const argv = process.argv.slice(2);
   const filesAt = argv.indexOf('--files');
+  const nmAt = argv.indexOf('--node-modules');
   const { root, meta } = ensureTree({
     quick: argv.includes('--quick'),
     files: filesAt >= 0 ? Number(argv[filesAt + 1]) : undefined,
+    nodeModules: nmAt >= 0 ? Number(argv[nmAt + 1]) : undefined,
     force: argv.includes('--force'),
   });
   process.stdout.write(`${root}\n${JSON.stringify(meta, null, 2)}\n`);

