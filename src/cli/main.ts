@@ -10,6 +10,7 @@ import { registerSnapshotCommands } from './commands/snapshot.js';
 import { registerStageCommands } from './commands/stage.js';
 import { registerStoreCommands } from './commands/store.js';
 import { registerRunCommand } from './commands/run.js';
+import { registerHooksCommands } from './commands/hooks.js';
 
 
 export function buildProgram(io: CliIO): Command {
@@ -30,6 +31,7 @@ export function buildProgram(io: CliIO): Command {
   registerStageCommands(program, io);
   registerMcpCommands(program, io);
   registerRunCommand(program, io);
+  registerHooksCommands(program, io);
   // Subcommands inherit exitOverride and the output streams (commander copies them to every
   // command created with .command()), so usage errors reach main() as CommanderError.
   return program;

@@ -26,6 +26,8 @@ export interface IterationRecord {
    * reader of the store on another machine sees the same report.
    */
   review?: unknown;
+  /** The agent turn this iteration was (recorded by `cairn hook <agent>`): its session id and transcript. */
+  agent?: { name: string; sessionId: string; transcriptPath?: string };
 }
 
 export function iterationLocation(sessionId: string = DEFAULT_SESSION_ID): SnapshotLocation {
@@ -56,6 +58,7 @@ export function iterationSnapshot(record: IterationRecord): Snapshot {
       post: toJson(record.post),
       diff: toJson(record.diff),
       ...reviewFields(record.review),
+      ...(record.agent === undefined ? {} : { agent: toJson(record.agent) }),
     },
     appData: {},
   };
