@@ -2,7 +2,8 @@
  * Merging cairn's entries into an agent's hook settings file, and taking exactly them out again.
  * The user's own settings and hooks are never touched: cairn's entries are the hook commands that
  * run `… cairn … hook <agent>`, found and replaced in place (so installing twice leaves one copy),
- * and uninstall removes those and any container they alone filled.
+ * and uninstall removes those and any container they alone filled (an empty `"hooks": {}` the
+ * file had before cannot be told from one cairn emptied, and goes too).
  *
  * The file is rewritten only when that cannot change a byte of anything else: it must be plain JSON
  * (no comments) that reads back exactly as `JSON.stringify` with its own indentation writes it.
