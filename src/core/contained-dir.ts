@@ -41,7 +41,7 @@ const O_NONBLOCK = fs.constants.O_NONBLOCK ?? 0;
 const O_DIRECTORY = fs.constants.O_DIRECTORY ?? 0;
 const CAN_OPEN_DIRS = process.platform !== 'win32';
 
-export type RefusedReason = 'symlink' | 'not-a-directory' | 'not-a-file' | 'bad-name' | 'moved';
+export type RefusedReason = 'symlink' | 'not-a-directory' | 'not-a-file' | 'bad-name' | 'moved' | 'outside';
 
 /** A link, a non-directory or a swap met where cairn expects its own directory or file (ERR_CONTAINMENT). */
 export class ContainmentError extends CairnError {
@@ -59,7 +59,9 @@ export class ContainmentError extends CairnError {
             ? `${at} is not a regular file (move it away)`
             : reason === 'moved'
               ? `${at} was replaced while cairn was using it; run the command again once nothing else changes that directory`
-              : `${at} is not a plain file name`,
+              : reason === 'outside'
+                ? `${at} resolves outside the directory cairn works in`
+                : `${at} is not a plain file name`,
       { path: at, exitCode: 1 },
     );
   }
@@ -160,6 +162,8 @@ export class ContainedDir {
     } catch (e) {
       const code = errnoCode(e);
       // O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR (Linux) or ELOOP: tell which it was.
+      // The root is the caller's path: what is wrong with it is an ordinary error, not a refusal.
+      if (!noFollow) throw e;
       if (code === 'ELOOP' || code === 'ENOTDIR') {
         const k = kindOf(via);
         if (k === 'missing') throw Object.assign(new Error(`ENOENT: ${p} vanished`), { code: 'ENOENT' });
@@ -391,6 +395,17 @@ export class ContainedDir {
     return fs.readdirSync(RACE_FREE ? `/proc/self/fd/${this.fd}` : this.path, { withFileTypes: true });
   }
 
+  /** Streams the entries to `visit` (opendir with a large buffer: cheaper than an array for 100k entries). */
+  forEachEntry(visit: (entry: fs.Dirent) => void): void {
+    this.checkStillThere();
+    const dir = fs.opendirSync(RACE_FREE ? `/proc/self/fd/${this.fd}` : this.path, { bufferSize: 1024 });
+    try {
+      for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) visit(entry);
+    } finally {
+      dir.closeSync();
+    }
+  }
+
   /** lstat of `name` in this directory, or null when missing. */
   lstat(name: string): fs.Stats | null {
     const via = this.at(name);
@@ -428,6 +443,20 @@ export class ContainedDir {
   }
 }
 
+/**
+ * Where to open `dir` from: `within` and the components below it when `dir` lies strictly
+ * inside `within` (no link is then followed from `within` down), else `dir` itself.
+ */
+export function rootedAt(dir: string, within?: string): { root: string; parts: string[] } {
+  const abs = path.resolve(dir);
+  if (within !== undefined) {
+    const base = path.resolve(within);
+    const rel = path.relative(base, abs);
+    if (rel !== '' && rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel)) return { root: base, parts: rel.split(path.sep) };
+  }
+  return { root: abs, parts: [] };
+}
+
 /** Runs `fn` with the directory `parts` below `root` (see ContainedDir.open), closing it after; `fn` gets null when it is missing. */
 export function withContainedDir<T>(root: string, parts: readonly string[], options: OpenDirOptions, fn: (dir: ContainedDir | null) => T): T {
   const dir = ContainedDir.open(root, parts, options);
@@ -436,4 +465,19 @@ export function withContainedDir<T>(root: string, parts: readonly string[], opti
   } finally {
     dir?.close();
   }
+}
+
+/**
+ * Reads the regular file `file` (no link at its name, non-blocking, size-bounded); when `within`
+ * is given and `file` lies below it, no link is followed from `within` down either. Null when missing.
+ */
+export function readFileWithin(file: string, within: string | undefined, options: { maxBytes?: number } = {}): Buffer | null {
+  const { root, parts } = rootedAt(path.dirname(file), within);
+  return withContainedDir(root, parts, {}, (dir) => dir?.readFile(path.basename(file), options) ?? null);
+}
+
+/** Writes `file` atomically (see ContainedDir.writeFile), its directories made as needed, no link followed below `within`. */
+export function writeFileWithin(file: string, within: string | undefined, data: string | Uint8Array, options: ContainedWriteOptions = {}): void {
+  const { root, parts } = rootedAt(path.dirname(file), within);
+  withContainedDir(root, parts, { create: true }, (dir) => dir!.writeFile(path.basename(file), data, options));
 }

@@ -6,5 +6,7 @@ export { writeFileAtomic, writeFileAtomicSync, tempSiblingName, isTempName, TEMP
 export type { AtomicWriteOptions } from './atomic-write.js';
 export { acquireDirLock, LOCK_OWNER_FILE } from './lock.js';
 export type { AcquireLockOptions, DirLock, LockOwner, StaleLockInfo } from './lock.js';
-export { ContainedDir, ContainmentError, RACE_FREE, isPlainName, withContainedDir } from './contained-dir.js';
+export { ContainedDir, ContainmentError, RACE_FREE, isPlainName, readFileWithin, rootedAt, withContainedDir, writeFileWithin } from './contained-dir.js';
 export type { ContainedWriteOptions, OpenDirOptions, RefusedReason } from './contained-dir.js';
+export { MAX_JSON_DEPTH, STATE_JSON_DEPTH, jsonDepthExceeds, jsonTextDepth, parseJsonBounded } from './bounded-json.js';
+export type { BoundedParseOptions } from './bounded-json.js';

@@ -1,3 +1,4 @@
+import { CairnError } from './errors.js';
 /**
  * Code-point order, which equals the byte order of the UTF-8 encodings.
  * JS `<` compares UTF-16 code units and differs when a string holds a surrogate pair
@@ -37,4 +38,18 @@ export function hasLoneSurrogate(s: string): boolean {
     if (c >= 0xdc00 && c <= 0xdfff) return true;
   }
   return false;
+}
+
+const STRICT = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The text of `bytes`, refusing invalid UTF-8 (ERR_CORRUPT naming `file`) instead of replacing
+ * it with U+FFFD as Buffer#toString does: the one rule for stored JSON, stage bodies and options files.
+ */
+export function decodeUtf8Strict(bytes: Uint8Array, file: string): string {
+  try {
+    return STRICT.decode(bytes);
+  } catch (e) {
+    throw new CairnError('ERR_CORRUPT', `${file} is not valid UTF-8; cairn writes only UTF-8, so it was damaged or written by something else — restore or remove it`, { path: file, cause: e, exitCode: 1 });
+  }
 }

@@ -105,7 +105,7 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
         // The default store lives in the first root; a planted .cairn symlink must not carry it out.
         url = `file:${containedPath(firstRoot, path.join(CAIRN_DIR, 'store'))}`;
       }
-      const opening = openStore(url, { cwd, env });
+      const opening = openStore(url, { cwd, env, within: firstRoot });
       storePromise = opening;
       // A failed open is not cached: the next call tries again.
       opening.catch(() => {

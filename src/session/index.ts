@@ -1,5 +1,5 @@
 export { SnapshotManager, PRE_SNAPSHOT_NOT_FOUND, readPreSnapshot, readPostSnapshot } from './snapshot-manager.js';
-export { KEY_FILES, DEFAULT_STATE_DIR, PRE_SNAPSHOT_FILE, POST_SNAPSHOT_FILE } from './files.js';
+export { KEY_FILES, DEFAULT_STATE_DIR, PRE_SNAPSHOT_FILE, POST_SNAPSHOT_FILE, stateDirParts } from './files.js';
 export { TEST_PATTERNS } from './test-results.js';
 export type { TestSummary } from './test-results.js';
 export { formatDuration } from './duration.js';

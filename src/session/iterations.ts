@@ -4,6 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ContainedDir } from '../core/contained-dir.js';
 import { CairnError, errnoCode } from '../core/errors.js';
 import { POST_SNAPSHOT_FILE, PRE_SNAPSHOT_FILE } from './files.js';
 
@@ -15,26 +16,29 @@ export function iterationsRoot(projectRoot: string): string {
   return path.resolve(projectRoot, ITERATIONS_DIR);
 }
 
-/** Numbered iteration directories, oldest first, as absolute paths. */
+/**
+ * `<root>/.cairn/iterations`, opened without following a link below the root (a planted
+ * `.cairn` or `iterations` link is refused with ERR_CONTAINMENT); null when missing.
+ */
+function openIterations(projectRoot: string, create: boolean): ContainedDir | null {
+  return ContainedDir.open(path.resolve(projectRoot), ITERATIONS_DIR.split(path.sep), { create });
+}
+
+/** Numbered iteration directories (real directories, never links), oldest first, as absolute paths. */
 export function listIterationDirs(projectRoot: string): string[] {
   const base = iterationsRoot(projectRoot);
-  let names: string[];
+  const dir = openIterations(projectRoot, false);
+  if (dir === null) return [];
   try {
-    names = fs.readdirSync(base);
-  } catch {
-    return [];
+    return dir
+      .entries()
+      .filter((entry) => entry.isDirectory() && NUMBERED.test(entry.name))
+      .map((entry) => entry.name)
+      .sort((a, b) => Number(a) - Number(b) || a.localeCompare(b))
+      .map((name) => path.join(base, name));
+  } finally {
+    dir.close();
   }
-  return names
-    .filter((name) => NUMBERED.test(name))
-    .filter((name) => {
-      try {
-        return fs.lstatSync(path.join(base, name)).isDirectory();
-      } catch {
-        return false;
-      }
-    })
-    .sort((a, b) => Number(a) - Number(b) || a.localeCompare(b))
-    .map((name) => path.join(base, name));
 }
 
 /**
@@ -43,17 +47,24 @@ export function listIterationDirs(projectRoot: string): string[] {
  */
 export function createNextIterationDir(projectRoot: string): string {
   const base = iterationsRoot(projectRoot);
-  fs.mkdirSync(base, { recursive: true });
-  for (let attempt = 0; attempt < 1000; attempt++) {
-    const existing = listIterationDirs(projectRoot).map((dir) => Number(path.basename(dir)));
-    const next = (existing.length === 0 ? 0 : Math.max(...existing)) + 1;
-    const dir = path.join(base, String(next).padStart(3, '0'));
-    try {
-      fs.mkdirSync(dir);
-      return dir;
-    } catch (e) {
-      if (errnoCode(e) !== 'EEXIST') throw e;
+  const iterations = openIterations(projectRoot, true)!;
+  try {
+    for (let attempt = 0; attempt < 1000; attempt++) {
+      // Every numbered name counts, links and files too: a planted `002` link is passed over, never entered.
+      const existing = iterations
+        .entries()
+        .filter((entry) => NUMBERED.test(entry.name))
+        .map((entry) => Number(entry.name));
+      const name = String((existing.length === 0 ? 0 : Math.max(...existing)) + 1).padStart(3, '0');
+      try {
+        fs.mkdirSync(iterations.at(name));
+        return path.join(base, name);
+      } catch (e) {
+        if (errnoCode(e) !== 'EEXIST') throw e;
+      }
     }
+  } finally {
+    iterations.close();
   }
   throw new CairnError('ERR_IO', `could not claim a new iteration directory under ${base}; remove stray entries there and retry`, { path: base });
 }
@@ -79,7 +90,14 @@ export function pruneIterationDirs(projectRoot: string, keepLast: number, dryRun
   }
   const dirs = listIterationDirs(projectRoot);
   const doomed = dirs.slice(0, Math.max(0, dirs.length - keepLast));
-  if (!dryRun) for (const dir of doomed) fs.rmSync(dir, { recursive: true, force: true });
+  if (dryRun || doomed.length === 0) return doomed;
+  // Removed through the opened iterations directory: a link anywhere inside goes, never its target.
+  const iterations = openIterations(projectRoot, false);
+  try {
+    for (const dir of doomed) iterations?.removeTree(path.basename(dir));
+  } finally {
+    iterations?.close();
+  }
   return doomed;
 }
 

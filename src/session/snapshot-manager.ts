@@ -3,9 +3,10 @@
  * method is here, synchronous, returning plain objects; cairn adds a whole-tree inventory to
  * each record so uncommitted and untracked work counts (see `../../shared/spec/session.md`).
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { writeFileAtomicSync } from '../core/atomic-write.js';
+import { parseJsonBounded } from '../core/bounded-json.js';
+import { ContainedDir, readFileWithin, rootedAt, writeFileWithin } from '../core/contained-dir.js';
+import { decodeUtf8Strict } from '../core/utf8.js';
 import { isStrictlyInside } from '../core/paths.js';
 import { CairnError, errnoCode } from '../core/errors.js';
 import { ALWAYS_SKIP, isValidRelPath, scanTreeSync, type ScanOptions } from '../inventory/index.js';
@@ -61,7 +62,6 @@ export class SnapshotManager {
   /** Captures git state, key files, the state dir and a working-tree inventory; writes `pre-snapshot.json`. */
   capturePreSnapshot(projectRoot: string, iterationDir: string): PreSnapshot {
     requirePaths('capturePreSnapshot', projectRoot, iterationDir);
-    fs.mkdirSync(iterationDir, { recursive: true });
     const stateDir = this.options.stateDir ?? DEFAULT_STATE_DIR;
     const timestamp = new Date().toISOString();
     const keyFiles = this.captureKeyFiles(projectRoot);
@@ -75,7 +75,7 @@ export class SnapshotManager {
       const content = this.captureContent(projectRoot, inventory, snapshot.git, null);
       if (content) snapshot.content = content;
     }
-    writeSnapshotFile(file, snapshot);
+    writeSnapshotFile(file, snapshot, projectRoot);
     if (inventory) inventory.store.addRef(file, inventory.ref.digest);
     return snapshot;
   }
@@ -88,7 +88,7 @@ export class SnapshotManager {
   capturePostSnapshot(projectRoot: string, iterationDir: string): PostSnapshot {
     requirePaths('capturePostSnapshot', projectRoot, iterationDir);
     const preFile = path.join(iterationDir, PRE_SNAPSHOT_FILE);
-    const pre = readPreSnapshot(preFile);
+    const pre = readPreSnapshot(preFile, projectRoot);
     const stateDir = this.options.stateDir ?? pre.stateDir ?? DEFAULT_STATE_DIR;
     const timestamp = new Date().toISOString();
     const aiwg = captureStateDir(projectRoot, stateDir);
@@ -108,7 +108,7 @@ export class SnapshotManager {
       const content = this.captureContent(projectRoot, inventory, gitStatus, changes ? pre : null);
       if (content) snapshot.content = content;
     }
-    writeSnapshotFile(file, snapshot);
+    writeSnapshotFile(file, snapshot, projectRoot);
     if (inventory) inventory.store.addRef(file, inventory.ref.digest);
     return snapshot;
   }
@@ -170,7 +170,7 @@ export class SnapshotManager {
 
   /** The content-addressed inventory store of a project (default `<projectRoot>/.cairn/inventories`). */
   inventoryStore(projectRoot: string = this.projectRoot): InventoryStore {
-    return new InventoryStore(path.join(this.cairnDir(projectRoot), 'inventories'));
+    return new InventoryStore(path.join(this.cairnDir(projectRoot), 'inventories'), { within: path.resolve(projectRoot) });
   }
 
   /**
@@ -231,7 +231,7 @@ export class SnapshotManager {
   private takeInventory(projectRoot: string, stateDir: string, iterationDir: string, beforeStore?: () => void): { ref: InventoryRef; store: InventoryStore; files: readonly InventoryEntry[] } | null {
     if (this.options.inventory === false) return null;
     const cairnDir = this.cairnDir(projectRoot);
-    ensureSelfIgnored(cairnDir);
+    ensureSelfIgnored(cairnDir, projectRoot);
     const root = path.resolve(projectRoot);
     // The state dir is reported through the aiwg fields, and the iteration's own files are not work.
     // stateDir is relative to the project root; iterationDir, like any fs path, to the process cwd.
@@ -316,13 +316,16 @@ function alwaysSkipped(rel: string): boolean {
  * cairn's data directory carries a `.gitignore` of `*`, so an agent's `git add -A` never commits
  * inventories, caches or the store into the user's repository.
  */
-function ensureSelfIgnored(cairnDir: string): void {
-  const file = path.join(cairnDir, '.gitignore');
-  if (fs.existsSync(file)) return;
+function ensureSelfIgnored(cairnDir: string, projectRoot: string): void {
+  const { root, parts } = rootedAt(cairnDir, path.resolve(projectRoot));
+  const dir = ContainedDir.open(root, parts, { create: true })!;
   try {
-    writeFileAtomicSync(file, '# cairn data: never commit\n*\n', { mkdir: true, exclusive: true });
+    if (dir.lstat('.gitignore') !== null) return;
+    dir.writeFile('.gitignore', '# cairn data: never commit\n*\n', { exclusive: true });
   } catch (e) {
     if (errnoCode(e) !== 'EEXIST') throw e;
+  } finally {
+    dir.close();
   }
 }
 
@@ -336,41 +339,41 @@ function workingTreeChanges(store: InventoryStore, pre: InventoryRef | undefined
   }
 }
 
-function writeSnapshotFile(file: string, snapshot: PreSnapshot | PostSnapshot): void {
-  writeFileAtomicSync(file, `${JSON.stringify(snapshot, null, 2)}\n`);
+/** An iteration directory inside the project is reached without following a link below the root. */
+function writeSnapshotFile(file: string, snapshot: PreSnapshot | PostSnapshot, projectRoot: string): void {
+  writeFileWithin(file, path.resolve(projectRoot), `${JSON.stringify(snapshot, null, 2)}\n`);
+}
+
+/** The largest pre/post-snapshot file read (cairn's own are far smaller). */
+const MAX_SNAPSHOT_FILE_BYTES = 256 * 1024 * 1024;
+
+/** Text of a pre/post-snapshot file: no link at its name (nor below `within`), non-blocking, bounded, strict UTF-8. */
+function readSnapshotFile(file: string, within: string | undefined, kind: 'pre' | 'post', missing: string): string {
+  let bytes: Buffer | null;
+  try {
+    bytes = readFileWithin(file, within === undefined ? undefined : path.resolve(within), { maxBytes: MAX_SNAPSHOT_FILE_BYTES });
+  } catch (e) {
+    if (e instanceof CairnError) throw e;
+    if (errnoCode(e) === 'ENOENT') bytes = null;
+    else throw new CairnError('ERR_IO', `cannot read ${kind}-snapshot ${file}: ${(e as Error).message}`, { path: file, cause: e });
+  }
+  if (bytes === null) throw new CairnError('ERR_NOT_FOUND', missing, { path: file });
+  return decodeUtf8Strict(bytes, file);
 }
 
 /** Reads `pre-snapshot.json`: absent → the seed's error; unreadable or corrupt → a clear error naming the file. */
-export function readPreSnapshot(file: string): PreSnapshot {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    if (errnoCode(e) === 'ENOENT') throw new CairnError('ERR_NOT_FOUND', PRE_SNAPSHOT_NOT_FOUND, { path: file });
-    throw new CairnError('ERR_IO', `cannot read pre-snapshot ${file}: ${(e as Error).message}`, { path: file, cause: e });
-  }
-  return parseSnapshotText(text, file, 'pre') as PreSnapshot;
+export function readPreSnapshot(file: string, within?: string): PreSnapshot {
+  return parseSnapshotText(readSnapshotFile(file, within, 'pre', PRE_SNAPSHOT_NOT_FOUND), file, 'pre') as PreSnapshot;
 }
 
 /** Reads `post-snapshot.json` (for reports); errors name the file. */
-export function readPostSnapshot(file: string): PostSnapshot {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    if (errnoCode(e) === 'ENOENT') throw new CairnError('ERR_NOT_FOUND', `post-snapshot not found: ${file}; run \`cairn session post\` for this iteration first`, { path: file });
-    throw new CairnError('ERR_IO', `cannot read post-snapshot ${file}: ${(e as Error).message}`, { path: file, cause: e });
-  }
-  return parseSnapshotText(text, file, 'post') as PostSnapshot;
+export function readPostSnapshot(file: string, within?: string): PostSnapshot {
+  const missing = `post-snapshot not found: ${file}; run \`cairn session post\` for this iteration first`;
+  return parseSnapshotText(readSnapshotFile(file, within, 'post', missing), file, 'post') as PostSnapshot;
 }
 
 function parseSnapshotText(text: string, file: string, kind: 'pre' | 'post'): unknown {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (e) {
-    throw new CairnError('ERR_CORRUPT', `${kind}-snapshot file ${file} is not valid JSON (${(e as Error).message}); capture a new ${kind}-snapshot`, { path: file, cause: e });
-  }
+  const parsed = parseJsonBounded(text, { file, what: `${kind}-snapshot file`, hint: `capture a new ${kind}-snapshot` });
   const record = parsed as { timestamp?: unknown; git?: unknown } | null;
   if (typeof record !== 'object' || record === null || Array.isArray(record) || typeof record.timestamp !== 'string' || typeof record.git !== 'object' || record.git === null) {
     throw new CairnError('ERR_CORRUPT', `${kind}-snapshot file ${file} is not a ${kind}-snapshot (needs "timestamp" and "git"); capture a new ${kind}-snapshot`, { path: file });

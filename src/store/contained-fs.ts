@@ -1,173 +1,122 @@
 /**
- * File-system access confined to one base directory that never goes through a symbolic link
- * below it: every directory component is lstat-checked before use, files are opened with
- * O_NOFOLLOW, and only regular files are read. A link planted inside the store (pointing
- * anywhere) is refused rather than followed, for reads, writes and deletes alike.
+ * The file store's view of its base directory, built on the containment primitive
+ * (../core/contained-dir.ts, whose header says how it works and what holds on each platform):
+ * every directory below the base, and below `within` when the base itself lies inside a
+ * directory cairn owns (the CLI's default `<root>/.cairn/store`), is opened without following
+ * a link, and every read, write and delete goes through the opened directory, so neither a
+ * planted link nor one swapped in mid-operation can take it outside. Only regular files are read.
  */
-import * as fs from 'node:fs';
-import * as fsp from 'node:fs/promises';
+import type * as fs from 'node:fs';
 import * as path from 'node:path';
-import { errnoCode } from '../core/errors.js';
+import { ContainedDir, ContainmentError, rootedAt } from '../core/contained-dir.js';
+import { decodeUtf8Strict } from '../core/utf8.js';
 import { stampOf, type DirStamp } from './history-index.js';
 
-/** A symbolic link (or other non-directory) met where the store expects its own directory or file. */
-export class RefusedPathError extends Error {
-  constructor(
-    readonly at: string,
-    readonly reason: 'symlink' | 'not-a-directory' | 'not-a-file' | 'outside',
-  ) {
-    super(
-      reason === 'symlink'
-        ? `${at} is a symbolic link; cairn never reads or writes through links inside the store (remove it)`
-        : reason === 'not-a-directory'
-          ? `${at} is not a directory (something else is where the store expects a directory)`
-          : reason === 'not-a-file'
-            ? `${at} is not a regular file`
-            : `${at} resolves outside the store directory`,
-    );
-    this.name = 'RefusedPathError';
-  }
-}
+/** A link, a non-directory or a swap met where the store expects its own directory or file (ERR_CONTAINMENT). */
+export { ContainmentError as RefusedPathError };
 
-const O_NONBLOCK = fs.constants.O_NONBLOCK ?? 0;
+/** The most a store document may be: larger files are refused unread (cairn never writes one). */
+export const MAX_DOCUMENT_BYTES = 256 * 1024 * 1024;
 
 export class ContainedFs {
   /** Absolute, normalised base directory. */
   readonly base: string;
+  /** Where no link is followed from: the base itself, or the `within` directory above it. */
+  private readonly root: string;
+  private readonly prefix: readonly string[];
 
-  constructor(base: string) {
+  constructor(base: string, within?: string) {
     this.base = path.resolve(base);
+    const { root, parts } = rootedAt(this.base, within);
+    this.root = root;
+    this.prefix = parts;
   }
 
   /** Absolute path of `parts` below the base; refuses anything that would leave it. */
   pathOf(...parts: string[]): string {
     const p = path.resolve(this.base, ...parts);
     if (p !== this.base && !p.startsWith(this.base.endsWith(path.sep) ? this.base : this.base + path.sep)) {
-      throw new RefusedPathError(p, 'outside');
+      throw new ContainmentError(p, 'outside');
     }
     return p;
   }
 
   /**
-   * Checks each directory of `parts` below the base, in order. Resolves true when all exist as
-   * real directories, false when one is missing; throws RefusedPathError on a link or a file.
+   * Runs `fn` with the directory `parts` opened (made when `create`), closing it after; `fn`
+   * gets null when it is missing. Paths from `dir.at(name)` stay valid only inside `fn`.
    */
-  async probeDirs(parts: readonly string[]): Promise<boolean> {
-    for (let i = 1; i <= parts.length; i++) {
-      const p = this.pathOf(...parts.slice(0, i));
-      let st: fs.Stats;
-      try {
-        st = await fsp.lstat(p);
-      } catch (e) {
-        if (errnoCode(e) === 'ENOENT') return false;
-        throw e;
-      }
-      if (st.isSymbolicLink()) throw new RefusedPathError(p, 'symlink');
-      if (!st.isDirectory()) throw new RefusedPathError(p, 'not-a-directory');
+  async withDir<T>(parts: readonly string[], create: boolean, fn: (dir: ContainedDir | null) => T | Promise<T>): Promise<T> {
+    if (create) this.pathOf(...parts);
+    const dir = ContainedDir.open(this.root, [...this.prefix, ...parts], { create });
+    try {
+      return await fn(dir);
+    } finally {
+      dir?.close();
     }
-    return true;
   }
 
-  /** Creates the directories of `parts` one by one (the base recursively), checking each is a real directory. */
+  /** True when every directory of `parts` exists as a real directory, false when one is missing; ContainmentError on a link or a file. */
+  probeDirs(parts: readonly string[]): Promise<boolean> {
+    return this.withDir(parts, false, (dir) => dir !== null);
+  }
+
+  /** Creates the directories of `parts` one by one, each a real directory reached without links. */
   async ensureDirs(parts: readonly string[]): Promise<string> {
-    await fsp.mkdir(this.base, { recursive: true });
-    for (let i = 1; i <= parts.length; i++) {
-      const p = this.pathOf(...parts.slice(0, i));
-      let st: fs.Stats | undefined;
-      try {
-        st = await fsp.lstat(p);
-      } catch (e) {
-        if (errnoCode(e) !== 'ENOENT') throw e;
-      }
-      if (st === undefined) {
-        try {
-          await fsp.mkdir(p);
-        } catch (e) {
-          if (errnoCode(e) !== 'EEXIST') throw e; // a concurrent writer made it
-        }
-        st = await fsp.lstat(p);
-      }
-      if (st.isSymbolicLink()) throw new RefusedPathError(p, 'symlink');
-      if (!st.isDirectory()) throw new RefusedPathError(p, 'not-a-directory');
-    }
+    await this.withDir(parts, true, () => undefined);
     return this.pathOf(...parts);
   }
 
-  /** Text of the regular file `parts/name`, or null when it (or a directory above it) is missing. */
-  async readText(parts: readonly string[], name: string): Promise<string | null> {
-    if (!(await this.probeDirs(parts))) return null;
-    const file = this.pathOf(...parts, name);
-    let fh: fsp.FileHandle;
-    try {
-      // O_NONBLOCK: a FIFO planted at the name must not hang the reader.
-      fh = await fsp.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | O_NONBLOCK);
-    } catch (e) {
-      const code = errnoCode(e);
-      if (code === 'ENOENT') return null;
-      if (code === 'ELOOP') throw new RefusedPathError(file, 'symlink');
-      throw e;
-    }
-    try {
-      const st = await fh.stat();
-      if (!st.isFile()) throw new RefusedPathError(file, 'not-a-file');
-      return await fh.readFile('utf8');
-    } finally {
-      await fh.close();
-    }
+  /** Text (strict UTF-8) of the regular file `parts/name`, or null when it (or a directory above it) is missing. */
+  readText(parts: readonly string[], name: string): Promise<string | null> {
+    return this.withDir(parts, false, (dir) => {
+      const bytes = dir?.readFile(name, { maxBytes: MAX_DOCUMENT_BYTES }) ?? null;
+      return bytes === null ? null : decodeUtf8Strict(bytes, dir!.shown(name));
+    });
+  }
+
+  /** Writes `parts/name` atomically in its opened directory (made as needed); `exclusive` fails with EEXIST. */
+  writeText(parts: readonly string[], name: string, text: string, options: { exclusive: boolean; fsync: boolean }): Promise<void> {
+    return this.withDir(parts, true, (dir) => dir!.writeFile(name, text, options));
   }
 
   /** Names in the directory `parts`, or null when it is missing. */
-  async list(parts: readonly string[]): Promise<fs.Dirent[] | null> {
-    if (!(await this.probeDirs(parts))) return null;
-    try {
-      return await fsp.readdir(this.pathOf(...parts), { withFileTypes: true });
-    } catch (e) {
-      if (errnoCode(e) === 'ENOENT') return null;
-      throw e;
-    }
+  list(parts: readonly string[]): Promise<fs.Dirent[] | null> {
+    return this.withDir(parts, false, (dir) => dir?.entries() ?? null);
   }
 
-  /**
-   * Streams the entries of the directory `parts` to `visit` (opendir with a large buffer: much
-   * cheaper than readdir's array for 100k-entry directories). False when the directory is missing.
-   */
-  async forEachEntry(parts: readonly string[], visit: (entry: fs.Dirent) => void): Promise<boolean> {
-    if (!(await this.probeDirs(parts))) return false;
-    let dir: fs.Dir;
-    try {
-      dir = await fsp.opendir(this.pathOf(...parts), { bufferSize: 1024 });
-    } catch (e) {
-      if (errnoCode(e) === 'ENOENT') return false;
-      throw e;
-    }
-    for await (const entry of dir) visit(entry);
-    return true;
+  /** Streams the entries of the directory `parts` to `visit`. False when the directory is missing. */
+  forEachEntry(parts: readonly string[], visit: (entry: fs.Dirent) => void): Promise<boolean> {
+    return this.withDir(parts, false, (dir) => {
+      dir?.forEachEntry(visit);
+      return dir !== null;
+    });
   }
 
   /** Identity and timestamps (ns) of the directory `parts`, which must exist. */
-  async dirStamp(parts: readonly string[]): Promise<DirStamp> {
-    return stampOf(await fsp.lstat(this.pathOf(...parts), { bigint: true }));
+  dirStamp(parts: readonly string[]): Promise<DirStamp> {
+    return this.withDir(parts, false, (dir) => {
+      if (dir === null) throw Object.assign(new Error(`ENOENT: ${this.pathOf(...parts)}`), { code: 'ENOENT' });
+      return stampOf(dir.stat({ bigint: true }));
+    });
   }
 
   /** lstat of `parts/name`, or null when missing. */
-  async lstat(parts: readonly string[], name: string): Promise<fs.Stats | null> {
-    try {
-      return await fsp.lstat(this.pathOf(...parts, name));
-    } catch (e) {
-      if (errnoCode(e) === 'ENOENT') return null;
-      throw e;
-    }
+  lstat(parts: readonly string[], name: string): Promise<fs.Stats | null> {
+    return this.withDir(parts, false, (dir) => dir?.lstat(name) ?? null);
   }
 
-  /** Removes the file `parts/name` (unlink never follows a link); false when it was already gone. */
-  async unlink(parts: readonly string[], name: string): Promise<boolean> {
-    if (!(await this.probeDirs(parts))) return false;
-    try {
-      await fsp.unlink(this.pathOf(...parts, name));
-      return true;
-    } catch (e) {
-      if (errnoCode(e) === 'ENOENT') return false;
-      throw e;
-    }
+  /** Removes the file (or link) `parts/name`; false when it was already gone. */
+  unlink(parts: readonly string[], name: string): Promise<boolean> {
+    return this.withDir(parts, false, (dir) => dir?.unlink(name) ?? false);
+  }
+
+  /** Removes `parts/name` and everything below it; links are removed, never followed. */
+  removeTree(parts: readonly string[], name: string): Promise<boolean> {
+    return this.withDir(parts, false, (dir) => dir?.removeTree(name) ?? false);
+  }
+
+  /** fsync the directory `parts` (best effort). */
+  syncDir(parts: readonly string[]): Promise<void> {
+    return this.withDir(parts, false, (dir) => dir?.fsync());
   }
 }

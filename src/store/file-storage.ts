@@ -1,6 +1,5 @@
-import * as fsp from 'node:fs/promises';
-import { fsyncDir, writeFileAtomic, isTempName } from '../core/atomic-write.js';
-import { errnoCode } from '../core/errors.js';
+import { isTempName } from '../core/atomic-write.js';
+import { errnoCode, isCodedError } from '../core/errors.js';
 import { ContainedFs, RefusedPathError } from './contained-fs.js';
 import { HISTORY_INDEX_NAME, isQuiet, pageFromIndex, readWholeIndex, sameStamp, writeIndex } from './history-index.js';
 import { SessionError } from './errors.js';
@@ -51,6 +50,12 @@ export interface FileStorageOptions {
   fsync?: boolean;
   /** Temp files of interrupted writes younger than this are left alone by `prune`: they may be live (default 60 s). */
   tempFileGraceMs?: number;
+  /**
+   * A directory above baseDir that cairn owns (the CLI passes the project root for its default
+   * `<root>/.cairn/store`): no link is followed from there down, so a planted `.cairn` or
+   * `.cairn/store` link cannot redirect the store. Without it, baseDir itself is the root.
+   */
+  within?: string;
 }
 
 const LATEST = 'snapshot_latest.json';
@@ -70,7 +75,7 @@ function reasonOf(e: unknown): string {
 }
 
 function codeOf(e: unknown): string {
-  return e instanceof RefusedPathError ? 'ERR_CONTAINMENT' : 'ERR_IO';
+  return isCodedError(e) ? e.code : 'ERR_IO';
 }
 
 /**
@@ -96,7 +101,7 @@ export class FileStorage implements ManagedSnapshotStorage {
     if (typeof baseDir !== 'string' || baseDir.length === 0 || baseDir.includes('\0')) {
       throw new SessionError('FileStorage needs a base directory path (a non-empty string)', { code: 'ERR_INVALID_OPTION' });
     }
-    this.fs = new ContainedFs(baseDir);
+    this.fs = new ContainedFs(baseDir, options.within);
     this.baseDir = this.fs.base;
     this.fsync = options.fsync !== false;
     this.tempFileGraceMs = options.tempFileGraceMs ?? 60_000;
@@ -149,18 +154,22 @@ export class FileStorage implements ManagedSnapshotStorage {
     try {
       if (!(await this.fs.probeDirs(histParts))) return [];
       if (this.index === false) return await this.scanPage(histParts, page);
-      const indexFile = this.fs.pathOf(...snapParts, HISTORY_INDEX_NAME);
-      const before = await this.fs.dirStamp(histParts);
-      const hit = await pageFromIndex(indexFile, before, page.after, page.limit);
-      if (hit !== undefined) return hit;
-      // A directory changed within the racy window is scanned, never indexed.
-      if (!isQuiet(before, Date.now(), this.index.quietMs)) return await this.scanPage(histParts, page);
-      const all = await this.scanAll(histParts);
-      if (all.length >= this.index.minEntries && sameStamp(before, await this.fs.dirStamp(histParts))) {
-        // Only a cache: failing to write it must not fail the listing.
-        await writeIndex(indexFile, before, all, this.fsync).catch(() => undefined);
-      }
-      return pageOfSorted(all, page.after, page.limit);
+      const index = this.index;
+      // The index is read and written through the opened snapshots directory (dir.at), never by path.
+      return await this.fs.withDir(snapParts, false, async (snap) => {
+        if (snap === null) return [];
+        const before = await this.fs.dirStamp(histParts);
+        const hit = await pageFromIndex(snap.at(HISTORY_INDEX_NAME), before, page.after, page.limit);
+        if (hit !== undefined) return hit;
+        // A directory changed within the racy window is scanned, never indexed.
+        if (!isQuiet(before, Date.now(), index.quietMs)) return await this.scanPage(histParts, page);
+        const all = await this.scanAll(histParts);
+        if (all.length >= index.minEntries && sameStamp(before, await this.fs.dirStamp(histParts))) {
+          // Only a cache: failing to write it must not fail the listing.
+          await writeIndex(snap.at(HISTORY_INDEX_NAME), before, all, this.fsync).catch(() => undefined);
+        }
+        return pageOfSorted(all, page.after, page.limit);
+      });
     } catch (e) {
       throw new SessionError(`Failed to list snapshots for session ${location.sessionId}: ${reasonOf(e)}`, { code: codeOf(e), cause: e });
     }
@@ -205,12 +214,11 @@ export class FileStorage implements ManagedSnapshotStorage {
   async deleteSession(params: { sessionId: string }): Promise<void> {
     const { sessionId } = params;
     checkSessionId(sessionId);
-    const dir = this.fs.pathOf(sessionId);
     try {
-      // rm never follows links: a link at <sessionId> is removed, its target left alone.
-      await fsp.rm(dir, { recursive: true, force: true, maxRetries: 3 });
+      // Directory by opened directory: a link anywhere (at <sessionId> too) is removed, its target left alone.
+      await this.fs.removeTree([], sessionId);
     } catch (e) {
-      throw new SessionError(`Failed to delete session ${sessionId}: ${reasonOf(e)}`, { code: 'ERR_IO', cause: e });
+      throw new SessionError(`Failed to delete session ${sessionId}: ${reasonOf(e)}`, { code: codeOf(e), cause: e });
     }
   }
 
@@ -348,7 +356,8 @@ export class FileStorage implements ManagedSnapshotStorage {
     /** A listing index is fine when stale (it is then ignored); it is an issue when malformed or when it is current but wrong. */
     const checkIndex = async (snapDir: string[]): Promise<void> => {
       const where = [...snapDir, HISTORY_INDEX_NAME];
-      const index = await readWholeIndex(this.fs.pathOf(...where));
+      const index = await this.fs.withDir(snapDir, false, (snap) => (snap === null ? null : readWholeIndex(snap.at(HISTORY_INDEX_NAME))));
+      if (index === null) return; // removed meanwhile
       const fix = 'delete it; cairn rebuilds it when needed';
       if (index === undefined) {
         issue('invalid-index', where, `is not a valid listing index; ${fix}`);
@@ -476,7 +485,7 @@ export class FileStorage implements ManagedSnapshotStorage {
       throw failed(e); // an EEXIST here is a file in the way of a directory, not a taken id
     }
     try {
-      await writeFileAtomic(file, text, { exclusive: createOnly, fsync: this.fsync });
+      await this.fs.writeText(dir, name, text, { exclusive: createOnly, fsync: this.fsync });
     } catch (e) {
       // Only the create-only publish (link) says EEXIST when the id is taken.
       if (createOnly && errnoCode(e) === 'EEXIST') throw snapshotExistsError(historyIdOf(name) ?? name, file, e);
@@ -503,6 +512,6 @@ export class FileStorage implements ManagedSnapshotStorage {
 
   private async syncDir(parts: string[]): Promise<void> {
     // Best effort: the deletes themselves already happened.
-    if (this.fsync) await fsyncDir(this.fs.pathOf(...parts)).catch(() => undefined);
+    if (this.fsync) await this.fs.syncDir(parts).catch(() => undefined);
   }
 }

@@ -55,11 +55,19 @@ export function resolveStoreSpec(spec: string | undefined, opts: { cwd?: string;
  * (both default to the process's): `file:DIR` / `file:///abs` / a plain path → FileStorage
  * (relative to `cwd`); `s3://…` → S3 backend; `postgres://…` / `postgresql://…` → PostgreSQL
  * backend (both loaded only when asked for, so their client libraries stay optional).
+ * A file store inside `within` (default: `cwd` for the default store) is reached from there
+ * without following any link.
  */
-export async function openStore(spec?: string, opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<ManagedSnapshotStorage> {
+export async function openStore(spec?: string, opts: { cwd?: string; env?: NodeJS.ProcessEnv; within?: string } = {}): Promise<ManagedSnapshotStorage> {
   const env = opts.env ?? process.env;
   const target = resolveStoreSpec(spec, opts);
-  if (target.kind === 'file') return new FileStorage(target.dir);
+  if (target.kind === 'file') {
+    // A store inside the project (`within`, or `cwd` for the default `.cairn/store`) is reached
+    // from there with no link followed: a planted `.cairn` or `.cairn/store` link cannot move it.
+    const isDefault = spec === undefined && !env.CAIRN_STORE;
+    const within = opts.within ?? (isDefault ? path.resolve(opts.cwd ?? process.cwd()) : undefined);
+    return new FileStorage(target.dir, within === undefined ? {} : { within });
+  }
   if (target.kind === 's3') {
     const { openS3StorageFromUrl } = await import('./s3-storage.js');
     return openS3StorageFromUrl(target.url, env);

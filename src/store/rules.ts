@@ -7,6 +7,7 @@ import { SessionError } from './errors.js';
 import { SNAPSHOT_SCHEMA_VERSION, type JSONValue, type Snapshot, type SnapshotLocation, type SnapshotManifest, type VerifyIssue } from './types.js';
 import { isIdentifier, isScope, validateIdentifier, validateScope, validateUuidV7 } from './validation.js';
 import { isRecord } from '../core/jcs.js';
+import { MAX_JSON_DEPTH, jsonDepthExceeds, jsonTextDepth } from '../core/bounded-json.js';
 
 function rethrowAs(code: string, fn: () => void): void {
   try {
@@ -60,21 +61,29 @@ export function manifestProblem(value: unknown): string | undefined {
 
 /** Rejects a document that is not a Snapshot before it is written. */
 export function checkSnapshotToSave(snapshot: Snapshot): void {
-  const problem = snapshotProblem(snapshot);
+  const problem = snapshotProblem(snapshot) ?? depthProblem(snapshot);
   if (problem !== undefined) {
     throw new SessionError(`Cannot save snapshot: ${problem}`, { code: 'ERR_INVALID_SNAPSHOT' });
   }
 }
 
 export function checkManifestToSave(manifest: SnapshotManifest): void {
-  const problem = manifestProblem(manifest);
+  const problem = manifestProblem(manifest) ?? depthProblem(manifest);
   if (problem !== undefined) {
     throw new SessionError(`Cannot save manifest: ${problem}`, { code: 'ERR_INVALID_MANIFEST' });
   }
 }
 
-/** Parses a stored document; `where` names the file or key in the error. */
+/** Nothing is saved that the readers' depth bound would refuse. */
+function depthProblem(value: unknown): string | undefined {
+  return jsonDepthExceeds(value, MAX_JSON_DEPTH) ? `it nests more than ${MAX_JSON_DEPTH} levels deep (cairn reads at most that)` : undefined;
+}
+
+const TOO_DEEP = `nests more than ${MAX_JSON_DEPTH} levels deep, more than cairn reads (nothing cairn writes nests so deep); restore it from a backup or delete it`;
+
+/** Parses a stored document within the depth bound; `where` names the file or key in the error. */
 export function parseStored(text: string, where: string): JSONValue {
+  if (jsonTextDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new SessionError(`File ${where} ${TOO_DEEP}`, { code: 'ERR_TOO_DEEP' });
   try {
     return JSON.parse(text) as JSONValue;
   } catch (e) {
@@ -106,6 +115,7 @@ export function parseStoredManifest(text: string, where: string): SnapshotManife
  */
 export function documentIssue(text: string, where: string, kind: 'snapshot' | 'manifest'): VerifyIssue | undefined {
   let value: unknown;
+  if (jsonTextDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return { kind: 'invalid-json', where, message: TOO_DEEP };
   try {
     value = JSON.parse(text) as unknown;
   } catch (e) {

@@ -161,8 +161,11 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .action(async (opts: RootOptions & { iterationDir?: string; amend?: boolean }) => {
       const lib = await load();
       const { root, config } = projectContext(io, opts.root);
+      // A state dir outside the root is a usage error before anything is created.
+      if (opts.stateDir !== undefined) lib.stateDirParts(root, opts.stateDir);
       const open = lib.openIterationDirs(root);
       let iterationDir: string;
+      let claimed = false;
       if (opts.iterationDir !== undefined) {
         iterationDir = path.resolve(io.cwd, opts.iterationDir);
         lib.assertIterationNotFinished(iterationDir);
@@ -171,8 +174,22 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
         iterationDir = open.at(-1)!;
       } else {
         iterationDir = lib.createNextIterationDir(root);
+        claimed = true;
       }
-      const pre = managerFor(lib, io, root, opts, config, 'pre').capturePreSnapshot(root, iterationDir);
+      let pre: import('../../session/index.js').PreSnapshot;
+      try {
+        pre = managerFor(lib, io, root, opts, config, 'pre').capturePreSnapshot(root, iterationDir);
+      } catch (e) {
+        // A failed capture leaves no empty iteration behind (it would read as an open one).
+        if (claimed) {
+          try {
+            fs.rmdirSync(iterationDir); // only ever an empty directory
+          } catch {
+            // something was written there after all: keep it
+          }
+        }
+        throw e;
+      }
       const stillOpen = open.filter((dir) => dir !== iterationDir);
       if (opts.json) {
         writeJson(io, { iterationDir, pre, openIterations: stillOpen });
@@ -208,8 +225,14 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
       lib.assertIterationNotFinished(iterationDir);
       // Every option is checked, and the store opened, before the post-snapshot is written.
       const sessionId = opts.session ?? DEFAULT_SESSION_ID;
-      const storage = opts.store === false ? null : await lib.openStore(storeSpec(io, root, typeof opts.store === 'string' ? opts.store : undefined, config), { cwd: io.cwd, env: io.env });
+      const storage = opts.store === false ? null : await lib.openStore(storeSpec(io, root, typeof opts.store === 'string' ? opts.store : undefined, config), { cwd: io.cwd, env: io.env, within: root });
       try {
+        // A file store that cannot be reached (a planted link) fails before the post-snapshot is written.
+        if (storage !== null && 'baseDir' in storage) {
+          await storage.listSessions().catch((e: unknown) => {
+            if ((e as { code?: unknown }).code === 'ERR_CONTAINMENT') throw e;
+          });
+        }
         const manager = managerFor(lib, io, root, opts, config);
         const post = manager.capturePostSnapshot(root, iterationDir);
         const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));

@@ -79,7 +79,7 @@ async function withStore(io: CliIO, opts: CommonOptions, fn: (store: ManagedSnap
         { exitCode: 1, path: target.dir },
       );
     }
-    store = await openStore(name, { cwd: io.cwd, env: io.env });
+    store = await openStore(name, { cwd: io.cwd, env: io.env, within: root });
     await fn(store, name);
   } finally {
     await store?.close();
