@@ -395,7 +395,6 @@ export class InventoryStore {
     }
     return [...roots];
   }
-  }
 
   /** Records that `snapshotFile` references `digest`, so pruning keeps that inventory. */
   addRef(snapshotFile: string, digest: string): void {

@@ -52,7 +52,8 @@ const SESSION_COMPONENTS = [
   'package.json',
 ];
 
-const OUTSIDE_SECRET = /"secret"|not yours|canary|object-like/;
+/** The canaries' contents (a link's own target path may be recorded; what it points to never). */
+const OUTSIDE_SECRET = /canary\\?":true|secret\\?":\\?"outside|not\\?":\\?"yours|object-like file/;
 
 /** Runs pre, post, save, load, list, delete-session and both prunes through the library; returns what was recorded. */
 async function wholeSession(): Promise<string> {
