@@ -16,7 +16,8 @@ import { digestWithMemo } from './memo/digest-memo.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, SkipReason, SkippedEntry } from './types.js';
 import { Walker, type WalkItem } from './walk/walk.js';
 
-export { ALWAYS_SKIP, resolveSnapshotRoot, SCAN_ENGINE_VERSION } from './walk/prepare.js';
+export { ALWAYS_SKIP, resolveSnapshotRoot } from './walk/prepare.js';
+export { SCAN_ENGINE_VERSION } from './cache/artefacts.js';
 
 const BATCH_FILES = BATCH_CAPACITY;
 const BATCH_BYTES = 4 * 1024 * 1024;

@@ -88,3 +88,17 @@ describe('src/inventory layout', () => {
     expect(cycles).toEqual([]);
   });
 });
+
+describe('the on-disk artefacts', () => {
+  it('are named and versioned in cache/artefacts.ts alone', () => {
+    const owner = path.join('cache', 'artefacts.ts');
+    const text = fs.readFileSync(path.join(INVENTORY, owner), 'utf8');
+    expect(text).toContain("'cairn-render "); // the check below looks for what is really there
+    const naming = /'cairn-(?:render|canonical) \d+'|\\\.(?:cache|render|canonical|out|patch)\$\/|`\$\{[a-zA-Z]+\}\.(?:patch|cache)`|(?:CACHE_FORMAT|SCAN_ENGINE_VERSION) = \d/;
+    for (const m of modules(INVENTORY)) {
+      if (m === owner) continue;
+      expect(naming.exec(fs.readFileSync(path.join(INVENTORY, m), 'utf8'))?.[0], m).toBeUndefined();
+    }
+    expect(naming.test(text)).toBe(true);
+  });
+});

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/jcs.js';
 import { digestWithMemo } from '../../src/inventory/memo/digest-memo.js';
-import { patchPath } from '../../src/inventory/cache/artefacts.js';
+import { CANONICAL_MEMO_TAG, patchPath, RENDER_MEMO_TAG } from '../../src/inventory/cache/artefacts.js';
 import { parseMemoPatch, PATCH_SHARE } from '../../src/inventory/memo/memo-patch.js';
 import type { RepoSnapshotEntry } from '../../src/inventory/types.js';
 import { cleanupTempDirs, tempDir } from './helpers.js';
@@ -117,10 +117,10 @@ describe('memo patches', () => {
     const { memo, files, d0 } = firstMemo();
     const { files: edited, oldIndex } = edit(files, [9, 200], 1);
     const d1 = digestWithMemo(edited, sum(edited), false, memo, { digest: d0, oldIndex });
-    expect(parseMemoPatch(fs.readFileSync(patchPath(memo)), 'cairn-canonical 1')!.text.length).toBeGreaterThan(0);
+    expect(parseMemoPatch(fs.readFileSync(patchPath(memo)), CANONICAL_MEMO_TAG)!.text.length).toBeGreaterThan(0);
     const d2 = digestWithMemo(files, sum(files), false, memo, { digest: d1, oldIndex });
     expect(d2).toBe(d0);
-    const healed = parseMemoPatch(fs.readFileSync(patchPath(memo)), 'cairn-canonical 1')!;
+    const healed = parseMemoPatch(fs.readFileSync(patchPath(memo)), CANONICAL_MEMO_TAG)!;
     expect(healed.text.length).toBe(0);
     expect([...healed.from]).toEqual(files.map((_, i) => i));
   });
@@ -130,14 +130,14 @@ describe('memo patches', () => {
     const { files: edited, oldIndex } = edit(files, [40], 1);
     const d1 = digestWithMemo(edited, sum(edited), false, memo, { digest: d0, oldIndex });
     const good = fs.readFileSync(patchPath(memo));
-    expect(parseMemoPatch(good, 'cairn-canonical 1')?.digest).toBe(d1);
-    expect(parseMemoPatch(good, 'cairn-render 6')).toBeNull(); // another memo's tag
+    expect(parseMemoPatch(good, CANONICAL_MEMO_TAG)?.digest).toBe(d1);
+    expect(parseMemoPatch(good, RENDER_MEMO_TAG)).toBeNull(); // another memo's tag
     for (const at of [10, good.length - 3, good.length - 1]) {
       const bad = Buffer.from(good);
       bad[at] = bad[at]! ^ 0x01;
-      expect(parseMemoPatch(bad, 'cairn-canonical 1')).toBeNull();
+      expect(parseMemoPatch(bad, CANONICAL_MEMO_TAG)).toBeNull();
     }
-    expect(parseMemoPatch(good.subarray(0, good.length - 8), 'cairn-canonical 1')).toBeNull();
+    expect(parseMemoPatch(good.subarray(0, good.length - 8), CANONICAL_MEMO_TAG)).toBeNull();
     // Damaged on disk: the next digest is still exact (the patch ignored, the body serialised).
     const bad = Buffer.from(good);
     bad[bad.length - 2] = bad[bad.length - 2]! ^ 0x01;

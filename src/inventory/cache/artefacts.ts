@@ -1,11 +1,32 @@
 /**
- * The names of the files the scanner keeps for one root, beside its stat cache: one owner for
- * every artefact's name, so the cache's cleanup, the memos and the render agree on the family.
- * (Formats and versions of each: FORMATS.md.)
+ * The names and versions of the files the scanner keeps for one root, beside its stat cache: one
+ * owner for every artefact's name and version, so the cache's cleanup, the memos and the render
+ * agree on the family, and a format change is one edit here. (Each file's layout, writer,
+ * reader, checksum and when it is discarded: ../FORMATS.md.)
  */
 import { hash as oneShotHash } from 'node:crypto';
 import * as os from 'node:os';
 import * as path from 'node:path';
+
+/** The stat cache's binary format (`<id>.cache`): a file of another format is discarded. */
+export const CACHE_FORMAT = 12;
+
+/**
+ * The scan's own version, part of every cache's options key: raised when the engine would give
+ * another result for the same options, so no cache of an older engine is trusted.
+ */
+export const SCAN_ENGINE_VERSION = 2;
+
+/** The canonical-JSON memo's tag (`<id>.canonical`, memo/digest-memo.ts). */
+export const CANONICAL_MEMO_TAG = 'cairn-canonical 1';
+
+/** The render memo's tag (`<id>.render`, memo/render.ts). */
+export const RENDER_MEMO_TAG = 'cairn-render 6';
+
+/** The tag of a patch of the memo tagged `memoTag` (memo/memo-patch.ts). */
+export function patchTag(memoTag: string): string {
+  return `${memoTag}+patch`;
+}
 
 /** Default cache directory: `$XDG_CACHE_HOME/cairn/snapshots`, else `~/.cache/cairn/snapshots`. */
 export function defaultStatCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -41,6 +62,11 @@ export const STALE_TEMP_AGE_MS = 60_000;
 /** Where render.ts notes which output file last held which rendering (its output stamp). */
 export function outputStampPath(cacheFile: string): string {
   return cacheFile.replace(/\.cache$/, '.out');
+}
+
+/** The output stamp of the cache whose render memo is `renderMemo` (render.ts knows only the memo). */
+export function outputStampOfRenderMemo(renderMemo: string): string {
+  return outputStampPath(renderMemo.replace(/\.render$/, '.cache'));
 }
 
 /** Names of the files kept for one cache: the cache, its memos and their patches, and the output stamp. */

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { removeStaleTemps, writeAll, writeFileAtomicSync, writeFileInBackground, type BackgroundWrite } from '../../core/atomic-write.js';
 import { errnoCode } from '../../core/errors.js';
-import { cacheFamily, STALE_TEMP_AGE_MS } from './artefacts.js';
+import { CACHE_FORMAT, cacheFamily, STALE_TEMP_AGE_MS } from './artefacts.js';
 import { splitNulUtf8 } from '../io/nul-strings.js';
 import { STAT_FIELDS } from '../io/read-file.js';
 import type { ScanWarning } from '../types.js';
@@ -31,7 +31,6 @@ import type { ScanWarning } from '../types.js';
  *   against 9 ms for sha256); the cache is private (0600) and only ever speeds a scan up
  */
 const MAGIC = Buffer.from('CAIRNSC\0', 'latin1');
-export const CACHE_FORMAT = 12;
 
 /**
  * A directory's entries in walk order (sorted by name, directories keyed with a trailing '/'),

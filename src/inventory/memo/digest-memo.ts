@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { CANONICAL_MEMO_TAG } from '../cache/artefacts.js';
 import { canonicalEntries, canonicalHead, canonicalTail, computeDigestOf, type RenderBasis } from '../digest.js';
 import { chunks, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type EntryText, type Part } from './text-memo.js';
 import type { RepoSnapshotEntry } from '../types.js';
@@ -11,7 +12,6 @@ import type { RepoSnapshotEntry } from '../types.js';
  * an agent step that touched a handful of files, the digest of a 76k-entry body costs reading
  * and hashing ~10 MB instead of serialising 76k entries (~60 ms).
  */
-const MEMO_TAG = 'cairn-canonical 1';
 const CHUNK = 4096;
 /**
  * Where every entry of a serialised run but the first begins, two bytes in: each entry's first
@@ -28,9 +28,9 @@ const COMMA = Buffer.from(',', 'latin1');
  */
 export function digestWithMemo(files: readonly RepoSnapshotEntry[], bytes: number, truncated: boolean, memoFile: string, basis?: RenderBasis, memoBytes?: Buffer | null): string {
   const n = files.length;
-  const old = basis === undefined || basis.oldIndex.length !== n ? null : readTextMemo(memoFile, MEMO_TAG, [basis.digest], memoBytes);
+  const old = basis === undefined || basis.oldIndex.length !== n ? null : readTextMemo(memoFile, CANONICAL_MEMO_TAG, [basis.digest], memoBytes);
   const plan = old !== null && old.starts !== null ? splicePlan(basis!.oldIndex, { text: old.text, starts: old.starts, patch: old.patch }, COMMA.length, CHUNK) : chunks(0, n, CHUNK);
-  const writer = openMemoWriter(memoFile, MEMO_TAG, old, plan, COMMA);
+  const writer = openMemoWriter(memoFile, CANONICAL_MEMO_TAG, old, plan, COMMA);
   if (writer === null && old === null) return computeDigestOf(files, bytes, truncated);
   try {
     const h = createHash('sha256');

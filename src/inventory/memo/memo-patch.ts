@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { writeAll, writeFileAtomicSync } from '../../core/atomic-write.js';
 import { crc32 } from '../../core/crc32.js';
-import { patchPath } from '../cache/artefacts.js';
+import { patchPath, patchTag } from '../cache/artefacts.js';
 
 /**
  * A memo patch (`<memo>.patch`): the text of a newer body as its base memo's entries, in runs,
@@ -40,10 +40,6 @@ export const PATCH_SHARE = 1 / 32;
 const LITTLE_ENDIAN = os.endianness() === 'LE';
 
 const DIGEST_CHARS = 'sha256:'.length + 64;
-
-function patchTag(tag: string): string {
-  return `${tag}+patch`;
-}
 
 function headLength(tag: string): number {
   return patchTag(tag).length + 1 + DIGEST_CHARS + 1 + DIGEST_CHARS + 1 + 10 + 1 + 10 + 1 + 12 + 1;

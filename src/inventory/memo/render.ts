@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { removeStaleTemps, writeFileAtomicSync } from '../../core/atomic-write.js';
 import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf, takeRenderRead, textBytes } from '../digest.js';
 import { racyMarginOf } from '../rules/racy.js';
-import { outputStampPath, STALE_TEMP_AGE_MS } from '../cache/artefacts.js';
+import { outputStampOfRenderMemo, RENDER_MEMO_TAG, STALE_TEMP_AGE_MS } from '../cache/artefacts.js';
 import { BufferedFd, chunks as chunksOf, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type EntryText, type Part, type Segment, type TextMemo } from './text-memo.js';
 import type { RepoSnapshot, RepoSnapshotEntry } from '../types.js';
 
@@ -19,7 +19,6 @@ import type { RepoSnapshot, RepoSnapshotEntry } from '../types.js';
  * handful of changes costs a handful of small renders. The memo is a text memo (text-memo.ts:
  * CRC-32 checked, an entry table, written last-line-first), so a damaged one is rendered again.
  */
-const MEMO_TAG = 'cairn-render 6';
 const RENDER_CHUNK = 4096;
 /** How every entry but the first of a rendered run begins: entries sit at depth 3, their keys at depth 4. */
 const ENTRY_START = Buffer.from('\n      {', 'latin1');
@@ -31,10 +30,10 @@ const FILES_MARK = '\u0000cairn-files\u0000';
 /** The whole text as bytes (the memo's when it applies). Holds the text in memory: writeRepoSnapshot streams. */
 export function renderRepoSnapshot(snapshot: RepoSnapshot): Buffer {
   const memo = memoFor(snapshot);
-  const last = memo === undefined ? null : readTextMemo(memo, MEMO_TAG, [snapshot.snapshotDigest, renderBasisOf(snapshot.body)?.digest]);
+  const last = memo === undefined ? null : readTextMemo(memo, RENDER_MEMO_TAG, [snapshot.snapshotDigest, renderBasisOf(snapshot.body)?.digest]);
   if (last?.digest === snapshot.snapshotDigest) return wholeText(snapshot, last);
   const plan = planFor(snapshot, last);
-  const mw = memo === undefined ? null : openMemoWriter(memo, MEMO_TAG, last, plan, ENTRY_SEPARATOR);
+  const mw = memo === undefined ? null : openMemoWriter(memo, RENDER_MEMO_TAG, last, plan, ENTRY_SEPARATOR);
   const parts: Buffer[] = [];
   for (const part of renderParts(snapshot, plan)) {
     parts.push(part.bytes);
@@ -55,7 +54,7 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
   if ('file' in to && memo !== undefined && outputStillHolds(memo, to.file, digest)) return;
   // The scan may have started reading the memo already (takeRenderRead).
   const early = memo === undefined ? undefined : await takeRenderRead(snapshot.body);
-  const last = memo === undefined ? null : readTextMemo(memo, MEMO_TAG, [digest, renderBasisOf(snapshot.body)?.digest], early);
+  const last = memo === undefined ? null : readTextMemo(memo, RENDER_MEMO_TAG, [digest, renderBasisOf(snapshot.body)?.digest], early);
   if (last?.digest === digest) {
     const text = wholeText(snapshot, last);
     if ('file' in to) {
@@ -70,7 +69,7 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
     return;
   }
   const plan = planFor(snapshot, last);
-  const mw = memo === undefined ? null : openMemoWriter(memo, MEMO_TAG, last, plan, ENTRY_SEPARATOR);
+  const mw = memo === undefined ? null : openMemoWriter(memo, RENDER_MEMO_TAG, last, plan, ENTRY_SEPARATOR);
   try {
     if ('file' in to) {
       sweepBeside(to.file);
@@ -126,7 +125,7 @@ interface OutputStamp {
 }
 
 function stampPath(memo: string): string {
-  return outputStampPath(memo.replace(/\.render$/, '.cache'));
+  return outputStampOfRenderMemo(memo);
 }
 
 function statRow(st: fs.Stats): number[] {

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CairnError, errnoCode } from '../../core/errors.js';
 import { compileDirectoryExcludes, compileGlobs, validateGlob, type PathMatcher } from '../rules/glob.js';
-import { cacheFilePath, defaultStatCacheDir } from '../cache/artefacts.js';
+import { cacheFilePath, defaultStatCacheDir, SCAN_ENGINE_VERSION } from '../cache/artefacts.js';
 import { emptyCache, loadCache, type StatCacheData } from '../cache/stat-cache.js';
 import { racyMarginsFor, type RacyFrom, type RacyMargins } from '../rules/racy.js';
 import type { FileOutcome } from '../io/read-file.js';
@@ -10,7 +10,6 @@ import type { ScanOptions, ScanWarning } from '../types.js';
 import { Verifier } from '../io/verifier.js';
 
 /** Bumped when the scan's output for the same tree could change: old caches are then foreign. */
-export const SCAN_ENGINE_VERSION = 2;
 
 /** Directory names never descended into, whatever the ignore rules say. */
 export const ALWAYS_SKIP: readonly string[] = ['.git', '.cairn'];
