@@ -1,6 +1,7 @@
 /**
- * The one error type of cairn. `code` is stable (tests and callers match on it);
- * `message` says what went wrong and what to do about it.
+ * The stable codes of cairn's errors, CairnError's and the store's SessionError's alike (one
+ * table, below, gives each its exit code). `code` is what tests and callers match on; `message`
+ * says what went wrong and what to do about it.
  */
 export type CairnErrorCode =
   | 'ERR_CONTAINMENT'
@@ -22,6 +23,15 @@ export type CairnErrorCode =
   | 'ERR_VALIDATION'
   | 'ERR_TOO_LARGE'
   | 'ERR_TOO_DEEP'
+  // the store's (SessionError)
+  | 'ERR_SESSION'
+  | 'ERR_INVALID_IDENTIFIER'
+  | 'ERR_INVALID_SCOPE'
+  | 'ERR_INVALID_SNAPSHOT_ID'
+  | 'ERR_INVALID_MANIFEST'
+  | 'ERR_SNAPSHOT_EXISTS'
+  | 'ERR_INVALID_JSON'
+  | 'ERR_UNSUPPORTED_BACKEND'
   | (string & {});
 
 export interface CairnErrorOptions {
@@ -32,19 +42,36 @@ export interface CairnErrorOptions {
   exitCode?: number;
 }
 
-const USAGE_LIKE = new Set([
-  'ERR_CONTAINMENT',
-  'ERR_UNSUPPORTED_OP',
-  'ERR_INVALID_OPTION',
-  'ERR_ROOT_NOT_FOUND',
-  'ERR_ROOT_NOT_DIR',
-  'ERR_ROOT_REQUIRED',
-  'ERR_ROOT_NOT_ALLOWED',
-  'ERR_INVALID_SNAPSHOT',
-  'ERR_DIGEST_MISMATCH',
-  'ERR_USAGE',
-  'ERR_VALIDATION',
-]);
+/**
+ * The exit code of every code that does not end in 1 (a failure): 2, the caller's input or
+ * usage is wrong (fix it and run again); 3, something else holds what was asked for (a lock, an
+ * id already taken: wait, or pick another). One table for CairnError and SessionError.
+ */
+const EXIT_CODES: Readonly<Record<string, 2 | 3>> = {
+  ERR_CONTAINMENT: 2,
+  ERR_UNSUPPORTED_OP: 2,
+  ERR_INVALID_OPTION: 2,
+  ERR_ROOT_NOT_FOUND: 2,
+  ERR_ROOT_NOT_DIR: 2,
+  ERR_ROOT_REQUIRED: 2,
+  ERR_ROOT_NOT_ALLOWED: 2,
+  ERR_INVALID_SNAPSHOT: 2,
+  ERR_DIGEST_MISMATCH: 2,
+  ERR_USAGE: 2,
+  ERR_VALIDATION: 2,
+  ERR_INVALID_IDENTIFIER: 2,
+  ERR_INVALID_SCOPE: 2,
+  ERR_INVALID_SNAPSHOT_ID: 2,
+  ERR_INVALID_MANIFEST: 2,
+  ERR_UNSUPPORTED_BACKEND: 2,
+  ERR_LOCK_TIMEOUT: 3,
+  ERR_SNAPSHOT_EXISTS: 3,
+};
+
+/** The exit code the CLI ends with for an error of this code (table above; 1 for any other). */
+export function exitCodeFor(code: string): number {
+  return Object.hasOwn(EXIT_CODES, code) ? EXIT_CODES[code]! : 1;
+}
 
 export class CairnError extends Error {
   override readonly name = 'CairnError';
@@ -58,7 +85,7 @@ export class CairnError extends Error {
     this.code = code;
     if (options.path !== undefined) this.path = options.path;
     if (options.details !== undefined) this.details = options.details;
-    this.exitCode = options.exitCode ?? (code === 'ERR_LOCK_TIMEOUT' ? 3 : USAGE_LIKE.has(code) ? 2 : 1);
+    this.exitCode = options.exitCode ?? exitCodeFor(code);
   }
 
   /** The `{code, message, path?, details?}` shape the CLI prints on stderr. */

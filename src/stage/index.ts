@@ -35,5 +35,3 @@ export { renderStageSnapshot } from './render.js';
 export type { StageSnapshotFields, RenderedStageSnapshot } from './render.js';
 export { parseStageSnapshot } from './parse.js';
 export type { ParsedStageSnapshot } from './parse.js';
-export { selfTestStageSnapshot } from './self-test.js';
-export type { StageSelfTestResult } from './self-test.js';

@@ -1,34 +1,10 @@
-import type { ErrorDocument } from '../core/errors.js';
+import { exitCodeFor, type CairnErrorCode, type ErrorDocument } from '../core/errors.js';
 
 /**
- * Stable codes of store failures. Validation codes map to CLI exit 2, a create-only clash to 3,
- * everything else (I/O, corrupt files) to 1.
+ * Stable codes of store failures: CairnError's codes (core/errors.ts), whose one table gives
+ * each its exit code: validation 2, a create-only clash 3, everything else (I/O, corrupt files) 1.
  */
-export type SessionErrorCode =
-  | 'ERR_SESSION'
-  | 'ERR_INVALID_IDENTIFIER'
-  | 'ERR_INVALID_SCOPE'
-  | 'ERR_INVALID_SNAPSHOT_ID'
-  | 'ERR_INVALID_SNAPSHOT'
-  | 'ERR_INVALID_MANIFEST'
-  | 'ERR_INVALID_OPTION'
-  | 'ERR_SNAPSHOT_EXISTS'
-  | 'ERR_INVALID_JSON'
-  | 'ERR_CORRUPT'
-  | 'ERR_CONTAINMENT'
-  | 'ERR_IO'
-  | 'ERR_UNSUPPORTED_BACKEND'
-  | (string & {});
-
-const VALIDATION_CODES = new Set<string>([
-  'ERR_INVALID_IDENTIFIER',
-  'ERR_INVALID_SCOPE',
-  'ERR_INVALID_SNAPSHOT_ID',
-  'ERR_INVALID_SNAPSHOT',
-  'ERR_INVALID_MANIFEST',
-  'ERR_INVALID_OPTION',
-  'ERR_UNSUPPORTED_BACKEND',
-]);
+export type SessionErrorCode = CairnErrorCode;
 
 /** Storage failure, as upstream: name `SessionError`, the underlying error kept as `cause`. */
 export class SessionError extends Error {
@@ -41,11 +17,13 @@ export class SessionError extends Error {
     this.code = options?.code ?? 'ERR_SESSION';
   }
 
-  /** Process exit code the CLI uses for this error (0/1/2/3 convention of cairn). */
+  /**
+   * Process exit code the CLI uses for this error: CairnError's table (exitCodeFor), except that
+   * a store refusing a path inside itself (ERR_CONTAINMENT: a link planted in the store) is the
+   * store's failure (1), not the caller's input (2) as it is for a root or a snapshot directory.
+   */
   get exitCode(): number {
-    if (VALIDATION_CODES.has(this.code)) return 2;
-    if (this.code === 'ERR_SNAPSHOT_EXISTS') return 3;
-    return 1;
+    return this.code === 'ERR_CONTAINMENT' ? 1 : exitCodeFor(this.code);
   }
 
   /** The error document the CLI and the MCP server print; the cause's message when the message does not already say it. */
