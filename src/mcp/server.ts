@@ -316,6 +316,30 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
     },
   });
 
+  tools.add('cairn_session_restore', {
+    title: 'Restore an iteration (dry run unless told)',
+    description:
+      'Puts the working tree back to an iteration\'s pre state (undoes what it did) or its post state. By DEFAULT THIS IS A DRY RUN: it returns what would change (per-file +/- lines), conflicts and commits, and changes nothing; pass dryRun: false to apply. ' +
+      'Only paths cairn inventoried change (never ignored files, .git or .cairn; commits stay). A path someone changed since cairn recorded it is a conflict and nothing is changed unless force: true (then its content is kept). undo: true reverts the last restore.',
+    input: {
+      root: rootInput,
+      iteration: z.string().min(1).optional().describe('Iteration number ("3" or "003") or directory; default the latest.'),
+      to: z.enum(['pre', 'post']).default('pre').describe('"pre" (default): as before the iteration; "post": as the iteration left it.'),
+      dryRun: z.boolean().default(true).describe('Default true: report only. false applies the restore.'),
+      force: z.boolean().default(false).describe('Also restore paths changed since cairn recorded them (their content is kept for undo).'),
+      undo: z.boolean().default(false).describe('Revert the most recent restore instead (iteration and to are then ignored).'),
+    },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    run: async (args) => {
+      const root = allow.resolveRoot(args.root);
+      assertCairnDirContained(root);
+      const { restoreIteration, undoLastRestore } = await import('../rewind/index.js');
+      const common = { root, cwd: root, dryRun: args.dryRun, force: args.force };
+      const result = args.undo ? await undoLastRestore(common) : await restoreIteration({ ...common, to: args.to, ...(args.iteration === undefined ? {} : { iteration: args.iteration }) });
+      return jsonResult(result);
+    },
+  });
+
   tools.install();
 
   const schemaText = JSON.stringify(RepoSnapshotSchema, null, 2);

@@ -1,0 +1,89 @@
+/**
+ * kill -9 at random moments of a restore (a bounded number of kills), then the next restore
+ * finishes the job (or `--undo` reverts it) and says so: the tree ends exactly at pre (or post),
+ * never a silent mix.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { trackedDirs, useTempCacheHome, write } from '../session/helpers.js';
+import { CLI, cairn, post, pre, shapeOf } from './helpers.js';
+
+useTempCacheHome();
+const { dir: tempDir } = trackedDirs();
+
+const FILES = 400;
+const KILLS = 12;
+
+function pendingRecords(root: string): number {
+  const dir = path.join(root, '.cairn', 'restores');
+  if (!fs.existsSync(dir)) return 0;
+  return fs.readdirSync(dir).filter((n) => /^\d{6}\.json$/.test(n)).filter((n) => (JSON.parse(fs.readFileSync(path.join(dir, n), 'utf8')) as { state: string }).state === 'pending').length;
+}
+
+/** Starts a restore and SIGKILLs it after `ms`; resolves when it is gone. */
+function killAfter(root: string, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, 'session', 'restore', '--root', root], { stdio: 'ignore' });
+    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+    child.on('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+function setup(): { root: string; preShape: Record<string, string>; postShape: Record<string, string> } {
+  const root = tempDir();
+  for (let i = 0; i < FILES; i++) write(root, `d${i % 20}/f${i}.txt`, `original ${i}\n`.repeat(3));
+  const dir = pre(root);
+  const preShape = shapeOf(root);
+  for (let i = 0; i < FILES; i++) {
+    if (i % 3 === 0) fs.rmSync(path.join(root, `d${i % 20}/f${i}.txt`));
+    else write(root, `d${i % 20}/f${i}.txt`, `agent ${i}\n`);
+  }
+  for (let i = 0; i < FILES / 4; i++) write(root, `new${i % 7}/n${i}.txt`, `new ${i}\n`);
+  post(root, dir);
+  return { root, preShape, postShape: shapeOf(root) };
+}
+
+describe('a restore killed with SIGKILL', () => {
+  it.each([
+    ['the next restore finishes it', 'restore', 11],
+    ['--undo finishes and reverts it', 'undo', 23],
+  ] as const)('%s', async (_label, next, seed) => {
+    const { root, preShape, postShape } = setup();
+    let state = seed;
+    const rnd = (): number => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+    // Kill at random moments until one lands mid-restore (a pending record is left), at most KILLS
+    // times; a run that got to the end is undone and the window narrowed.
+    let sawPending = false;
+    let window = 900;
+    for (let k = 0; k < KILLS && !sawPending; k++) {
+      await killAfter(root, 40 + Math.floor(rnd() * window));
+      if (pendingRecords(root) > 0) sawPending = true;
+      else if (JSON.stringify(shapeOf(root)) === JSON.stringify(preShape)) {
+        expect(cairn(root, ['session', 'restore', '--undo']).status).toBe(0);
+        window = Math.max(100, Math.floor(window * 0.6));
+      }
+    }
+    expect(sawPending).toBe(true);
+    const pendingBefore = pendingRecords(root) > 0;
+    const r = next === 'restore' ? cairn(root, ['session', 'restore']) : cairn(root, ['session', 'restore', '--undo']);
+    if (pendingBefore) expect(r.stderr).toMatch(/interrupted/);
+    expect(pendingRecords(root)).toBe(0);
+    if (next === 'restore') {
+      expect(r.status).toBe(0);
+      expect(shapeOf(root)).toEqual(preShape);
+    } else {
+      expect(r.status).toBe(0);
+      expect(shapeOf(root)).toEqual(postShape);
+    }
+    for (const d of fs.readdirSync(root)) {
+      if (d === '.cairn') continue;
+      const abs = path.join(root, d);
+      if (fs.statSync(abs).isDirectory()) expect(fs.readdirSync(abs).filter((n) => n.startsWith('.cairn-restore-'))).toEqual([]);
+    }
+  });
+});
