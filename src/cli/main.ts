@@ -11,6 +11,7 @@ import { registerStageCommands } from './commands/stage.js';
 import { registerStoreCommands } from './commands/store.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerHooksCommands } from './commands/hooks.js';
+import { registerCompletionCommand } from './commands/completion.js';
 
 
 export function buildProgram(io: CliIO): Command {
@@ -32,6 +33,7 @@ export function buildProgram(io: CliIO): Command {
   registerMcpCommands(program, io);
   registerRunCommand(program, io);
   registerHooksCommands(program, io);
+  registerCompletionCommand(program, io);
   // Subcommands inherit exitOverride and the output streams (commander copies them to every
   // command created with .command()), so usage errors reach main() as CommanderError.
   return program;

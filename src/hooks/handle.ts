@@ -169,7 +169,7 @@ export function lastIterationSummary(lib: SessionLib, root: string): string[] | 
   const shown = changed.slice(0, 5).join(', ') + (changed.length > 5 ? ` and ${changed.length - 5} more` : '');
   return [
     `Last iteration ${n} (${post.timestamp}, ${diff.duration}): ${plural(added + modified + deleted, 'file')} changed (${added} added, ${modified} modified, ${deleted} deleted), ${plural(diff.commitCount, 'commit')}, ${testText}.`,
-    `${changed.length > 0 ? `Changed: ${shown}. ` : ''}Review it with \`cairn session report\`.`,
+    `${changed.length > 0 ? `Changed: ${shown}. ` : ''}Review it with \`cairn session diff ${n}\` or \`cairn session report\`; put the files back with \`cairn session restore ${n}\`.`,
   ];
 }
 
