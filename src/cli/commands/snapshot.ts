@@ -178,14 +178,29 @@ function moveInto(dir: string): void {
 }
 
 async function readSnapshotFile(io: CliIO, file: string): Promise<unknown> {
-  const { readFile } = await import('node:fs/promises');
+  const [fsp, { constants }, { jsonTextDepth, MAX_JSON_DEPTH }, { decodeUtf8Strict }] = await Promise.all([
+    import('node:fs/promises'),
+    import('node:fs'),
+    import('../../core/bounded-json.js'),
+    import('../../core/utf8.js'),
+  ]);
   const abs = path.resolve(io.cwd, file);
   let text: string;
   try {
-    text = await readFile(abs, 'utf8');
+    // Non-blocking, and only a regular file: a FIFO or a device named here must not hang the diff.
+    const fh = await fsp.open(abs, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    try {
+      if (!(await fh.stat()).isFile()) throw Object.assign(new Error('not a regular file'), { code: 'not a regular file' });
+      text = decodeUtf8Strict(await fh.readFile(), file);
+    } finally {
+      await fh.close();
+    }
   } catch (e) {
     const code = (e as { code?: string }).code ?? 'error';
-    throw new CairnError('ERR_INVALID_SNAPSHOT', `cannot read ${file} (${code}): pass a snapshot file written by cairn snapshot -o`, { path: file });
+    throw new CairnError('ERR_INVALID_SNAPSHOT', `cannot read ${file} (${code === 'ERR_CORRUPT' ? 'not UTF-8' : code}): pass a snapshot file written by cairn snapshot -o`, { path: file });
+  }
+  if (jsonTextDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    throw new CairnError('ERR_INVALID_SNAPSHOT', `${file} nests more than ${MAX_JSON_DEPTH} levels deep: it is not a snapshot written by cairn snapshot -o`, { path: file });
   }
   try {
     return JSON.parse(text) as unknown;
