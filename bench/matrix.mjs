@@ -27,13 +27,18 @@ const version = (node) => execFileSync(node, ['-p', 'process.version'], { encodi
 const lines = nodes.map((node) => ({ node, v: version(node) }));
 requireBuilt();
 
+const machine = machineMarkdown();
+const header = () =>
+  `## Start-up and hook-path matrix (issue 21)\n\n${machine}\nLines: ${lines.map((l) => l.v).join(', ')}. Each round runs every command once per line, the lines' order alternating; each line has its own cache directory. "1 % changed": 1 % of the tracked files appended to just before the run. CPU is user+sys of the process and its children (GNU time, 10 ms resolution).\n\n`;
 const medianOf = (xs) => (xs.length ? stats(xs).median : NaN);
 const sections = [];
 const summary = [];
 
 for (const shape of shapes) {
   const { root, meta } = ensureTree({ files: shape.files, nodeModules: shape.nodeModules });
-  const scratch = ensureDir(join(WORK_DIR, `matrix-${shape.label.replace(/\W+/g, '_')}`));
+  const scratch = join(WORK_DIR, `matrix-${shape.label.replace(/\W+/g, '_')}`);
+  rmSync(scratch, { recursive: true, force: true }); // a crashed run's iterations would collide
+  ensureDir(scratch);
   const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8', maxBuffer: 1 << 28 });
   git('checkout', '-q', '--', '.');
   const exclude = join(root, '.git', 'info', 'exclude');
@@ -69,8 +74,10 @@ for (const shape of shapes) {
     for (const i of order) time(`${lines[i].v} node -e 0`, lines[i].node, ['-e', '0']);
     for (const i of order) cairn(i, 'cairn --help', ['--help']);
     // A settled snapshot first (untimed in effect: its key is not reported), then the timed one.
-    for (const i of order) cairn(i, 'settle', ['snapshot', '--root', root, '-o', join(scratch, `snap-${i}.json`)]);
-    for (const i of order) cairn(i, 'cairn snapshot, warm, unchanged', ['snapshot', '--root', root, '-o', join(scratch, `snap-${i}.json`)]);
+    // --max-files 50000, the seed's ceiling: the default (20,000) truncates the bigger shapes.
+    const snap = (i) => ['snapshot', '--root', root, '--max-files', '50000', '-o', join(scratch, `snap-${i}.json`)];
+    for (const i of order) cairn(i, 'settle', snap(i));
+    for (const i of order) cairn(i, 'cairn snapshot, warm, unchanged', snap(i));
     editOnePercent();
     for (const i of order) cairn(i, 'session pre, 1 % changed', ['session', 'pre', '--root', root, '--iteration-dir', iter(i, 'a')]);
     for (const i of order) cairn(i, 'session post, unchanged', ['session', 'post', '--root', root, '--iteration-dir', iter(i, 'a'), '--json']);
@@ -98,10 +105,10 @@ for (const shape of shapes) {
     }
   }
   sections.push(table(`${shape.label} files (${tracked.length} tracked, ${meta.params.nodeModulesFiles} ignored in node_modules; ${runs} rounds)`, ['command', 'median', 'ratio to git status', 'over `node -e 0`', 'CPU median', 'CPU over `node -e 0`'], rows));
+  saveResult('matrix', `${header()}${sections.join('')}`, { print: false }); // a shape's figures survive a later failure
 }
 
-let out = `## Start-up and hook-path matrix (issue 21)\n\n${machineMarkdown()}\nLines: ${lines.map((l) => l.v).join(', ')}. Each round runs every command once per line, the lines' order alternating; each line has its own cache directory. "1 % changed": 1 % of the tracked files appended to just before the run. CPU is user+sys of the process and its children (GNU time, 10 ms resolution).\n\n`;
-out += sections.join('');
+let out = header() + sections.join('');
 out += table('Ratios at a glance (median wall time / `git status` median, same run)', ['shape', ...lines.map((l) => l.v).flatMap((v) => [`${v} snapshot`, `${v} pre / pre 1 %`, `${v} post / post 1 %`])],
   shapes.map((sh) => {
     const get = (v, key) => summary.find((s) => s.shape === sh.label && s.v === v && s.key === key);
