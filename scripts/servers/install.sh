@@ -5,6 +5,17 @@
 set -euo pipefail
 soft=0
 [ "${1:-}" = "--if-possible" ] && soft=1
+# The HTML report's browser tests drive Debian's chromium (no browser download).
+if ! command -v chromium >/dev/null 2>&1 && [ "${CAIRN_SKIP_BROWSER:-}" != 1 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "install.sh: installing chromium (Debian package, first run only)" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "install.sh: cannot install chromium here (needs root and apt-get); run: sudo bash scripts/servers/install.sh, or set CAIRN_SKIP_BROWSER=1" >&2
+    [ $soft = 1 ] || exit 1
+  fi
+fi
 [ "${CAIRN_SKIP_SERVERS:-}" = 1 ] && [ $soft = 1 ] && exit 0
 need=()
 command -v radosgw >/dev/null 2>&1 || need+=(radosgw ceph-mon ceph-osd)

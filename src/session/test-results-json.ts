@@ -2,7 +2,7 @@
  * Machine-readable test reports in JSON: Jest-style reports (Jest `--json`, Vitest
  * `--reporter=json`), Mocha's JSON reporter and `go test -json` event streams.
  */
-import { compact, makeSnippet, sumCounts, toCount, type TestSummary } from './test-results-summary.js';
+import { FAILURES_MAX, compact, failedTest, makeSnippet, sumCounts, toCount, type FailedTest, type TestSummary } from './test-results-summary.js';
 import { isRecord } from '../core/jcs.js';
 
 const JEST_KEYS = ['numTotalTests', 'numPassedTests', 'numFailedTests', 'numPendingTests'] as const;
@@ -19,7 +19,25 @@ export function jestStyleSummary(value: unknown): TestSummary | null {
   const skipped = toCount(value.numPendingTests) ?? 0;
   const todo = typeof value.numTodoTests === 'number' ? toCount(value.numTodoTests) : undefined;
   const total = toCount(value.numTotalTests) ?? sumCounts(passed, failed, skipped, todo);
-  return compact({ type: 'jest', total, passed, failed, skipped, todo });
+  const failures = jestFailures(value);
+  return compact({ type: 'jest', total, passed, failed, skipped, todo, failures: failures.length > 0 ? failures : undefined });
+}
+
+/** The failing tests of a Jest-style report: `testResults[].assertionResults[]` with status "failed". */
+function jestFailures(value: Record<string, unknown>): FailedTest[] {
+  const out: FailedTest[] = [];
+  if (!Array.isArray(value.testResults)) return out;
+  for (const file of value.testResults) {
+    if (!isRecord(file) || !Array.isArray(file.assertionResults)) continue;
+    for (const test of file.assertionResults) {
+      if (out.length >= FAILURES_MAX) return out;
+      if (!isRecord(test) || test.status !== 'failed') continue;
+      const messages = Array.isArray(test.failureMessages) ? test.failureMessages : [];
+      const f = failedTest(test.fullName ?? test.title, file.name, messages[0]);
+      if (f !== null) out.push(f);
+    }
+  }
+  return out;
 }
 
 /** Mocha `--reporter json`: `{ stats: { tests, passes, failures, pending } }`. */

@@ -11,7 +11,7 @@
  */
 import { createRequire } from 'node:module';
 import type { XMLParser } from 'fast-xml-parser';
-import { compact, sumCounts, toCount, type TestSummary } from './test-results-summary.js';
+import { FAILURES_MAX, compact, failedTest, sumCounts, toCount, type FailedTest, type TestSummary } from './test-results-summary.js';
 import { isRecord } from '../core/jcs.js';
 
 type XmlNode = Record<string, unknown>;
@@ -68,9 +68,14 @@ export function parseJUnitXml(content: string): TestSummary | null {
   const suites = asNodes(root.testsuite);
   if (suites.length === 0) return isRecord(doc.testsuites) ? fromAttributes(doc.testsuites, runnerOf(doc.testsuites)) : null;
   const tally: Tally = { cases: 0, failures: 0, errors: 0, skipped: 0 };
-  for (const suite of suites) countCases(suite, tally, 0);
+  const failed: FailedTest[] = [];
+  for (const suite of suites) countCases(suite, tally, 0, failed);
   const runner = isRecord(doc.testsuites) ? runnerOf(doc.testsuites) : undefined;
-  if (tally.cases > 0) return summarise(tally, runner);
+  if (tally.cases > 0) {
+    const summary = summarise(tally, runner);
+    if (failed.length > 0) summary.failures = failed;
+    return summary;
+  }
   return sumLeafSuites(suites, runner);
 }
 
@@ -82,15 +87,22 @@ function asNodes(value: unknown): XmlNode[] {
 }
 
 /** Nesting is bounded by the parser; the depth guard keeps a hostile document from recursing far. */
-function countCases(suite: XmlNode, tally: Tally, depth: number): void {
+function countCases(suite: XmlNode, tally: Tally, depth: number, failed: FailedTest[]): void {
   if (depth > 50) return;
   for (const testcase of asNodes(suite.testcase)) {
     tally.cases++;
+    const problem = testcase.error ?? testcase.failure;
     if (testcase.error !== undefined) tally.errors++;
     else if (testcase.failure !== undefined) tally.failures++;
     else if (testcase.skipped !== undefined) tally.skipped++;
+    if (problem !== undefined && failed.length < FAILURES_MAX) {
+      const first = asNodes(problem)[0] ?? {};
+      const message = first['@_message'] ?? first['#text'] ?? (typeof problem === 'string' ? problem : undefined);
+      const f = failedTest(testcase['@_name'], testcase['@_file'] ?? testcase['@_classname'] ?? suite['@_file'] ?? suite['@_name'], message);
+      if (f !== null) failed.push(f);
+    }
   }
-  for (const child of asNodes(suite.testsuite)) countCases(child, tally, depth + 1);
+  for (const child of asNodes(suite.testsuite)) countCases(child, tally, depth + 1, failed);
 }
 
 function sumLeafSuites(suites: XmlNode[], runner: string | undefined): TestSummary | null {

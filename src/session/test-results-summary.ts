@@ -56,3 +56,43 @@ export function compact(summary: TestSummary): TestSummary {
   }
   return out;
 }
+
+/** A failing test as a runner named it: its name, and where the runner said, its file and message. */
+export interface FailedTest {
+  name: string;
+  file?: string;
+  message?: string;
+}
+
+/** At most this many failing tests are kept per summary; a summary says how many failed in all. */
+export const FAILURES_MAX = 50;
+const FAILURE_TEXT_MAX = 300;
+
+const ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+
+/** XML's five named entities and numeric references (the XML parser leaves them as written). */
+function decodeEntities(text: string): string {
+  return text.replace(/&(lt|gt|amp|quot|apos|#\d{1,7}|#x[0-9a-fA-F]{1,6});/g, (m, e: string) => {
+    if (e.startsWith('#')) {
+      const code = e[1] === 'x' ? parseInt(e.slice(2), 16) : Number(e.slice(1));
+      return code <= 0x10ffff ? String.fromCodePoint(code) : m;
+    }
+    return ENTITIES[e] ?? m;
+  });
+}
+
+function clip(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  const plain = decodeEntities(text.replace(/\u001b\[[0-9;]*m/g, '')).trim();
+  const first = plain.split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+  return first.length > FAILURE_TEXT_MAX ? `${first.slice(0, FAILURE_TEXT_MAX - 1)}…` : first;
+}
+
+/** A FailedTest with its texts cut to one short line each (ANSI colours removed); null without a name. */
+export function failedTest(name: unknown, file?: unknown, message?: unknown): FailedTest | null {
+  if (typeof name !== 'string' || clip(name) === '') return null;
+  const out: FailedTest = { name: clip(name) };
+  if (typeof file === 'string' && clip(file) !== '') out.file = clip(file);
+  if (typeof message === 'string' && clip(message) !== '') out.message = clip(message);
+  return out;
+}

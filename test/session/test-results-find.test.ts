@@ -154,7 +154,16 @@ describe('findTestResults: beyond the documented locations', () => {
     expect(findTestResults(root, iterationDir)).toEqual({
       found: true,
       file,
-      summary: { type: 'junit', runner: 'vitest', total: 5, passed: 2, failed: 1, skipped: 2, errors: 0 },
+      summary: {
+        type: 'junit',
+        runner: 'vitest',
+        total: 5,
+        passed: 2,
+        failed: 1,
+        skipped: 2,
+        errors: 0,
+        failures: [{ name: 'math > is wrong on purpose', file: 'math.test.js', message: 'expected 4 to be 5 // Object.is equality' }],
+      },
     });
   });
 

@@ -158,7 +158,46 @@ describe('parseTestOutput: JUnit XML', () => {
   <testsuite name="a" tests="4"><testcase name="x &amp; y"/><testcase name="f"><failure message="boom"/></testcase>
     <testcase name="e"><error/></testcase><testcase name="s"><skipped/></testcase></testsuite>
 </testsuites>`;
-    expect(parseTestOutput(xml)).toEqual({ type: 'junit', runner: 'jest', total: 4, passed: 1, failed: 2, skipped: 1, errors: 1 });
+    expect(parseTestOutput(xml)).toEqual({
+      type: 'junit',
+      runner: 'jest',
+      total: 4,
+      passed: 1,
+      failed: 2,
+      skipped: 1,
+      errors: 1,
+      failures: [
+        { name: 'f', file: 'a', message: 'boom' },
+        { name: 'e', file: 'a' },
+      ],
+    });
+  });
+
+  it('names failing tests with their file and first message line, entities decoded, at most 50', () => {
+    const cases = Array.from({ length: 60 }, (_, i) => `<testcase name="t &lt;${i}&gt;" classname="suite" file="src/t.test.ts"><failure message="expected 1 &amp; 2&#10;second line">trace</failure></testcase>`).join('');
+    const summary = parseTestOutput(`<testsuites><testsuite name="s" tests="60">${cases}</testsuite></testsuites>`) as unknown as { failed: number; failures: unknown[] };
+    expect(summary.failed).toBe(60);
+    expect(summary.failures).toHaveLength(50);
+    expect(summary.failures[0]).toEqual({ name: 't <0>', file: 'src/t.test.ts', message: 'expected 1 & 2' });
+  });
+
+  it('names the failing tests of a Jest-style JSON report with their file and message', () => {
+    const report = {
+      numTotalTests: 2,
+      numPassedTests: 1,
+      numFailedTests: 1,
+      numPendingTests: 0,
+      testResults: [
+        {
+          name: '/p/src/math.test.ts',
+          assertionResults: [
+            { fullName: 'math adds', status: 'passed', failureMessages: [] },
+            { fullName: 'math divides', status: 'failed', failureMessages: ['\u001b[31mError: expected 2 to be 3\u001b[39m\n    at x'] },
+          ],
+        },
+      ],
+    };
+    expect(parseTestOutput(JSON.stringify(report))).toMatchObject({ failed: 1, failures: [{ name: 'math divides', file: '/p/src/math.test.ts', message: 'Error: expected 2 to be 3' }] });
   });
 
   it('sums the attributes of suites that list no test cases', () => {

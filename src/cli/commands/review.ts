@@ -2,12 +2,16 @@
  * `cairn session diff|list|report`: how iterations changed the project, in git's formats, as a
  * list, as a text report or as one self-contained HTML page. A thin shell over `src/review/`.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
+import { writeFileAtomicSync } from '../../core/atomic-write.js';
+import { CairnError } from '../../core/errors.js';
 import { UsageError, writeJson, writeLine, type CliIO } from '../io.js';
 import { ROOT_HELP, projectRoot } from '../root.js';
 
 type ReviewLib = typeof import('../../review/index.js');
+type SessionLib = typeof import('../../session/index.js');
 
 async function load(): Promise<ReviewLib> {
   return import('../../review/index.js');
@@ -20,6 +24,42 @@ function rootFor(io: CliIO, flag: string | undefined, iterationArg?: string): st
     if (path.basename(parent) === 'iterations' && path.basename(path.dirname(parent)) === '.cairn') return path.dirname(path.dirname(parent));
   }
   return projectRoot(io, flag);
+}
+
+/** The review of an iteration finished before reviews were kept; null when it cannot be diffed. */
+function tryBuildReview(lib: ReviewLib, root: string, it: ReturnType<ReviewLib['loadIteration']>): ReturnType<ReviewLib['buildReview']> | null {
+  try {
+    return lib.buildReview(root, it);
+  } catch (e) {
+    if (e instanceof CairnError && e.code === 'ERR_NO_INVENTORY') return null;
+    throw e;
+  }
+}
+
+/**
+ * The iteration a user names: a directory (relative to the current directory), or a bare name
+ * such as `001` under <root>/.cairn/iterations/. Not found → the iterations that do exist.
+ */
+function findIterationDir(lib: SessionLib, io: CliIO, name: string, root: string): string {
+  if (/^\d+$/.test(name)) {
+    // `3` names 003 too (the spec's ITERATION); an unknown number falls through to the message below
+    const numbered = lib.listIterationDirs(root).find((d) => Number(path.basename(d)) === Number(name));
+    if (numbered !== undefined) name = path.relative(io.cwd, numbered) || '.';
+  }
+  const hasPre = (dir: string): boolean => fs.existsSync(path.join(dir, lib.PRE_SNAPSHOT_FILE));
+  const asGiven = path.resolve(io.cwd, name);
+  const underRoot = path.join(lib.iterationsRoot(root), name);
+  const bare = !name.includes('/') && !name.includes(path.sep);
+  const found = hasPre(asGiven) ? asGiven : bare && hasPre(underRoot) ? underRoot : null;
+  if (found === null) {
+    const known = lib.listIterationDirs(root).filter(hasPre);
+    const listed = known.length === 0 ? `there are no iterations under ${lib.iterationsRoot(root)} (run \`cairn session pre\` first)` : `iterations under ${lib.iterationsRoot(root)}: ${known.map((d) => `${path.basename(d)}${fs.existsSync(path.join(d, lib.POST_SNAPSHOT_FILE)) ? '' : ' (open)'}`).join(', ')}`;
+    throw new CairnError('ERR_NOT_FOUND', `no iteration ${JSON.stringify(name)} (looked for ${lib.PRE_SNAPSHOT_FILE} in ${asGiven}${bare ? ` and ${underRoot}` : ''}); ${listed}`, { path: asGiven });
+  }
+  if (!fs.existsSync(path.join(found, lib.POST_SNAPSHOT_FILE))) {
+    throw new CairnError('ERR_NOT_FOUND', `iteration ${path.relative(io.cwd, found)} is not finished yet (no ${lib.POST_SNAPSHOT_FILE}); run \`cairn session post --iteration-dir ${path.relative(io.cwd, found)}\` first`, { path: found });
+  }
+  return found;
 }
 
 interface DiffOptions {
@@ -69,6 +109,67 @@ Exit codes: 0 ok, 1 failure, 2 usage (unknown iteration, bad flag).`,
         for (const c of missing.slice(0, 20)) writeLine(io.stderr, `  ${c.path} (${(c.notCaptured ?? []).join(' and ')})`);
         if (missing.length > 20) writeLine(io.stderr, `  … and ${missing.length - 20} more`);
       }
+    });
+
+  session
+    .command('report')
+    .description('Print the report of a finished iteration again, or write it as one HTML page (--html)')
+    .argument('[iteration]', 'iteration number (3 or 003) or directory (default: the latest finished one)')
+    .option('--root <dir>', ROOT_HELP)
+    .option('--html <file>', 'write one self-contained HTML page (no network, no external files) to FILE')
+    .option('--all', 'every iteration of the project: a timeline (with --html), or each report in turn')
+    .option('--json', 'print the SnapshotDiff as one JSON document')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  cairn session report                        # text report of the latest finished iteration
+  cairn session report 3 --html review.html   # iteration 003 as a page to open in a browser
+  cairn session report --all --html all.html  # every iteration on one timeline`,
+    )
+    .action(async (iterationArg: string | undefined, opts: { root?: string; html?: string; all?: boolean; json?: boolean }) => {
+      if (opts.all && iterationArg !== undefined) throw new UsageError('--all covers every iteration; leave out the iteration argument');
+      if (opts.json && (opts.html !== undefined || opts.all)) throw new UsageError('--json prints one iteration\'s SnapshotDiff; it does not combine with --html or --all');
+      const lib = await load();
+      const session = await import('../../session/index.js');
+      const root = rootFor(io, opts.root, iterationArg);
+      const finished = (dir: string) => fs.existsSync(path.join(dir, session.POST_SNAPSHOT_FILE));
+      let dirs: string[];
+      if (opts.all) dirs = session.listIterationDirs(root).filter((d) => fs.existsSync(path.join(d, session.PRE_SNAPSHOT_FILE)) && finished(d));
+      else if (iterationArg !== undefined) dirs = [findIterationDir(session, io, iterationArg, root)];
+      else {
+        const latest = session.latestIterationDir(root, { needPost: true });
+        if (latest === null) throw new CairnError('ERR_NOT_FOUND', 'no finished iteration found; run `cairn session pre` and `cairn session post` first, or pass --root');
+        dirs = [latest];
+      }
+      const iterations = dirs.map((d) => lib.loadIteration(root, d));
+      for (const it of iterations) {
+        if (it.post === null) throw new CairnError('ERR_NOT_FOUND', `iteration ${it.iteration} has no post-snapshot yet; run \`cairn session post\` first`, { exitCode: 2 });
+      }
+      if (opts.json) {
+        writeJson(io, (iterations[0] as (typeof iterations)[number]).diff);
+        return;
+      }
+      if (opts.html !== undefined) {
+        const rows = iterations.map((it) => ({ it, changes: lib.iterationFileChanges(root, it) }));
+        const options = { project: path.basename(root) };
+        const html = opts.all ? lib.renderTimelineHtml(rows, options) : lib.renderIterationHtml(rows[0] as (typeof rows)[number], options);
+        const target = path.resolve(io.cwd, opts.html);
+        writeFileAtomicSync(target, html);
+        writeLine(io.stderr, `cairn: report written to ${opts.html} (${rows.length} iteration${rows.length === 1 ? '' : 's'}, ${Buffer.byteLength(html)} bytes); open it in a browser`);
+        return;
+      }
+      if (iterations.length === 0) {
+        io.stdout.write(lib.renderIterationList([]));
+        return;
+      }
+      const texts = iterations.map((it) => {
+        const review = lib.readSavedReview(it.dir) ?? tryBuildReview(lib, root, it);
+        const rel = path.relative(io.cwd, it.dir);
+        const files = review === null ? {} : { files: review.files, notCaptured: review.notCaptured };
+        return session.renderIterationReport({ iterationDir: rel === '' || rel.startsWith('..') ? it.dir : rel, cwd: io.cwd, pre: it.pre, post: it.post as NonNullable<typeof it.post>, diff: it.diff as NonNullable<typeof it.diff>, ...files });
+      });
+      io.stdout.write(texts.join('\n'));
     });
 
   session

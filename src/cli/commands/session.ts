@@ -9,7 +9,7 @@ import { CairnError } from '../../core/errors.js';
 import type { SnapshotManager } from '../../session/index.js';
 import { DEFAULT_SESSION_ID } from '../../session/record.js';
 import { UsageError, progressAllowed, writeJson, writeLine, type CliIO } from '../io.js';
-import { ROOT_HELP, projectContext, projectRoot, storeSpec } from '../root.js';
+import { ROOT_HELP, projectContext, storeSpec } from '../root.js';
 import { configuredStateDir, type CairnConfig } from '../../config/index.js';
 import { registerReviewCommands } from './review.js';
 import { registerRestoreCommand } from './restore.js';
@@ -55,10 +55,6 @@ interface RootOptions {
   json?: boolean;
 }
 
-function resolveRoot(io: CliIO, root: string | undefined): string {
-  return projectRoot(io, root);
-}
-
 /** `config` adds the project's excludes, and for `pre` its state dir (flag > env > config). */
 function managerFor(lib: SessionLib, io: CliIO, root: string, opts: RootOptions, config: CairnConfig = {}, phase: 'pre' | 'post' = 'post'): SnapshotManager {
   const options: ConstructorParameters<typeof SnapshotManager>[1] = {};
@@ -79,27 +75,6 @@ function managerFor(lib: SessionLib, io: CliIO, root: string, opts: RootOptions,
     };
   }
   return new lib.SnapshotManager(root, options);
-}
-
-/**
- * The iteration a user names: a directory (relative to the current directory), or a bare name
- * such as `001` under <root>/.cairn/iterations/. Not found → the iterations that do exist.
- */
-function findIterationDir(lib: SessionLib, io: CliIO, name: string, root: string): string {
-  const hasPre = (dir: string): boolean => fs.existsSync(path.join(dir, lib.PRE_SNAPSHOT_FILE));
-  const asGiven = path.resolve(io.cwd, name);
-  const underRoot = path.join(lib.iterationsRoot(root), name);
-  const bare = !name.includes('/') && !name.includes(path.sep);
-  const found = hasPre(asGiven) ? asGiven : bare && hasPre(underRoot) ? underRoot : null;
-  if (found === null) {
-    const known = lib.listIterationDirs(root).filter(hasPre);
-    const listed = known.length === 0 ? `there are no iterations under ${lib.iterationsRoot(root)} (run \`cairn session pre\` first)` : `iterations under ${lib.iterationsRoot(root)}: ${known.map((d) => `${path.basename(d)}${fs.existsSync(path.join(d, lib.POST_SNAPSHOT_FILE)) ? '' : ' (open)'}`).join(', ')}`;
-    throw new CairnError('ERR_NOT_FOUND', `no iteration ${JSON.stringify(name)} (looked for ${lib.PRE_SNAPSHOT_FILE} in ${asGiven}${bare ? ` and ${underRoot}` : ''}); ${listed}`, { path: asGiven });
-  }
-  if (!fs.existsSync(path.join(found, lib.POST_SNAPSHOT_FILE))) {
-    throw new CairnError('ERR_NOT_FOUND', `iteration ${relativeForHumans(io, found)} is not finished yet (no ${lib.POST_SNAPSHOT_FILE}); run \`cairn session post --iteration-dir ${relativeForHumans(io, found)}\` first`, { path: found });
-  }
-  return found;
 }
 
 function relativeForHumans(io: CliIO, p: string): string {
@@ -249,31 +224,6 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
         if (opts.json) writeJson(io, { iterationDir, diff, saved });
       } finally {
         await storage?.close();
-      }
-    });
-
-  session
-    .command('report')
-    .description('Print the report of a finished iteration again')
-    .argument('[iteration-dir]', 'the iteration directory (default: the latest finished one under <root>/.cairn/iterations/)')
-    .option('--root <dir>', ROOT_HELP)
-    .option('--json', 'print the SnapshotDiff as one JSON document')
-    .action(async (dirArg: string | undefined, opts: RootOptions) => {
-      const lib = await load();
-      const root = resolveRoot(io, opts.root);
-      let iterationDir: string | null;
-      if (dirArg !== undefined) iterationDir = findIterationDir(lib, io, dirArg, root);
-      else iterationDir = lib.latestIterationDir(root, { needPost: true });
-      if (iterationDir === null) {
-        throw new CairnError('ERR_NOT_FOUND', 'no finished iteration found; pass the iteration directory, or run `cairn session pre` and `cairn session post` first');
-      }
-      const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
-      const post = lib.readPostSnapshot(path.join(iterationDir, lib.POST_SNAPSHOT_FILE));
-      const diff = new lib.SnapshotManager(root).calculateDiff(pre, post);
-      if (opts.json) writeJson(io, diff);
-      else {
-        const review = (await import('../../review/index.js')).readSavedReview(iterationDir);
-        io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff, ...reportFiles(review) }));
       }
     });
 
