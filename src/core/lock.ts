@@ -65,6 +65,8 @@ export interface AcquireLockOptions {
   ownerlessStaleMs?: number;
   /** Release the lock if the process gets SIGINT/SIGTERM/SIGHUP while holding it. Default true. */
   releaseOnSignal?: boolean;
+  /** How messages name the lock when `lockPath` is a descriptor path (`/proc/self/fd/<n>/…`, see ContainedDir.at). */
+  shownPath?: string;
   /** Message of the timeout error; default `lock timeout (<n>s) on <lockPath>`. */
   timeoutMessage?: (timeoutMs: number, lockPath: string) => string;
 }
@@ -278,7 +280,7 @@ export async function acquireDirLock(lockPath: string, options: AcquireLockOptio
   let pause = POLL_MIN_MS;
   for (;;) {
     const mine = newOwner();
-    const got = await tryAcquireOnce(lockPath, mine, ownerlessStaleMs, options.onStaleTakeover);
+    const got = await tryAcquireOnce(lockPath, mine, ownerlessStaleMs, options.onStaleTakeover, options.shownPath ?? lockPath);
     if (got) return holdLock(lockPath, mine, options.releaseOnSignal !== false);
     const left = deadline - Date.now();
     if (left <= 0) {
@@ -300,11 +302,18 @@ async function tryAcquireOnce(
   mine: LockOwner,
   ownerlessStaleMs: number,
   onStale: AcquireLockOptions['onStaleTakeover'],
+  shown: string,
 ): Promise<boolean> {
   try {
     await fsp.mkdir(lockPath, { mode: 0o700 });
   } catch (e) {
     if (errnoCode(e) !== 'EEXIST') throw e;
+    // A file or a link where the lock directory goes is never a lock: waiting cannot help.
+    const st = await fsp.lstat(lockPath).catch(() => undefined);
+    if (st !== undefined && !st.isDirectory()) {
+      const what = st.isSymbolicLink() ? 'a symbolic link' : 'not a directory';
+      throw new CairnError('ERR_LOCK_INVALID', `${shown} is ${what}, so it is not a cairn lock; remove it and run the command again`, { path: shown, exitCode: 1 });
+    }
     return tryTakeOverStale(lockPath, mine, ownerlessStaleMs, onStale);
   }
   try {

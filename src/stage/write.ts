@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { removeStaleTemps, writeFileAtomic } from '../core/atomic-write.js';
+import { ContainedDir, rootedAt } from '../core/contained-dir.js';
 import { CairnError, isCairnError } from '../core/errors.js';
 import { acquireDirLock, onTerminationSignal, type StaleLockInfo } from '../core/lock.js';
 import { DEFAULT_LOCK_TIMEOUT_SECONDS, DEFAULT_SNAPSHOT_DIR, lockDirName, snapshotFileName } from './constants.js';
@@ -111,15 +112,23 @@ export async function writeStageSnapshot(o: WriteStageSnapshotOptions): Promise<
   const dir = ensureSnapshotDir(rootReal, o.dir ?? DEFAULT_SNAPSHOT_DIR);
   const fileName = snapshotFileName(o.task);
   const target = path.join(dir, fileName);
+  // Held open for the whole write: the lock, the temp file and the rename all go through the
+  // opened directory (ContainedDir.at), so a stage directory swapped for a link meanwhile
+  // cannot carry any of them outside the root.
+  const { root: from, parts } = rootedAt(dir, rootReal);
+  const held = ContainedDir.require(from, parts);
   // From here on a termination signal removes our temp file and (through the lock) our lock.
-  const unguard = onTerminationSignal(() => removeStaleTemps(dir, [fileName], { onlyMine: true }));
+  const heldPath = path.dirname(held.at(fileName));
+  const unguard = onTerminationSignal(() => removeStaleTemps(heldPath, [fileName], { onlyMine: true }));
   try {
-    const lockOptions: Parameters<typeof acquireDirLock>[1] = { timeoutMs: Math.round(timeoutSeconds * 1000), timeoutMessage: () => `lock timeout (${timeoutSeconds}s) on ${path.join(dir, lockDirName(o.task))}` };
-    if (o.onStaleLock) lockOptions.onStaleTakeover = o.onStaleLock;
-    const lock = await acquireDirLock(path.join(dir, lockDirName(o.task)), lockOptions);
+    const lockShown = path.join(dir, lockDirName(o.task));
+    const lockOptions: Parameters<typeof acquireDirLock>[1] = { timeoutMs: Math.round(timeoutSeconds * 1000), timeoutMessage: () => `lock timeout (${timeoutSeconds}s) on ${lockShown}` };
+    const onStale = o.onStaleLock;
+    if (onStale) lockOptions.onStaleTakeover = (info) => onStale({ ...info, lockPath: lockShown });
+    const lock = await acquireDirLock(held.at(lockDirName(o.task)), { ...lockOptions, shownPath: lockShown });
     try {
-      removeStaleTemps(dir, [fileName]);
-      await writeFileAtomic(target, rendered.bytes, { mode: 0o600 });
+      removeStaleTemps(heldPath, [fileName]);
+      await writeFileAtomic(held.at(fileName), rendered.bytes, { mode: 0o600 });
     } finally {
       await lock.release();
     }
@@ -128,6 +137,7 @@ export async function writeStageSnapshot(o: WriteStageSnapshotOptions): Promise<
     throw new CairnError('ERR_IO', `cannot write ${target}: ${(e as Error).message}`, { exitCode: 1, path: target, cause: e });
   } finally {
     unguard();
+    held.close();
   }
   return { path: target, sizeBytes: rendered.sizeBytes, truncated: rendered.truncated, disabled: false };
 }

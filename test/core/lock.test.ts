@@ -165,14 +165,17 @@ describe('stale locks', () => {
     await expect(acquireDirLock(lockPath, { timeoutMs: 30 })).rejects.toMatchObject({ exitCode: 3 });
   });
 
-  it('a symlink or file at the lock path is never taken over or written through', async () => {
+  it('a symlink or file at the lock path is never taken over or written through, and is refused at once (not a timeout)', async () => {
     const target = path.join(dir, 'target');
     fs.mkdirSync(target);
     fs.symlinkSync(target, lockPath);
     const old = new Date(Date.now() - 60_000);
     fs.lutimesSync(lockPath, old, old);
-    await expect(acquireDirLock(lockPath, { timeoutMs: 30 })).rejects.toMatchObject({ exitCode: 3 });
+    await expect(acquireDirLock(lockPath, { timeoutMs: 60_000 })).rejects.toMatchObject({ code: 'ERR_LOCK_INVALID', exitCode: 1 });
     expect(fs.readdirSync(target)).toEqual([]);
+    fs.rmSync(lockPath);
+    fs.writeFileSync(lockPath, 'x');
+    await expect(acquireDirLock(lockPath, { timeoutMs: 60_000 })).rejects.toMatchObject({ code: 'ERR_LOCK_INVALID', exitCode: 1 });
   });
 
   it('a waiter holding a stale view cannot steal the lock a live owner just took: the record is put back', async () => {
