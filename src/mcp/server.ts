@@ -11,13 +11,15 @@ import {
   PRE_SNAPSHOT_FILE,
   SnapshotManager,
   assertIterationNotFinished,
+  capturePostSnapshotAsync,
+  capturePreSnapshotAsync,
   assertNoPreSnapshot,
   createNextIterationDir,
   latestIterationDir,
   readPreSnapshot,
   saveIterationRecord,
 } from '../session/index.js';
-import { CAPTURED_BY_VALUES, readStageSnapshot, writeStageSnapshot } from '../stage/index.js';
+import { CAPTURED_BY_VALUES, readStageSnapshotAsync, writeStageSnapshot } from '../stage/index.js';
 import { openStore, resolveStoreSpec } from '../store/index.js';
 import type { ManagedSnapshotStorage } from '../store/index.js';
 import { jsonResult } from './results.js';
@@ -169,7 +171,7 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
         .describe('Where to keep this iteration\'s files, relative to the root (or absolute inside it). Default: the next numbered folder under .cairn/iterations/.'),
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    run: (args) => {
+    run: async (args, signal: AbortSignal) => {
       const root = allow.resolveRoot(args.root);
       assertCairnDirContained(root);
       let iterationDir: string;
@@ -179,7 +181,8 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
         assertIterationNotFinished(iterationDir);
         assertNoPreSnapshot(iterationDir);
       } else iterationDir = createNextIterationDir(root);
-      const pre = new SnapshotManager(root).capturePreSnapshot(root, iterationDir);
+      // On a worker thread: a big tree's inventory must not stall the other calls this server answers.
+      const pre = await capturePreSnapshotAsync(root, iterationDir, { signal });
       return jsonResult({
         iterationDir,
         timestamp: pre.timestamp,
@@ -203,7 +206,7 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
       save: z.boolean().default(true).describe('Save the iteration record to the store.'),
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    run: async (args) => {
+    run: async (args, signal: AbortSignal) => {
       const root = allow.resolveRoot(args.root);
       assertCairnDirContained(root);
       const found = args.iterationDir !== undefined ? args.iterationDir : latestIterationDir(root);
@@ -214,9 +217,8 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
       const pre = readPreSnapshot(preFile);
       // A finished iteration is final: no second post-snapshot, no second store record.
       assertIterationNotFinished(iterationDir);
-      const manager = new SnapshotManager(root);
-      const post = manager.capturePostSnapshot(root, iterationDir);
-      const diff = manager.calculateDiff(pre, post);
+      const post = await capturePostSnapshotAsync(root, iterationDir, { signal });
+      const diff = new SnapshotManager(root).calculateDiff(pre, post);
       let saved: { sessionId: string; snapshotId: string } | null = null;
       if (args.save) {
         const sessionId = args.sessionId ?? DEFAULT_SESSION_ID;
@@ -269,10 +271,10 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
     description: 'Read the stage note of a task (frontmatter and body). Call at the start of a session to resume where the last one stopped.',
     input: { root: rootInput, task: taskInput },
     annotations: READ_ONLY,
-    run: (args) => {
+    run: async (args) => {
       const root = allow.resolveRoot(args.root);
       // The allowlist admits the root; the stage reader refuses a note dir that leads out of it.
-      return jsonResult(readStageSnapshot(root, args.task));
+      return jsonResult(await readStageSnapshotAsync(root, args.task));
     },
   });
 

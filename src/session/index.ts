@@ -1,4 +1,6 @@
 export { SnapshotManager, PRE_SNAPSHOT_NOT_FOUND, readPreSnapshot, readPostSnapshot } from './snapshot-manager.js';
+export { capturePreSnapshotAsync, capturePostSnapshotAsync } from './capture-async.js';
+export type { CaptureAsyncOptions } from './capture-async.js';
 export { KEY_FILES, DEFAULT_STATE_DIR, PRE_SNAPSHOT_FILE, POST_SNAPSHOT_FILE, stateDirParts } from './files.js';
 export { TEST_PATTERNS } from './test-results.js';
 export type { TestSummary } from './test-results.js';

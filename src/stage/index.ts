@@ -27,7 +27,7 @@ export {
 export type { CapturedBy } from './constants.js';
 export { writeStageSnapshot, missingRequiredFlags } from './write.js';
 export type { WriteStageSnapshotOptions, WriteStageSnapshotResult } from './write.js';
-export { readStageSnapshot, readStageSnapshotBytes, stageSnapshotPath } from './read.js';
+export { readStageSnapshot, readStageSnapshotAsync, readStageSnapshotBytes, stageSnapshotPath } from './read.js';
 export type { StageSnapshotNote, StageSnapshotLocation } from './read.js';
 export { validateStageSnapshot } from './validate.js';
 export type { StageSnapshotCheck, ValidateStageSnapshotOptions } from './validate.js';

@@ -41,6 +41,31 @@ export function loadNote(file: string): LoadedNote {
   return { ok: true, bytes, note: parsed.note };
 }
 
+/** loadNote without blocking the event loop: the same open flags, fstat and verdicts. */
+export async function loadNoteAsync(file: string): Promise<LoadedNote> {
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(file, fs.constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (e) {
+    const code = errnoCode(e);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { ok: false, failure: 'missing', problem: 'no snapshot file', cause: e };
+    if (code === 'ELOOP' || isSymlink(file)) return { ok: false, failure: 'symlink', problem: 'the snapshot is a symlink; it must be a regular file', cause: e };
+    return { ok: false, failure: 'unreadable', problem: `cannot open the file: ${(e as Error).message}`, cause: e };
+  }
+  let bytes: Buffer;
+  try {
+    if (!(await handle.stat()).isFile()) return { ok: false, failure: 'not-a-file', problem: 'the snapshot is not a regular file' };
+    bytes = await handle.readFile();
+  } catch (e) {
+    return { ok: false, failure: 'unreadable', problem: `cannot read the file: ${(e as Error).message}`, cause: e };
+  } finally {
+    await handle.close();
+  }
+  const parsed = parseStageSnapshot(bytes);
+  if (!parsed.ok) return { ok: false, failure: 'malformed', problem: parsed.problem };
+  return { ok: true, bytes, note: parsed.note };
+}
+
 /** For the platforms whose O_NOFOLLOW error is not ELOOP (EMLINK on the BSDs). */
 function isSymlink(file: string): boolean {
   try {

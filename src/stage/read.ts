@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { snapshotFileName } from './constants.js';
 import { assertTaskId } from './input.js';
-import { loadNote } from './load.js';
+import { loadNote, loadNoteAsync, type LoadedNote } from './load.js';
 import { resolveRoot, snapshotDirPath } from './paths.js';
 
 export interface StageSnapshotLocation {
@@ -38,10 +38,23 @@ export function readStageSnapshot(root: string, task: string, where: StageSnapsh
   return { ...note, body: bodyBytes.toString('utf8') };
 }
 
+/**
+ * readStageSnapshot without blocking the event loop, as writeStageSnapshot: resolves to the same
+ * note, rejects with the same errors and exit codes.
+ */
+export async function readStageSnapshotAsync(root: string, task: string, where: StageSnapshotLocation = {}): Promise<StageSnapshotNote> {
+  const file = stageSnapshotPath(root, task, where);
+  const { bodyBytes, ...note } = noteOrThrow(task, file, await loadNoteAsync(file));
+  return { ...note, body: bodyBytes.toString('utf8') };
+}
+
 /** As readStageSnapshot, with the body as the exact bytes of the file (for printing it verbatim). */
 export function readStageSnapshotBytes(root: string, task: string, where: StageSnapshotLocation = {}): Omit<StageSnapshotNote, 'body'> & { bodyBytes: Buffer } {
   const file = stageSnapshotPath(root, task, where);
-  const loaded = loadNote(file);
+  return noteOrThrow(task, file, loadNote(file));
+}
+
+function noteOrThrow(task: string, file: string, loaded: LoadedNote): Omit<StageSnapshotNote, 'body'> & { bodyBytes: Buffer } {
   if (loaded.ok) return { task_id: task, path: file, frontmatter: loaded.note.frontmatter, bodyBytes: loaded.note.body };
   switch (loaded.failure) {
     case 'missing':
