@@ -63,6 +63,8 @@ export type {
 // Iteration snapshots (src/session)
 export {
   SnapshotManager,
+  capturePreSnapshotAsync,
+  capturePostSnapshotAsync,
   PRE_SNAPSHOT_NOT_FOUND,
   readPreSnapshot,
   readPostSnapshot,
@@ -88,6 +90,7 @@ export type {
   PreSnapshot,
   SnapshotDiff,
   SnapshotManagerOptions,
+  CaptureAsyncOptions,
   TestResults,
   WorkingTreeChanges,
 } from './session/index.js';
@@ -192,6 +195,7 @@ export {
   CAPTURED_BY_VALUES,
   writeStageSnapshot,
   readStageSnapshot,
+  readStageSnapshotAsync,
   readStageSnapshotBytes,
   stageSnapshotPath,
   validateStageSnapshot,
