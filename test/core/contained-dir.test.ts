@@ -1,10 +1,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ContainedDir, ContainmentError, RACE_FREE, withContainedDir } from '../../src/core/contained-dir.js';
 import { mkfifo } from '../support/mkfifo.js';
-import { expectOutsideIntact, LINK_KINDS, makeOutside, plantLink, startSwapper, type Outside } from '../hostile/support.js';
+import { expectOutsideIntact, LINK_KINDS, makeOutside, plantLink, printFigures, startSwapper, type Outside } from '../hostile/support.js';
+
+afterAll(() => printFigures('contained-dir'));
 
 let tmp: string;
 let root: string;

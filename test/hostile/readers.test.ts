@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH, jsonTextDepth, parseJsonBounded } from '../../src/core/bounded-json.js';
 import { RACE_FREE } from '../../src/core/contained-dir.js';
 import { SnapshotManager, createNextIterationDir, readPreSnapshot } from '../../src/session/index.js';
@@ -15,7 +15,9 @@ import { FileStorage, type Snapshot } from '../../src/store/index.js';
 import { errorJson, runCli } from '../support/cli.js';
 import { git } from '../support/git.js';
 import { mkfifo } from '../support/mkfifo.js';
-import { expectOutsideIntact, makeOutside, startSwapper, type Outside } from './support.js';
+import { expectOutsideIntact, makeOutside, startSwapper, type Outside, printFigures } from './support.js';
+
+afterAll(() => printFigures('readers'));
 
 let tmp: string;
 let outside: Outside;

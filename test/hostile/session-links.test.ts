@@ -7,13 +7,15 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SnapshotManager, createNextIterationDir, pruneIterationDirs } from '../../src/session/index.js';
 import { FileStorage } from '../../src/store/index.js';
 import { errorJson, runCli } from '../support/cli.js';
 import { git } from '../support/git.js';
 import { call, connect, errorOf, serverEnv } from '../mcp/support.js';
-import { expectOutsideIntact, LINK_KINDS, makeOutside, plantLink, type Outside } from './support.js';
+import { expectOutsideIntact, LINK_KINDS, makeOutside, plantLink, type Outside, printFigures } from './support.js';
+
+afterAll(() => printFigures('session-links'));
 
 let tmp: string;
 let root: string;

@@ -7,11 +7,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RACE_FREE } from '../../src/core/contained-dir.js';
 import { writeStageSnapshot } from '../../src/stage/index.js';
 import { stageWrite } from '../stage/support.js';
-import { expectOutsideIntact, LINK_KINDS, makeOutside, plantLink, startSwapper, type Outside } from './support.js';
+import { expectOutsideIntact, LINK_KINDS, makeOutside, plantLink, startSwapper, type Outside, printFigures } from './support.js';
+
+afterAll(() => printFigures('stage'));
 
 let tmp: string;
 let root: string;

@@ -141,3 +141,8 @@ export async function startSwapper(dir: string, link: string, target: string, ro
     },
   };
 }
+
+/** Prints this file's figures (the closing note quotes them): links planted, races run, swaps, canaries checked. */
+export function printFigures(file: string): void {
+  process.stdout.write(`hostile-tree figures (${file}): links planted ${figures.linksPlanted}, races run ${figures.racesRun} (${figures.swaps} swaps), canaries checked intact ${figures.canariesChecked}\n`);
+}
