@@ -23,6 +23,7 @@ import { CAPTURED_BY_VALUES, readStageSnapshotAsync, writeStageSnapshot } from '
 import { openStore, resolveStoreSpec } from '../store/index.js';
 import type { ManagedSnapshotStorage } from '../store/index.js';
 import { jsonResult } from './results.js';
+import { addReviewTools } from './review-tools.js';
 import { RootAllowlist } from './roots.js';
 import { ToolTable } from './tool-table.js';
 
@@ -341,6 +342,8 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
       return jsonResult(result);
     },
   });
+
+  addReviewTools(tools, allow, rootInput);
 
   tools.install();
 
