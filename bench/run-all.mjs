@@ -23,6 +23,7 @@ const benches = [
   { name: 'store', budgetS: quick ? 120 : 180, extra: process.getuid?.() === 0 && !argv.includes('--no-servers') ? ['--with-servers'] : [] },
   { name: 'session', budgetS: quick ? 90 : 150 },
   { name: 'stage', budgetS: quick ? 60 : 120 },
+  { name: 'rewind', budgetS: quick ? 120 : 300 },
 ].filter((b) => !only || only.includes(b.name));
 
 ensureDir(RESULTS_DIR);
