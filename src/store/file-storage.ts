@@ -325,7 +325,7 @@ export class FileStorage implements ManagedSnapshotStorage {
     };
     const strayOrTemp = (parts: string[], isFile: boolean, name: string): void => {
       if (isFile && isLeftoverTemp(name)) {
-        issue('temp-file', parts, 'leftover temporary file of an interrupted (or in-progress) write; `cairn store prune` removes it once it is a minute old');
+        issue('temp-file', parts, 'leftover temporary file of an interrupted (or in-progress) write; once it is a minute old, `cairn store prune --session <id> --scope-id <id> --keep-last <n>` removes it (with any n; a large n keeps all history)');
       } else {
         issue('stray', parts, 'does not belong to the store layout');
       }
