@@ -10,7 +10,8 @@ import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, ST
 import { canonicalMemoPath, renderMemoPath } from './cache/artefacts.js';
 import { emptyCache, ensureCacheDir, HAS_SHA, RACY, saveCache, type StatCacheData } from './cache/stat-cache.js';
 import { LINK_ROW, sameRows, type StoredResult } from './cache/result.js';
-import { tryStoredResult, tryStoredResultParallel } from './fastpath/stored-result.js';
+import { tryStoredResult, tryStoredResultParallel, type FastPathOutcome } from './fastpath/stored-result.js';
+import { debugChannel } from '../core/debug.js';
 import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
 import { digestWithMemo } from './memo/digest-memo.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, SkipReason, SkippedEntry } from './types.js';
@@ -18,6 +19,15 @@ import { Walker, type WalkItem } from './walk/walk.js';
 
 export { ALWAYS_SKIP, resolveSnapshotRoot } from './walk/prepare.js';
 export { SCAN_ENGINE_VERSION } from './cache/artefacts.js';
+
+/** `CAIRN_DEBUG=inventory`: one line on stderr per scan saying which way it went, and why. */
+const debug = debugChannel('inventory');
+
+function explain(p: Prepared, fast: FastPathOutcome): void {
+  if (debug === null) return;
+  if (fast.kind === 'walk') debug(`walk: ${fast.reason} (${p.rootReal})`);
+  else debug(`${fast.kind}: the stored result, ${fast.rowsChanged} row${fast.rowsChanged === 1 ? '' : 's'} read again (${p.rootReal})`);
+}
 
 const BATCH_FILES = BATCH_CAPACITY;
 const BATCH_BYTES = 4 * 1024 * 1024;
@@ -397,8 +407,9 @@ function runSync(prepared: Prepared, options: ScanOptions): ScanResult {
     prepared.verifier?.stop();
     throw abortError();
   }
-  const unchanged = tryStoredResult(prepared, options);
-  if (unchanged !== null) return unchanged;
+  const fast = tryStoredResult(prepared, options);
+  explain(prepared, fast);
+  if (fast.kind !== 'walk') return fast.result;
   const run = new ScanRun(prepared, options);
   const views = batchViews(new ArrayBuffer(BATCH_SLOT_BYTES), BATCH_CAPACITY);
   // With a budget, each result must be known before pulling more (files beyond it are not read).
@@ -447,8 +458,9 @@ async function scanWithWorkers(root: string, options: ScanOptions): Promise<Scan
     prepared.verifier?.stop();
     throw abortError();
   }
-  const unchanged = await tryStoredResultParallel(prepared, options, true);
-  if (unchanged !== null) return unchanged;
+  const fast = await tryStoredResultParallel(prepared, options, true);
+  explain(prepared, fast);
+  if (fast.kind !== 'walk') return fast.result;
   // Workers cost ~30 ms each to start. A tree known to be small (from its cache) is hashed here; otherwise the pool starts now, so
   // its ~30 ms boot overlaps the walk instead of stalling it.
   const knownSmall = prepared.previous.files.size > 0 && prepared.previous.files.size < INLINE_FIRST_FILES;

@@ -25,12 +25,32 @@ import type { RepoSnapshotEntry, ScanOptions, ScanResult, ScanWarning } from '..
  * that were racy) need reading — one lstat per path, no listing, no ignore rules, no walk.
  * Anything unusual (a skip, a size over the budget, too many changes) falls back to the walk.
  */
-function storedResultFor(p: Prepared): string | null {
+function storedResultFor(p: Prepared): string | Walk {
   const blob = p.previous.result;
-  if (blob === undefined || p.cacheFile === null) return null;
+  if (blob === undefined || p.cacheFile === null) return walk('the last scan stored no result (it depended on more than the cache records)');
   // The key is a prefix line, so a result for other limits is rejected without parsing it.
   const nl = blob.indexOf('\n');
-  return nl > 0 && blob.slice(0, nl) === p.resultKey ? blob.slice(nl + 1) : null;
+  return nl > 0 && blob.slice(0, nl) === p.resultKey ? blob.slice(nl + 1) : walk('the stored result is for other limits (maxFiles, maxBytes)');
+}
+
+/**
+ * What the fast path decided: the stored result handed back as it was (`reused`), or with the
+ * rows that changed read again and the directories that moved listed again (`updated`), or the
+ * walk, with the reason in a line (`CAIRN_DEBUG=inventory` prints it; tests assert it).
+ */
+export type FastPathOutcome = { kind: 'reused' | 'updated'; result: ScanResult; rowsChanged: number } | { kind: 'walk'; reason: string };
+
+/** Why the walk must decide: a reason, never a bare null, so a slow run can say why. */
+interface Walk {
+  walk: string;
+}
+
+function walk(reason: string): Walk {
+  return { walk: reason };
+}
+
+function isWalk(x: object): x is Walk {
+  return 'walk' in x;
 }
 
 /** Verify-table row flag: a directory (see changedRows). */
@@ -147,10 +167,11 @@ function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
  * Re-reads the changed rows, then builds the result from the cache rows; null when the walk
  * must decide instead.
  */
-function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResult, changed: number[], racyFrom: RacyFrom, digestBody: boolean, prior: PriorChanges): Draft | null {
+function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResult, changed: number[], racyFrom: RacyFrom, digestBody: boolean, prior: PriorChanges): Draft | Walk {
   const t = p.previous.files;
   const rows = p.previous.entryRows;
-  if (rows === undefined || rows.length > p.maxFiles) return null; // new files may now cross the budget: the walk cuts
+  if (rows === undefined) return walk('the cache holds no entry rows');
+  if (rows.length > p.maxFiles) return walk('the stored result is longer than maxFiles: the walk cuts'); // new files may now cross the budget
   const prefix = prefixOf(p.rootReal);
   const buf = changed.length > 0 ? Buffer.allocUnsafe(READ_BUFFER_BYTES) : Buffer.alloc(0);
   let bytesHashed = prior.read.bytes;
@@ -161,11 +182,11 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
     if (options.signal?.aborted) throw abortError();
     const rel = t.paths[i]!;
     const o = prior.preread?.get(rel) ?? processFile(fs, crypto, prefix + rel, null, false, p.withDigest, buf, false, fastStatHere());
-    if ((o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY) || o.stat === undefined) return null;
-    if (stored.cut === 'bytes' && o.stat[0] !== t.stats[i * STAT_FIELDS]) return null; // the cut may move: the walk cuts
+    if ((o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY) || o.stat === undefined) return walk(`${rel} changed and is now a skip or not a regular file`);
+    if (stored.cut === 'bytes' && o.stat[0] !== t.stats[i * STAT_FIELDS]) return walk(`${rel} changed size in a result cut by maxBytes: the cut may move`);
     // A .gitignore with new rules can change which paths are in: only the walk can tell. Same
     // bytes as recorded (typically a racy row read again) change nothing.
-    if (isGitignore(rel) && !sameSha(t, i, o.sha) && !sameBytes(prior.rulesRead?.get(rel), o.sha)) return null;
+    if (isGitignore(rel) && !sameSha(t, i, o.sha) && !sameBytes(prior.rulesRead?.get(rel), o.sha)) return walk(`${rel} has new rules`);
     if (!sameEntry(t, i, o.stat, o.sha, p.withDigest)) entryChanged.add(i);
     t.setRow(i, o.stat, 0, o.sha ?? null, 0, isRacy(racyFrom, o.stat[1]!, o.stat[2]!, o.stat[4]!));
     bytesHashed += o.stat[0]!;
@@ -173,13 +194,13 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   const mustSave = (changed.length > 0 || prior.read.files > 0 || prior.listings) && p.cacheFile !== null;
   // The table is final: in the background its bytes go to disk while the result is built.
   const early = mustSave && p.saveInBackground === true ? startCacheSave(p.cacheFile!, p.previous, p.rootReal, p.optionsKey) : null;
-  let draft: Draft | null = null;
+  let draft: Draft | Walk | null = null;
   try {
     draft = draftResult(p, options, stored, prior, rows, entryChanged, digestBody);
   } finally {
-    if (draft === null) early?.abort();
+    if (draft === null || isWalk(draft)) early?.abort();
   }
-  if (draft === null) return null;
+  if (isWalk(draft)) return draft;
   draft.hashed = changed.length + prior.read.files;
   draft.bytesHashed = bytesHashed;
   draft.save = mustSave ? (early ?? 'now') : null;
@@ -197,8 +218,8 @@ interface Draft {
   bytesHashed: number;
 }
 
-/** The entries from the cache rows (the changed ones already set again), and their digest; null when the walk must decide. */
-function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, prior: PriorChanges, rows: Uint32Array, entryChanged: Set<number>, digestBody: boolean): Draft | null {
+/** The entries from the cache rows (the changed ones already set again), and their digest; a Walk when the walk must decide. */
+function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, prior: PriorChanges, rows: Uint32Array, entryChanged: Set<number>, digestBody: boolean): Draft | Walk {
   const t = p.previous.files;
   const prefix = prefixOf(p.rootReal);
   const files: RepoSnapshotEntry[] = new Array<RepoSnapshotEntry>(rows.length);
@@ -220,15 +241,15 @@ function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, pr
     if (i >= LINK_ROW) {
       // A link is resolved again (cheap: links are few); it must lead where it led last time.
       const link = stored.links[i - LINK_ROW];
-      if (link === undefined) return null;
+      if (link === undefined) return walk('the stored result names a symlink it does not hold');
       const [linkPath, target, targetRow] = link;
-      if ((resolveLink(p.rootReal, prefix + linkPath)?.targetRel ?? null) !== target) return null;
+      if ((resolveLink(p.rootReal, prefix + linkPath)?.targetRel ?? null) !== target) return walk(`the symlink ${linkPath} leads elsewhere now`);
       if (target === null) {
         files[k] = { path: linkPath, bytes: 0, mode: '0644', kind: 'symlink' };
         continue;
       }
       // Rows keep their place when re-read, so the stored row still holds the target.
-      if (t.paths[targetRow] !== target) return null;
+      if (t.paths[targetRow] !== target) return walk(`the target of the symlink ${linkPath} lost its row`);
       i = targetRow;
       path = linkPath;
       kind = 'symlink';
@@ -238,12 +259,12 @@ function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, pr
     const size = t.stats[o]!;
     const mode = entryMode(t.stats[o + 5]!);
     const hasSha = (t.has[i]! & HAS_SHA) !== 0;
-    if (hasSha !== p.withDigest) return null;
+    if (hasSha !== p.withDigest) return walk(`${t.paths[i]!} has no digest recorded`);
     const rel = path ?? t.paths[i]!;
     files[k] = hasSha ? { path: rel, bytes: size, sha256: shaHex.slice(i * 64, i * 64 + 64), mode, kind } : { path: rel, bytes: size, mode, kind };
     bytes += size;
   }
-  if (bytes > p.maxBytes) return null; // the budget now cuts the list: let the walk do it
+  if (bytes > p.maxBytes) return walk('the entries now pass maxBytes: the walk cuts');
   const truncated = stored.cut !== undefined;
   if (options.signal?.aborted) throw abortError();
   const warnings = [...p.warnings];
@@ -305,13 +326,14 @@ function report(p: Prepared, options: ScanOptions, d: Draft, saveNotice: ScanWar
  * are noted on `p` (see noteVerified) even if the walk must run after all, so the walk reuses
  * every confirmed listing and file row without another lstat.
  */
-export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = false): ScanResult | null {
+export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = false): FastPathOutcome {
   try {
     const pass = startPass(p, options);
-    if (pass === null) return null;
+    if (isWalk(pass)) return { kind: 'walk', reason: pass.walk };
     const done = pass.verifier === null || (pass.mine !== null && pass.verifier.waitSync(pass.shared, VERIFY_WORKER_TIMEOUT_MS));
-    const draft = afterVerify(p, options, pass, done ? withTheirs(pass) : null, digestBody);
-    return draft === null ? null : settleSync(p, options, draft);
+    const rows = done ? withTheirs(pass) : null;
+    const draft = afterVerify(p, options, pass, rows, digestBody, done);
+    return isWalk(draft) ? { kind: 'walk', reason: draft.walk } : outcome(settleSync(p, options, draft), rows!.length);
   } finally {
     p.verifier?.stop();
   }
@@ -324,21 +346,22 @@ export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = 
  * and builds the result. Started from inside the pass, before those reads: starting them once
  * startPass returned cost ~4.5 ms a 1 % step (two 12-round A/Bs).
  */
-export async function tryStoredResultParallel(p: Prepared, options: ScanOptions, digestBody: boolean): Promise<ScanResult | null> {
+export async function tryStoredResultParallel(p: Prepared, options: ScanOptions, digestBody: boolean): Promise<FastPathOutcome> {
   try {
     let reads = null as { canonical: Promise<Buffer | null>; render: Promise<Buffer | null> } | null;
     const pass = startPass(p, options, (cacheFile) => {
       reads = { canonical: prefetchFile(canonicalMemoPath(cacheFile)), render: prefetchFile(renderMemoPath(cacheFile)) };
     });
-    if (pass === null) return null;
+    if (isWalk(pass)) return { kind: 'walk', reason: pass.walk };
     const done = pass.verifier === null || (pass.mine !== null && (await pass.verifier.wait(pass.shared, VERIFY_WORKER_TIMEOUT_MS)));
     if (reads !== null) {
       const { canonical, render } = reads;
       p.memoReads = { canonical: await canonical, render };
     }
     p.saveInBackground = true;
-    const draft = afterVerify(p, options, pass, done ? withTheirs(pass) : null, digestBody);
-    return draft === null ? null : await settle(p, options, draft);
+    const rows = done ? withTheirs(pass) : null;
+    const draft = afterVerify(p, options, pass, rows, digestBody, done);
+    return isWalk(draft) ? { kind: 'walk', reason: draft.walk } : outcome(await settle(p, options, draft), rows!.length);
   } finally {
     p.verifier?.stop();
   }
@@ -364,11 +387,16 @@ interface Pass {
   racyFrom: RacyFrom;
 }
 
+function outcome(result: ScanResult, rowsChanged: number): FastPathOutcome {
+  return { kind: rowsChanged === 0 ? 'reused' : 'updated', result, rowsChanged };
+}
+
 /** Builds the verify table and runs this thread's share of the pass (all of it for a small table); `onChange` is told when that share found a change. */
-function startPass(p: Prepared, options: ScanOptions, onChange?: (cacheFile: string) => void): Pass | null {
+function startPass(p: Prepared, options: ScanOptions, onChange?: (cacheFile: string) => void): Pass | Walk {
   const racyFrom = racyFromNow(p.racy);
+  if (p.cacheFile === null) return walk('no cache (--no-cache, or no cache directory)');
   const v = verifyTable(p);
-  if (v.size === 0 || p.cacheFile === null) return null;
+  if (v.size === 0) return walk('the cache is empty (a first scan, or it was discarded)');
   const prefix = lookupPrefix(p.rootReal);
   const fast = fastStatHere();
   const limit = changeLimit(v.size);
@@ -453,8 +481,9 @@ function withTheirs(pass: Pass): number[] | null {
   return mine;
 }
 
-function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number[] | null, digestBody: boolean): Draft | null {
-  if (rows === null || !cwdHeld(p, pass)) return null;
+function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number[] | null, digestBody: boolean, done: boolean): Draft | Walk {
+  if (rows === null) return walk(!done && pass.mine !== null ? 'the verifying worker did not finish its share in time' : `more than ${2 * pass.limit} of ${pass.v.size} rows changed`);
+  if (!cwdHeld(p, pass)) return walk('the working directory moved during the lstat pass');
   const { files, dirs } = splitRows(pass.v, rows);
   // Every row was checked (each thread stayed within twice the limit): the walk, should it decide
   // after all, takes the confirmed rows and the reads made during the pass as they are.
@@ -463,13 +492,13 @@ function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number
   p.preread = preread;
   p.checkRacyFrom = pass.racyFrom;
   // Past the limit, the walk (listing only the directories that moved, hashing on every core) is the better way.
-  if (rows.length > pass.limit) return null;
+  if (rows.length > pass.limit) return walk(`${rows.length} of ${pass.v.size} rows changed, over the limit of ${pass.limit}`);
   const json = storedResultFor(p);
-  if (json === null) return null;
+  if (typeof json !== 'string') return json;
   const stored = JSON.parse(json) as StoredResult;
   const racyFrom = pass.racyFrom;
   const newRules = readChangedRules(p, files, racyFrom);
-  if (newRules === null) return null;
+  if (newRules === null) return walk('a changed .gitignore could not be read');
   // Directories that moved are listed again and compared, subtrees under new rules classified
   // again; what the update cannot place, the walk decides.
   const { rules, read } = newRules;
@@ -479,7 +508,7 @@ function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number
     // walk can say. Cut at maxFiles, what lies wholly after its last entry does not matter
     // (a directory there, a file there that no link in the prefix leads to).
     const after = afterPrefix(p, stored);
-    if ([...dirs].some((d) => !after(d, true)) || [...rules.keys()].some((d) => !after(d, true))) return null;
+    if ([...dirs].some((d) => !after(d, true)) || [...rules.keys()].some((d) => !after(d, true))) return walk('a directory or ignore rule inside a cut result moved: the cut may move');
     const targets = new Set(stored.links.map((l) => l[2]));
     const paths = p.previous.files.paths;
     rest = rest.filter((i) => targets.has(i) || !after(paths[i]!, false));
@@ -487,7 +516,7 @@ function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number
   }
   if (dirs.size === 0 && rules.size === 0) return resultWithChanges(p, options, stored, rest, racyFrom, digestBody, { listings: false, entries: false, read, preread });
   const update = applyDirChanges(p, stored, rest, dirs, rules, racyFrom);
-  if (update === null) return null;
+  if (update === null) return walk(`${dirs.size} director${dirs.size === 1 ? 'y' : 'ies'} moved${rules.size > 0 ? ` and ${rules.size} ignore file(s) changed` : ''} beyond what the update places (a new symlink, a type change, a skip, too many new files)`);
   return resultWithChanges(p, options, stored, update.changed, racyFrom, digestBody, { listings: true, entries: update.entriesChanged, entryFrom: update.entryFrom, read, rulesRead: update.rulesRead, preread });
 }
 
