@@ -3,10 +3,8 @@ import * as path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/cli.js';
-import { connect, makeTempDir, removeDir, serverEnv, type Connected } from './support.js';
+import { ALL_TOOLS, connect, makeTempDir, removeDir, serverEnv, SNAPSHOT_TOOLS, type Connected } from './support.js';
 
-const SNAPSHOT_TOOLS = ['cairn_repo_snapshot', 'axiom_repo_snapshot'];
-const ALL_TOOLS = [...SNAPSHOT_TOOLS, 'cairn_session_pre', 'cairn_session_post', 'cairn_session_restore', 'cairn_stage_write', 'cairn_stage_read', 'cairn_store_list', 'cairn_store_show', 'cairn_session_diff', 'cairn_session_list'];
 
 interface JsonSchema {
   type?: string;

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { alive, git, initializeRaw, makeTempDir, removeDir, serverEnv, spawnRaw, write, type RawServer } from './support.js';
+import { ALL_TOOLS, alive, git, initializeRaw, makeTempDir, removeDir, serverEnv, spawnRaw, write, type RawServer } from './support.js';
 import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
 
 // Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
@@ -85,7 +85,7 @@ describe('malformed input', () => {
       }
       server.request(1, 'tools/list');
       const list = await server.response(1);
-      expect((list.result as { tools: unknown[] }).tools).toHaveLength(8);
+      expect((list.result as { tools: Array<{ name: string }> }).tools.map((t) => t.name).sort()).toEqual([...ALL_TOOLS].sort());
       server.request(2, 'tools/call', { name: 'cairn_repo_snapshot', arguments: { include: ['README.md'] } });
       const snap = (await server.response(2)).result as { isError?: boolean; structuredContent: { body: { counts: { files: number } } } };
       expect(snap.isError).toBeUndefined();
@@ -129,7 +129,7 @@ describe('malformed input', () => {
       expect(payload.code).toBe('ERR_UNKNOWN_TOOL');
       expect(payload.message).toContain('cairn_repo_snapshot');
       server.request(2, 'tools/list');
-      expect(((await server.response(2)).result as { tools: unknown[] }).tools).toHaveLength(8);
+      expect(((await server.response(2)).result as { tools: Array<{ name: string }> }).tools.map((t) => t.name).sort()).toEqual([...ALL_TOOLS].sort());
     } finally {
       server.child.stdin.end();
       await exitOf(server);

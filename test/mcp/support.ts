@@ -14,6 +14,10 @@ import { CLI } from '../support/cli.js';
 import { git } from '../support/git.js';
 
 /** A fresh temp directory, realpath'd (os.tmpdir may be a symlink). */
+/** Every tool the server lists: the two snapshot tools (cairn's and the seed's name) and the rest. */
+export const SNAPSHOT_TOOLS = ['cairn_repo_snapshot', 'axiom_repo_snapshot'];
+export const ALL_TOOLS = [...SNAPSHOT_TOOLS, 'cairn_session_pre', 'cairn_session_post', 'cairn_session_restore', 'cairn_stage_write', 'cairn_stage_read', 'cairn_store_list', 'cairn_store_show', 'cairn_session_diff', 'cairn_session_list'];
+
 export function makeTempDir(prefix = 'cairn-mcp-'): string {
   return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
 }
