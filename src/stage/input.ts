@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import { CairnError } from '../core/errors.js';
+import { decodeUtf8Strict } from '../core/utf8.js';
 import { CAPTURED_BY_VALUES, STAGE_PATTERN, TASK_ID_PATTERN, UPSTREAM_STAGES } from './constants.js';
 
 /** Rejects anything but a seed TASK-ID; the id becomes a file name, so this is the traversal guard. */
@@ -76,19 +77,28 @@ export function readOptionsFile(file: string): string[] {
   } catch {
     return [];
   }
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw new CairnError('ERR_VALIDATION', `options file is not valid UTF-8: ${file}; the frontmatter is YAML and must be UTF-8`, {
-      exitCode: 1,
-      path: file,
-    });
-  }
+  const text = strictInputText(bytes, 'options file', file);
   return text
     .split('\n')
     .map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line))
     .filter((line) => line.length > 0);
+}
+
+/**
+ * The one UTF-8 rule for stage input: the note is a YAML-fronted UTF-8 file, so an options file
+ * or a body that is not valid UTF-8 is refused (exit 1, the seed's validation failure), never
+ * repaired with U+FFFD nor copied through. Decoded with core's strict decoder.
+ */
+export function strictInputText(bytes: Uint8Array, what: 'options file' | 'body', file: string): string {
+  try {
+    return decodeUtf8Strict(bytes, file);
+  } catch (e) {
+    throw new CairnError('ERR_VALIDATION', `${what} is not valid UTF-8: ${file}; the stage note is UTF-8, so re-save it as UTF-8 and run again`, {
+      exitCode: 1,
+      path: file,
+      cause: e,
+    });
+  }
 }
 
 /** The body file's bytes; it must exist and be a regular file (a link to one is fine, like `test -f`). */

@@ -4,7 +4,7 @@ import { ContainedDir, rootedAt } from '../core/contained-dir.js';
 import { CairnError, isCairnError } from '../core/errors.js';
 import { acquireDirLock, onTerminationSignal, type StaleLockInfo } from '../core/lock.js';
 import { DEFAULT_LOCK_TIMEOUT_SECONDS, DEFAULT_SNAPSHOT_DIR, lockDirName, snapshotFileName } from './constants.js';
-import { assertCapturedAt, assertCapturedBy, assertStage, assertTaskId, nowCapturedAt, readBodyFile, readOptionsFile } from './input.js';
+import { assertCapturedAt, assertCapturedBy, assertStage, assertTaskId, nowCapturedAt, readBodyFile, readOptionsFile, strictInputText } from './input.js';
 import { ensureSnapshotDir, resolveRoot } from './paths.js';
 import { renderStageSnapshot } from './render.js';
 
@@ -98,6 +98,7 @@ export async function writeStageSnapshot(o: WriteStageSnapshotOptions): Promise<
   assertStage(o.stage);
   assertCapturedBy(o.capturedBy);
   const body = o.body !== undefined ? (typeof o.body === 'string' ? Buffer.from(o.body, 'utf8') : o.body) : readBodyFile(o.bodyFile ?? '');
+  strictInputText(body, 'body', o.bodyFile ?? '(body)');
   const rootReal = resolveRoot(o.root);
   const capturedAt = o.capturedAt ?? nowCapturedAt();
   assertCapturedAt(capturedAt);

@@ -169,8 +169,12 @@ describe('cairn stage show', () => {
 
 describe('cairn stage show with a body that is not UTF-8', () => {
   it('prints the body bytes verbatim', async () => {
+    // The writer refuses such a body, so it is planted by hand over a valid note's body of equal length.
     const body = Buffer.from([0x61, 0xff, 0x0a, 0xc3, 0x28]);
-    await writeStageSnapshot({ root, task: 'TUNE-0003', stage: 'qa', command: '/dr-qa', capturedBy: 'agent', recommendedNext: '/dr-do', body });
+    await writeStageSnapshot({ root, task: 'TUNE-0003', stage: 'qa', command: '/dr-qa', capturedBy: 'agent', recommendedNext: '/dr-do', body: 'xxxxx' });
+    const file = notePath(root, 'TUNE-0003');
+    const note = fs.readFileSync(file);
+    fs.writeFileSync(file, Buffer.concat([note.subarray(0, note.length - body.length), body]));
     const r = spawnSync(process.execPath, [CLI, 'stage', 'show', 'TUNE-0003', '--root', root]);
     expect(r.status).toBe(0);
     expect(Buffer.from(r.stdout).equals(body)).toBe(true);

@@ -14,6 +14,7 @@ import {
   type StageSnapshotFields,
 } from '../../src/stage/index.js';
 import { cleanup, tempDir } from './support.js';
+import { isValidUtf8 } from '../../src/stage/utf8-cut.js';
 
 const MARKER_BLOCK = Buffer.from(`\n${TRUNCATION_MARKER}\n`);
 
@@ -130,9 +131,11 @@ describe('written notes (property, real files)', () => {
           // The writer takes only agent|operator for captured-by (the render property tests cover any text).
           r = await writeStageSnapshot({ root, task, ...rest, capturedBy: rest.command.length % 2 === 0 ? 'agent' : 'operator', options: rest.options, body });
         } catch (e) {
-          expect((e as { code?: string }).code).toBe('ERR_CAP_EXCEEDED');
+          // A body that is not UTF-8 is refused before anything else; otherwise only the cap can fail.
+          expect((e as { code?: string }).code).toBe(isValidUtf8(body) ? 'ERR_CAP_EXCEEDED' : 'ERR_VALIDATION');
           return;
         }
+        expect(isValidUtf8(body)).toBe(true);
         const bytes = fs.readFileSync(r.path);
         expectNoteProperties({ ...fields, capturedBy: rest.command.length % 2 === 0 ? 'agent' : 'operator' }, body, bytes, r.sizeBytes, r.truncated);
         const check = validateStageSnapshot(root, task, { validateFrontmatter: true });

@@ -313,6 +313,32 @@ describe('options file', () => {
   });
 });
 
+describe('one UTF-8 rule for stage input', () => {
+  const invalid = Buffer.from([0x66, 0xff, 0xfe, 0xc3, 0x28, 0x0a]);
+
+  it('a body file with invalid UTF-8 exits 1 with ERR_VALIDATION and writes no note, as an options file does', () => {
+    const args = writeArgs({ root }, scratch);
+    const bodyFile = args[args.indexOf('--body-file') + 1]!;
+    fs.writeFileSync(bodyFile, invalid);
+    const r = runCli([...args, '--json']);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('body is not valid UTF-8');
+    expect(r.stderr).toContain('ERR_VALIDATION');
+    expect(fs.existsSync(notePath(root))).toBe(false);
+  });
+
+  it('an options file with invalid UTF-8 is refused the same way (same code, same exit)', () => {
+    const args = writeArgs({ root }, scratch);
+    const optionsFile = path.join(scratch, 'bad-options.txt');
+    fs.writeFileSync(optionsFile, invalid);
+    const r = runCli([...args, '--options-file', optionsFile, '--json']);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('options file is not valid UTF-8');
+    expect(r.stderr).toContain('ERR_VALIDATION');
+    expect(fs.existsSync(notePath(root))).toBe(false);
+  });
+});
+
 describe('size cap (upstream stage-snapshot-size-cap)', () => {
   it('a short body: no marker, truncated: false, declared size equals the real size', () => {
     expect(stageWrite({ root, body: 'short\n' }, scratch).status).toBe(0);

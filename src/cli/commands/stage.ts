@@ -41,7 +41,8 @@ Environment:
   DR_SNAPSHOT_LOCK_TIMEOUT=<s> wait this long for the per-task lock (default 60; 0 = do not wait)
 
 Exit codes (the seed writer's, kept): 0 written (or disabled), 1 validation or I/O failure
-(a bad task id, stage, --captured-by or --captured-at), 2 usage, 3 lock timeout. With --json a
+(a bad task id, stage, --captured-by or --captured-at; a body or options file that is not
+UTF-8), 2 usage, 3 lock timeout. With --json a
 failure prints {code, message, path?, details?} as one JSON line on stderr, as every command does.
 
 Example:
