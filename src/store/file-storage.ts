@@ -295,6 +295,15 @@ export class FileStorage implements ManagedSnapshotStorage {
     return { location, deleted, kept: ids.length - deleted.length, dryRun, tempFilesRemoved };
   }
 
+  /**
+   * Removes only the stale temp files of interrupted writes at `location` (older than the grace)
+   * and no history: what a plain `cairn store prune` does, so a kill -9 never needs a
+   * retention choice to clean up after it. Returns the paths removed (or, dry, that would be).
+   */
+  async pruneTempFiles(location: SnapshotLocation, options: { dryRun?: boolean } = {}): Promise<string[]> {
+    return this.removeStaleTemps(location, options.dryRun === true);
+  }
+
   /** Temp files of interrupted writes, older than the grace period (younger ones may belong to a live writer). */
   private async removeStaleTemps(location: SnapshotLocation, dryRun: boolean): Promise<string[]> {
     const removed: string[] = [];
@@ -325,7 +334,7 @@ export class FileStorage implements ManagedSnapshotStorage {
     };
     const strayOrTemp = (parts: string[], isFile: boolean, name: string): void => {
       if (isFile && isLeftoverTemp(name)) {
-        issue('temp-file', parts, 'leftover temporary file of an interrupted (or in-progress) write; once it is a minute old, `cairn store prune --session <id> --scope-id <id> --keep-last <n>` removes it (with any n; a large n keeps all history)');
+        issue('temp-file', parts, 'leftover temporary file of an interrupted (or in-progress) write; once it is a minute old, a plain `cairn store prune` (no flags: it deletes no history) removes it');
       } else {
         issue('stray', parts, 'does not belong to the store layout');
       }

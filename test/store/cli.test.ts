@@ -149,8 +149,30 @@ describe('cairn store prune', () => {
     expect((json(r.stdout) as { results: { deleted: string[] }[] }).results[0]!.deleted).toEqual([old]);
   });
 
-  it('without --keep-last or --older-than, or with bad values, exits 2 and deletes nothing', () => {
-    for (const args of [[], ['--keep-last', 'abc'], ['--keep-last', '-1'], ['--older-than', 'soon']]) {
+  it('a plain prune (no keep flags) removes only stale temp files, says which, and then verify passes', async () => {
+    const snapDir = path.join(cwd, '.cairn/store/s1/scopes/agent/coder/snapshots');
+    const stale = [path.join(snapDir, '.snapshot_latest.json.cairn-tmp-1-aa'), path.join(snapDir, 'immutable_history', `.snapshot_${ids[0]}.json.cairn-tmp-2-bb`)];
+    const fresh = path.join(snapDir, '.manifest.json.cairn-tmp-3-cc');
+    const old = new Date(Date.now() - 10 * 60_000);
+    for (const file of stale) {
+      await fs.writeFile(file, 'partial');
+      await fs.utimes(file, old, old);
+    }
+    await fs.writeFile(fresh, 'a live writer may own this');
+    expect(cli(['verify']).status).toBe(1);
+    const r = cli(['prune']);
+    expect(r.status).toBe(0);
+    for (const file of stale) expect(r.stdout).toContain(path.basename(file));
+    expect(r.stderr).toContain('deleted 2 stale temp file(s)');
+    for (const file of stale) await expect(fs.stat(file)).rejects.toThrow();
+    expect(await fs.readFile(fresh, 'utf8')).toBe('a live writer may own this');
+    expect((json(cli(['list', '--session', 's1', '--scope-id', 'coder', '--json']).stdout) as { locations: { ids: string[] }[] }).locations[0]!.ids).toEqual(ids);
+    await fs.unlink(fresh);
+    expect(cli(['verify']).status).toBe(0);
+  });
+
+  it('with bad --keep-last or --older-than values, exits 2 and deletes nothing', () => {
+    for (const args of [['--keep-last', 'abc'], ['--keep-last', '-1'], ['--older-than', 'soon']]) {
       const r = cli(['prune', ...args]);
       expect(r.status, args.join(' ')).toBe(2);
     }

@@ -168,6 +168,7 @@ Examples:
   cairn store list --session s1                      # locations and history ids of s1
   cairn store show --session s1 --scope-id agent     # latest snapshot of agent 'agent'
   cairn store prune --keep-last 20 --older-than 7d --dry-run
+  cairn store prune                                  # only stale temp files of killed writes
   cairn store verify && cairn store du`,
     );
 
@@ -260,7 +261,7 @@ Examples:
   common(
     store
       .command('prune')
-      .description('delete old history snapshots (never the latest snapshot or the manifest) and stale temp files of interrupted writes')
+      .description('delete old history snapshots (never the latest snapshot or the manifest) and stale temp files of interrupted writes; with no --keep-last/--older-than (nor retention in config), only the stale temp files')
       .option('--keep-last <n>', 'keep the newest n history snapshots of each location', positiveInt('--keep-last', true))
       .option('--older-than <age>', "delete history created before this age or time: '30m', '12h', '7d', '2w' or an ISO date")
       .option('--dry-run', 'report what would be deleted, delete nothing'),
@@ -270,10 +271,11 @@ Examples:
     const retention = projectContext(io, opts.root).config.retention;
     const keepLast = opts.keepLast ?? retention?.keepLast;
     const olderThan = opts.olderThan ?? retention?.keepWithin;
-    if (keepLast === undefined && olderThan === undefined) {
-      throw new UsageError('cairn store prune needs --keep-last <n> and/or --older-than <age> (or retention in .cairn/config.json); nothing was deleted');
-    }
     await withStore(io, opts, async (s, name) => {
+      if (keepLast === undefined && olderThan === undefined) {
+        await pruneTempFilesOnly(io, s, name, opts);
+        return;
+      }
       const results: PruneResult[] = [];
       for (const location of await locationsMatching(s, opts)) {
         results.push(
@@ -300,6 +302,23 @@ Examples:
       writeLine(io.stderr, `${verb} ${total} history snapshot(s) in ${results.length} location(s) of ${name}`);
     });
   });
+
+  /** A plain prune (no retention given): stale temp files of interrupted writes only, never history. */
+  async function pruneTempFilesOnly(io: CliIO, s: ManagedSnapshotStorage, name: string, opts: CommonOptions & { dryRun?: boolean }): Promise<void> {
+    if (!('pruneTempFiles' in s) || typeof s.pruneTempFiles !== 'function') {
+      throw new UsageError(`cairn store prune needs --keep-last <n> and/or --older-than <age> (or retention in .cairn/config.json) on ${name}, which has no temp files to clean; nothing was deleted`);
+    }
+    const pruneTemps = (s.pruneTempFiles as (l: SnapshotLocation, o: { dryRun: boolean }) => Promise<string[]>).bind(s);
+    const removed: string[] = [];
+    for (const location of await locationsMatching(s, opts)) removed.push(...(await pruneTemps(location, { dryRun: opts.dryRun === true })));
+    const verb = opts.dryRun ? 'would delete' : 'deleted';
+    if (opts.json) {
+      writeJson(io, { store: name, dryRun: opts.dryRun === true, tempFilesRemoved: removed });
+      return;
+    }
+    for (const file of removed) writeLine(io.stdout, `${verb} temp file ${file}`);
+    writeLine(io.stderr, `${verb} ${removed.length} stale temp file(s) in ${name}; no history deleted (give --keep-last or --older-than for that)`);
+  }
 
   common(
     store.command('verify').description('check that every stored file parses and is a valid snapshot or manifest; report temp files and strays (exit 1 on any issue)'),
