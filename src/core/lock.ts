@@ -24,11 +24,21 @@ import { CairnError, errnoCode } from './errors.js';
  * The directory itself is never removed during a takeover, so no third process can create a
  * fresh lock while the dead one is being replaced.
  *
- * Crashes between steps leave traces that say who was there: an acquirer writes its record as
- * `.owner-<pid>-<token>` before linking it to `owner.json` (dead → the lock is taken over at
- * once), and a waiter killed while holding a claim `.claim-<pid>-<token>` has the record put
- * back by the next waiter. Only a directory with no trace at all (made by another tool, or a
- * crash between mkdir and the first write) has to age `ownerlessStaleMs` before it is taken.
+ * Acquisition, so that no crash leaves a lock without a trace of who made it:
+ *  1. the acquirer creates an intent file `<lock>.taking-<pid>-<token>` next to the lock
+ *     directory, in the same parent (create-only);
+ *  2. it creates the lock directory with mkdir (create-only: this is the mutual exclusion);
+ *  3. it writes its record as `.owner-<pid>-<token>` inside and links it to `owner.json`
+ *     (create-only, so a record is never overwritten);
+ *  4. it removes its intent file.
+ * Crashes between steps leave traces that say who was there: killed after 2 (a lock dir with no
+ * record), the intent file names a dead pid, so the next waiter takes the lock over at once
+ * instead of waiting `ownerlessStaleMs` (issue 20: a kill there blocked the task for 30 s);
+ * killed in 3, the `.owner-` record names a dead pid (taken over at once); a waiter killed while
+ * holding a claim `.claim-<pid>-<token>` has the record put back by the next waiter. Only a
+ * directory with no trace at all (made by another tool, such as the upstream shell writer) has
+ * to age `ownerlessStaleMs` before it is taken. Whoever takes a lock over removes the intent
+ * files of dead acquirers of that lock.
  */
 
 export const LOCK_OWNER_FILE = 'owner.json';
@@ -59,8 +69,9 @@ export interface AcquireLockOptions {
   /** Told when a dead owner's lock was taken over (the CLI says so on stderr). */
   onStaleTakeover?: (info: StaleLockInfo) => void;
   /**
-   * A lock directory without an owner record (made by another tool, or by a writer killed
-   * between mkdir and writing its record) counts as abandoned once it is this old. Default 30 000.
+   * A lock directory without an owner record and without a trace of a cairn acquirer (made by
+   * another tool) counts as abandoned once it is this old. Default 30 000. (One left by a cairn
+   * acquirer killed between mkdir and its record is taken over at once: see the protocol above.)
    */
   ownerlessStaleMs?: number;
   /** Release the lock if the process gets SIGINT/SIGTERM/SIGHUP while holding it. Default true. */
@@ -280,7 +291,7 @@ export async function acquireDirLock(lockPath: string, options: AcquireLockOptio
   let pause = POLL_MIN_MS;
   for (;;) {
     const mine = newOwner();
-    const got = await tryAcquireOnce(lockPath, mine, ownerlessStaleMs, options.onStaleTakeover, options.shownPath ?? lockPath);
+    const got = await tryAcquireOnce(lockPath, mine, ownerlessStaleMs, options.onStaleTakeover, options.shownPath ?? lockPath, options.releaseOnSignal !== false);
     if (got) return holdLock(lockPath, mine, options.releaseOnSignal !== false);
     const left = deadline - Date.now();
     if (left <= 0) {
@@ -297,16 +308,59 @@ function formatSeconds(ms: number): string {
   return String(Math.round(ms / 10) / 100);
 }
 
+const INTENT_INFIX = '.taking-';
+
+/** The intent file of step 1: next to the lock, named after it, the acquirer's pid and token. */
+function intentPath(lockPath: string, owner: LockOwner): string {
+  return `${lockPath}${INTENT_INFIX}${owner.pid}-${owner.token}`;
+}
+
+/** Intent files of acquirers of `lockPath` (their names and pids), read from the lock's parent. */
+async function intentsOf(lockPath: string): Promise<{ name: string; pid: number }[]> {
+  const prefix = `${path.basename(lockPath)}${INTENT_INFIX}`;
+  const names = await fsp.readdir(path.dirname(lockPath)).catch(() => [] as string[]);
+  return names.filter((n) => n.startsWith(prefix)).map((name) => ({ name, pid: Number(name.slice(prefix.length).split('-')[0]) }));
+}
+
+/** Intent files of dead acquirers of this lock are litter once the lock is held (ours goes in step 4). */
+async function removeDeadIntents(lockPath: string): Promise<void> {
+  for (const i of await intentsOf(lockPath)) {
+    if (!pidAlive(i.pid)) await fsp.unlink(path.join(path.dirname(lockPath), i.name)).catch(() => undefined);
+  }
+}
+
 async function tryAcquireOnce(
   lockPath: string,
   mine: LockOwner,
   ownerlessStaleMs: number,
   onStale: AcquireLockOptions['onStaleTakeover'],
   shown: string,
+  guardSignals: boolean,
 ): Promise<boolean> {
+  const intent = intentPath(lockPath, mine);
+  // A waiter stopped by a signal mid-attempt must not leave its intent behind.
+  const unguard = guardSignals ? onTerminationSignal(() => fs.rmSync(intent, { force: true })) : undefined;
   try {
-    await fsp.mkdir(lockPath, { mode: 0o700 });
+    return await attempt(lockPath, intent, mine, ownerlessStaleMs, onStale, shown);
+  } finally {
+    unguard?.();
+  }
+}
+
+async function attempt(
+  lockPath: string,
+  intent: string,
+  mine: LockOwner,
+  ownerlessStaleMs: number,
+  onStale: AcquireLockOptions['onStaleTakeover'],
+  shown: string,
+): Promise<boolean> {
+  await fsp.writeFile(intent, '', { flag: 'wx', mode: 0o600 }); // step 1
+  try {
+    await fsp.mkdir(lockPath, { mode: 0o700 }); // step 2
   } catch (e) {
+    // Not ours: the intent goes at once, so a waiter's intent never looks like a pending acquirer for long.
+    await fsp.unlink(intent).catch(() => undefined);
     if (errnoCode(e) !== 'EEXIST') throw e;
     // A file or a link where the lock directory goes is never a lock: waiting cannot help.
     const st = await fsp.lstat(lockPath).catch(() => undefined);
@@ -319,13 +373,18 @@ async function tryAcquireOnce(
   try {
     // mkdir's mode is masked by the umask; the lock dir is 0700 whatever the umask.
     await fsp.chmod(lockPath, 0o700);
-    if (await installOwner(lockPath, mine)) return true;
+    if (await installOwner(lockPath, mine)) {
+      await removeDeadIntents(lockPath); // a waiter killed in step 1 left one; it must not outlive us
+      return true;
+    }
     // Someone judged our ownerless directory abandoned and took it: it is theirs now.
     return false;
   } catch (e) {
     if (errnoCode(e) === 'ENOENT') return false;
     await fsp.rm(lockPath, { recursive: true, force: true }).catch(() => undefined);
     throw e;
+  } finally {
+    await fsp.unlink(intent).catch(() => undefined); // step 4
   }
 }
 
@@ -348,13 +407,23 @@ async function tryTakeOverStale(
       // A writer killed between mkdir and installing its record left the record it was about to install.
       const deaths = pending.map(ownerDeathReason);
       if (deaths.every((d) => d !== undefined)) reason = `its owner died while taking it (${deaths[0]})`;
-    } else if (st && Date.now() - st.mtimeMs >= ownerlessStaleMs) {
-      reason = `it has had no owner record for ${Math.round((Date.now() - st.mtimeMs) / 1000)}s`;
+    } else {
+      // No record inside: was it a cairn acquirer killed between mkdir and its record (step 2)?
+      // A live intent is an acquirer between its steps (or a waiter about to find the lock taken): wait.
+      const intents = await intentsOf(lockPath);
+      const dead = intents.filter((i) => !pidAlive(i.pid));
+      const anyLive = dead.length < intents.length;
+      if (dead.length > 0 && !anyLive) {
+        reason = `its owner (process ${dead[0]!.pid}) was killed before writing its owner record`;
+      } else if (!anyLive && st && Date.now() - st.mtimeMs >= ownerlessStaleMs) {
+        reason = `it has had no owner record for ${Math.round((Date.now() - st.mtimeMs) / 1000)}s`;
+      }
     }
   }
   if (reason === undefined) return false;
   const previous = seen.kind === 'owner' ? seen.owner : undefined;
   if (!(await takeOverLock(lockPath, previous, mine))) return false;
+  await removeDeadIntents(lockPath);
   const info: StaleLockInfo = { lockPath, reason };
   if (previous !== undefined) info.previousOwner = previous;
   onStale?.(info);

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CairnError } from '../../src/core/errors.js';
 import { LOCK_OWNER_FILE, acquireDirLock, ownerDeathReason, takeOverLock, type LockOwner, type StaleLockInfo } from '../../src/core/lock.js';
@@ -125,6 +126,28 @@ describe('stale locks', () => {
     expect(seen[0]?.previousOwner).toBeUndefined();
     expect(seen[0]?.reason).toContain('no owner record');
     await lock.release();
+  });
+
+  it('a lock dir left by an acquirer killed between mkdir and writing its record does not block: taken over at once', async () => {
+    // A real process does steps 1 and 2 of the protocol (intent file, mkdir) and is SIGKILLed.
+    const script = `const fs=require('fs');fs.writeFileSync(process.argv[1]+'.taking-'+process.pid+'-k1ll','');fs.mkdirSync(process.argv[1]);process.kill(process.pid,'SIGKILL')`;
+    const child = spawnSync(process.execPath, ['-e', script, lockPath]);
+    expect(child.signal).toBe('SIGKILL');
+    expect(fs.readdirSync(lockPath)).toEqual([]); // ownerless and fresh: before, a 30 s wait
+    const seen: StaleLockInfo[] = [];
+    const lock = await acquireDirLock(lockPath, { timeoutMs: 0, onStaleTakeover: (i) => seen.push(i) });
+    expect(seen[0]?.reason).toContain('killed before writing its owner record');
+    expect(readOwnerFile().token).toBe(lock.owner.token);
+    expect(fs.readdirSync(dir).filter((n) => n.includes('.taking-'))).toEqual([]); // the dead intent is cleaned
+    expect(await lock.release()).toBe(true);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('an ownerless lock dir with a live acquirer\'s intent is waited for (it is between mkdir and its record)', async () => {
+    fs.mkdirSync(lockPath);
+    fs.writeFileSync(`${lockPath}.taking-${process.pid}-busy`, '');
+    await expect(acquireDirLock(lockPath, { timeoutMs: 30 })).rejects.toMatchObject({ exitCode: 3 });
+    expect(fs.readdirSync(lockPath)).toEqual([]);
   });
 
   it('a lock whose owner died between mkdir and installing its record is taken over at once', async () => {
