@@ -117,7 +117,22 @@ try {
   const latest = join(project, '.cairn', 'store', 'default', 'scopes', 'agent', 'iterations', 'snapshots', 'snapshot_latest.json');
   check(JSON.parse(readFileSync(latest, 'utf8')).data.diff.filesAdded.includes('NOTES.md'), 'the record saved in the store');
 
-  process.stdout.write('\nDemo complete: cairn saw the committed, the uncommitted and the shell-made work, and the tests.\n');
+  heading('Review: how the iteration changed the project');
+  cairn(['session', 'diff', '--stat']);
+  const page = join(work, 'report.html');
+  cairn(['session', 'report', '--html', page]);
+  check(readFileSync(page, 'utf8').includes('src/math.js'), 'the HTML report (one self-contained page)');
+
+  heading('Rewind: put the working tree back as it was before the agent');
+  cairn(['session', 'restore', '--dry-run']);
+  cairn(['session', 'restore']);
+  check(!existsSync(join(project, 'NOTES.md')), 'restore removed the file the shell made');
+  check(readFileSync(join(project, 'src/math.js'), 'utf8') === 'export const add = (a, b) => a + b;\n', 'restore put src/math.js back');
+  check(git('rev-parse', 'HEAD').trim() !== '' && git('log', '--format=%s', '-1').trim() === 'Add a test for multiply', 'restore left the commit in place');
+  cairn(['session', 'restore', '--undo']);
+  check(existsSync(join(project, 'NOTES.md')), '--undo brought the agent\'s work back');
+
+  process.stdout.write('\nDemo complete: cairn saw the committed, the uncommitted and the shell-made work and the tests, showed the change, and put it back.\n');
 } catch (e) {
   process.stderr.write(`\ndemo failed: ${e instanceof Error ? e.message : String(e)}\n`);
   process.exitCode = 1;
