@@ -64,6 +64,12 @@ function sessionPayload(doc: Record<string, unknown>): HookPayload | null {
   return p;
 }
 
+/** Every agent keeps its hooks in `<dir>/<file>` under the project (scope project) or the home directory (scope user). */
+const settingsIn =
+  (dir: string, file: string) =>
+  (scope: HookScope, root: string, home: string): string =>
+    path.join(scope === 'user' ? home : root, dir, file);
+
 const additionalContext = (event: string, text: string): unknown => ({ hookSpecificOutput: { hookEventName: event, additionalContext: text } });
 
 export const AGENTS: readonly AgentSpec[] = [
@@ -71,7 +77,7 @@ export const AGENTS: readonly AgentSpec[] = [
     id: 'claude-code',
     name: 'Claude Code',
     layout: 'claude',
-    settingsFile: (scope, root, home) => (scope === 'user' ? path.join(home, '.claude', 'settings.json') : path.join(root, '.claude', 'settings.json')),
+    settingsFile: settingsIn('.claude', 'settings.json'),
     events: { SessionStart: 'session-start', UserPromptSubmit: 'turn-start', Stop: 'turn-end', SessionEnd: 'session-end' },
     timeoutUnit: 's',
     payload: sessionPayload,
@@ -83,7 +89,7 @@ export const AGENTS: readonly AgentSpec[] = [
     id: 'gemini-cli',
     name: 'Gemini CLI',
     layout: 'claude',
-    settingsFile: (scope, root, home) => (scope === 'user' ? path.join(home, '.gemini', 'settings.json') : path.join(root, '.gemini', 'settings.json')),
+    settingsFile: settingsIn('.gemini', 'settings.json'),
     events: { SessionStart: 'session-start', BeforeAgent: 'turn-start', AfterAgent: 'turn-end', SessionEnd: 'session-end' },
     timeoutUnit: 'ms',
     payload: sessionPayload,
@@ -95,7 +101,7 @@ export const AGENTS: readonly AgentSpec[] = [
     id: 'codex',
     name: 'Codex CLI',
     layout: 'claude',
-    settingsFile: (scope, root, home) => (scope === 'user' ? path.join(home, '.codex', 'hooks.json') : path.join(root, '.codex', 'hooks.json')),
+    settingsFile: settingsIn('.codex', 'hooks.json'),
     events: { SessionStart: 'session-start', UserPromptSubmit: 'turn-start', Stop: 'turn-end' },
     timeoutUnit: 's',
     payload: sessionPayload,
@@ -107,7 +113,7 @@ export const AGENTS: readonly AgentSpec[] = [
     id: 'cursor',
     name: 'Cursor',
     layout: 'cursor',
-    settingsFile: (scope, root, home) => (scope === 'user' ? path.join(home, '.cursor', 'hooks.json') : path.join(root, '.cursor', 'hooks.json')),
+    settingsFile: settingsIn('.cursor', 'hooks.json'),
     events: { beforeSubmitPrompt: 'turn-start', stop: 'turn-end' },
     timeoutUnit: null,
     payload: (doc) => {
