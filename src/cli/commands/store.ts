@@ -167,6 +167,7 @@ Examples:
   cairn store list                                   # sessions
   cairn store list --session s1                      # locations and history ids of s1
   cairn store show --session s1 --scope-id agent     # latest snapshot of agent 'agent'
+  cairn store show --session default --report        # report of the latest iteration saved
   cairn store prune --keep-last 20 --older-than 7d --dry-run
   cairn store prune                                  # only stale temp files of killed writes
   cairn store verify && cairn store du`,
@@ -215,14 +216,20 @@ Examples:
   common(
     store
       .command('show')
-      .description('print one snapshot as JSON: the latest, or a history snapshot with --id')
+      .description('print one snapshot as JSON: the latest, or a history snapshot with --id; an iteration record as its text report with --report, or its patch with --patch')
       .option('--session <id>', 'session id (required)')
       .option('--scope <scope>', 'agent or multiAgent (default: agent)')
       .option('--scope-id <id>', 'agent or orchestrator id (required)')
-      .option('--id <snapshotId>', 'a history snapshot id (default: the latest snapshot)'),
+      .option('--id <snapshotId>', 'a history snapshot id (default: the latest snapshot)')
+      .option('--report', "print an iteration record (saved by `cairn session post`) as `cairn session report` does: summary, files with status and +/- lines, commits, tests; --scope-id defaults to 'iterations'")
+      .option('--patch', 'print the patch kept with an iteration record (cut at 256 KiB when bigger; stderr says so)'),
     'none',
-  ).action(async (opts: CommonOptions & { id?: string }) => {
+  ).action(async (opts: CommonOptions & { id?: string; report?: boolean; patch?: boolean }) => {
     const sessionId = requireOption(opts.session, '--session', 'show');
+    if (opts.report && opts.patch) throw new UsageError('pick one of --report and --patch');
+    if (opts.json && (opts.report || opts.patch)) throw new UsageError('--json prints the snapshot itself; leave it out with --report or --patch');
+    // Iteration records live under scope-id 'iterations': the reader of a report need not know that.
+    if ((opts.report || opts.patch) && opts.scopeId === undefined) opts.scopeId = 'iterations';
     await withStore(io, opts, async (s, name) => {
       if (opts.scopeId === undefined) {
         // Say which values exist rather than only that one is needed.
@@ -236,6 +243,17 @@ Examples:
       if (snapshot === null) {
         const what = opts.id === undefined ? 'no latest snapshot' : `no history snapshot ${opts.id}`;
         throw new CairnError('ERR_NOT_FOUND', `${what} for ${sessionId}/${location.scope}/${scopeId} in ${name}; run \`cairn store list --session ${sessionId}\` to see what is there`, { exitCode: 1 });
+      }
+      if (opts.report || opts.patch) {
+        const review = await import('../../review/stored.js');
+        if (opts.report) io.stdout.write(review.renderStoredReport(snapshot));
+        else {
+          const patch = review.storedPatch(snapshot);
+          if (patch === null) throw new CairnError('ERR_NOT_FOUND', 'this iteration record keeps no patch (saved before cairn kept reviews, or without inventories); `cairn session diff` prints it where the iteration ran', { exitCode: 1 });
+          io.stdout.write(patch.text);
+          if (patch.cut) writeLine(io.stderr, `cairn: the stored patch is cut at ${patch.text.length} of ${patch.chars} characters; \`cairn session diff\` prints all of it where the iteration ran`);
+        }
+        return;
       }
       writeJson(io, snapshot);
     });
