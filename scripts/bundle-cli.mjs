@@ -5,6 +5,9 @@
 // Dependencies stay external (installed packages, optional peers loaded on use), except commander,
 // which every command loads: imported from ESM, a CommonJS package costs Node 20 a package
 // resolution, the CJS loader and a lexer pass over each file (~10 ms CPU of `cairn --help`'s ~30).
+// commander require()s node:child_process at load, for executable subcommands cairn never has;
+// that module brings net, streams and dgram (~25 of Node's internal modules, ~5 ms of Node 20's
+// start): the bundle gives commander a stand-in that loads child_process on first use instead.
 import { build } from 'esbuild';
 import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -14,6 +17,18 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const BUNDLED = new Set(['commander']);
 const external = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})].filter((name) => !BUNDLED.has(name));
+const lazyChildProcessForCommander = {
+  name: 'lazy-child-process-for-commander',
+  setup(b) {
+    b.onResolve({ filter: /^node:child_process$/ }, (args) =>
+      /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer) ? { path: 'lazy-child-process', namespace: 'cairn-lazy' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'cairn-lazy' }, () => ({
+      contents: "module.exports = { get spawn() { return require('node:child_process').spawn; } };",
+      loader: 'js',
+    }));
+  },
+};
 // Chunk names carry a hash: a build must not leave the last one's beside its own.
 rmSync(join(root, 'dist/bin'), { recursive: true, force: true });
 await build({
@@ -30,6 +45,7 @@ await build({
   // commander require()s Node's built-ins; an ES module has no `require` of its own.
   banner: { js: "import { createRequire as __cairnCreateRequire } from 'node:module';\nconst require = __cairnCreateRequire(import.meta.url);" },
   chunkNames: 'chunks/[name]-[hash]',
+  plugins: [lazyChildProcessForCommander],
   logLevel: 'warning',
 });
 chmodSync(join(root, 'dist/bin/cairn.js'), 0o755);

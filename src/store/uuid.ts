@@ -1,10 +1,9 @@
-import { randomFillSync } from 'node:crypto';
 import { isUuidV7 } from './validation.js';
 
 export interface UuidV7GeneratorOptions {
   /** Milliseconds since the Unix epoch (default `Date.now`); injectable to test clock steps. */
   now?: () => number;
-  /** Fills a buffer with random bytes (default `crypto.randomFillSync`). */
+  /** Fills a buffer with random bytes (default Web Crypto's `getRandomValues`: the global loads node:crypto on first use, not at start-up). */
   random?: (buf: Uint8Array) => void;
 }
 
@@ -20,7 +19,7 @@ const MAX_MS = 2 ** 48 - 1;
  */
 export function createUuidV7Generator(options: UuidV7GeneratorOptions = {}): () => string {
   const now = options.now ?? Date.now;
-  const random = options.random ?? ((buf: Uint8Array) => void randomFillSync(buf));
+  const random = options.random ?? ((buf: Uint8Array) => void globalThis.crypto.getRandomValues(buf));
   const bytes = new Uint8Array(10);
   let lastMs = -1;
   let randA = 0;

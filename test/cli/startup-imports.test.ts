@@ -61,6 +61,16 @@ describe('CLI start-up', () => {
       expect(everything, heavy).toContain(heavy);
       expect(startup, heavy).not.toContain(heavy);
     }
+    // Node's own heavy modules too: node:crypto loads ~17 internal modules, node:child_process
+    // brings net, streams and dgram (~25); `cairn --help` needs neither. commander's require of
+    // child_process (for executable subcommands) goes through a stand-in that loads it on use.
+    for (const builtin of ['from "node:crypto"', 'from "node:child_process"']) {
+      expect(everything, builtin).toContain(builtin);
+      expect(startup, builtin).not.toContain(builtin);
+    }
+    expect(startup).toContain('"node_modules/commander/lib/command.js"'); // commander is in the start-up code
+    expect(startup).not.toContain('childProcess = __require("node:child_process")');
+    expect(startup).toContain('get spawn() {');
   });
 });
 

@@ -5,7 +5,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import { writeFileAtomicSync } from '../../core/atomic-write.js';
 import { CairnError } from '../../core/errors.js';
 import { UsageError, writeJson, writeLine, type CliIO } from '../io.js';
 import { ROOT_HELP, projectRoot } from '../root.js';
@@ -155,6 +154,7 @@ Examples:
         const options = { project: path.basename(root) };
         const html = opts.all ? lib.renderTimelineHtml(rows, options) : lib.renderIterationHtml(rows[0] as (typeof rows)[number], options);
         const target = path.resolve(io.cwd, opts.html);
+        const { writeFileAtomicSync } = await import('../../core/atomic-write.js');
         writeFileAtomicSync(target, html);
         writeLine(io.stderr, `cairn: report written to ${opts.html} (${rows.length} iteration${rows.length === 1 ? '' : 's'}, ${Buffer.byteLength(html)} bytes); open it in a browser`);
         return;

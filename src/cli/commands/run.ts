@@ -3,7 +3,6 @@
  * as usual, keeps it under the open iteration (`run-NNN.log` + `run-NNN.json`), and exits with
  * the command's exit code, so it can stand in front of any test command in an agent's loop.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
@@ -108,6 +107,7 @@ export function registerRunCommand(program: Command, io: CliIO): void {
           writeLine(io.stderr, `cairn run: cannot keep the output in ${iterationDir} (${(e as Error).message}); running anyway`);
         }
       }
+      const { spawn } = await import('node:child_process'); // on use: it loads net, streams, dgram
       const startedAt = new Date();
       const result = await new Promise<{ exitCode: number | null; signal: string | null; spawnError?: Error }>((resolve) => {
         const child = spawn(command[0]!, command.slice(1), { cwd: io.cwd, env: io.env, stdio: ['inherit', 'pipe', 'pipe'] });
