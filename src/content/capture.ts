@@ -18,7 +18,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomicSync } from '../core/atomic-write.js';
 import { CairnError, errnoCode } from '../core/errors.js';
-import type { InventoryEntry, InventoryStore } from '../session/inventory-store.js';
+import type { InventoryEntry, InventoryStore } from '../session/inventory-store/inventory-store.js';
 import { readAtCommit } from './git-source.js';
 import { ContentStore, sha256Of, type ContentItem } from './store.js';
 

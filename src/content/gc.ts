@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { InventoryStore } from '../session/inventory-store.js';
+import { InventoryStore } from '../session/inventory-store/inventory-store.js';
 import { contentDir, openContentStore } from './capture.js';
 import type { ContentGcResult, ContentUsage } from './store.js';
 

@@ -1,7 +1,7 @@
 /**
  * Content (`src/content/`): the bytes cairn keeps so an iteration can be looked at and put back.
  *
- * The model: an inventory (src/session/inventory-store.ts) already names every file by the
+ * The model: an inventory (src/session/inventory-store/) already names every file by the
  * SHA-256 of its bytes. The content store keeps bytes under exactly those names, compressed, in
  * pack files under `<root>/.cairn/content/packs/` (never in the user's `.git`). A capture adds
  * only what is neither stored yet nor safely held by git (capture.ts), so a clean repository's

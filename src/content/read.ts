@@ -5,10 +5,10 @@
  */
 import * as path from 'node:path';
 import { CairnError } from '../core/errors.js';
-import { InventoryStore, type InventoryEntry } from '../session/inventory-store.js';
-import { iterationName, resolveIterationDir } from '../session/iterations.js';
+import { InventoryStore, type InventoryEntry } from '../session/inventory-store/inventory-store.js';
+import { iterationName, resolveIterationDir } from '../session/records/iterations.js';
 import { POST_SNAPSHOT_FILE, PRE_SNAPSHOT_FILE } from '../session/files.js';
-import { readPostSnapshot, readPreSnapshot } from '../session/snapshot-manager.js';
+import { readPostSnapshot, readPreSnapshot } from '../session/capture/snapshot-manager.js';
 import type { PostSnapshot, PreSnapshot } from '../session/types.js';
 import { openContentStore, type ContentRecord, type NotRestorable } from './capture.js';
 import { ContentResolver } from './resolve.js';

@@ -6,7 +6,7 @@
 import { readAtCommit } from './git-source.js';
 import { readTreeFile } from './capture.js';
 import { sha256Of, type ContentStore } from './store.js';
-import type { InventoryEntry } from '../session/inventory-store.js';
+import type { InventoryEntry } from '../session/inventory-store/inventory-store.js';
 
 export class ContentResolver {
   private readonly fromGit = new Map<string, Buffer>();

@@ -12,7 +12,7 @@ import { commitsOf } from '../content/read.js';
 import { openContentStore } from '../content/capture.js';
 import { ContentResolver } from '../content/resolve.js';
 import { containedPath } from '../core/paths.js';
-import type { InventoryEntry } from '../session/inventory-store.js';
+import type { InventoryEntry } from '../session/inventory-store/inventory-store.js';
 import type { PostSnapshot, PreSnapshot } from '../session/types.js';
 
 export type Side = 'pre' | 'post';

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { structuredPatch } from 'diff';
 import { compareUtf8 } from '../core/utf8.js';
-import type { InventoryEntry } from '../session/inventory-store.js';
+import type { InventoryEntry } from '../session/inventory-store/inventory-store.js';
 import type { ContentRequest, ContentSource, Side } from './content.js';
 import { DEFAULT_RENAME_SCORE, scorePercent, similarity, spans, type Spans } from './similarity.js';
 

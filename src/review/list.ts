@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { formatDuration } from '../session/duration.js';
 import { PRE_SNAPSHOT_FILE } from '../session/files.js';
-import { listIterationDirs } from '../session/iterations.js';
+import { listIterationDirs } from '../session/records/iterations.js';
 import { loadIteration } from './iteration.js';
 import { buildReview, readSavedReview, summarise, type IterationSummary } from './summary.js';
 

@@ -6,10 +6,10 @@
  */
 import * as path from 'node:path';
 import { CairnError } from '../core/errors.js';
-import { ITERATION_RECORD_KIND } from '../session/record.js';
-import { renderIterationReport, type ReportFile } from '../session/report.js';
+import { ITERATION_RECORD_KIND } from '../session/records/record.js';
+import { renderIterationReport, type ReportFile } from '../session/records/report.js';
 import type { PostSnapshot, PreSnapshot, SnapshotDiff } from '../session/types.js';
-import type { Snapshot } from '../store/types.js';
+import type { Snapshot } from '../store/contract/types.js';
 
 interface StoredRecord {
   iterationDir?: unknown;

@@ -1,12 +1,12 @@
-export { SnapshotManager, PRE_SNAPSHOT_NOT_FOUND, readPreSnapshot, readPostSnapshot } from './snapshot-manager.js';
-export { capturePreSnapshotAsync, capturePostSnapshotAsync } from './capture-async.js';
-export type { CaptureAsyncOptions } from './capture-async.js';
+export { SnapshotManager, PRE_SNAPSHOT_NOT_FOUND, readPreSnapshot, readPostSnapshot } from './capture/snapshot-manager.js';
+export { capturePreSnapshotAsync, capturePostSnapshotAsync } from './capture/capture-async.js';
+export type { CaptureAsyncOptions } from './capture/capture-async.js';
 export { KEY_FILES, DEFAULT_STATE_DIR, PRE_SNAPSHOT_FILE, POST_SNAPSHOT_FILE, stateDirParts } from './files.js';
-export { TEST_PATTERNS } from './test-results.js';
-export type { TestSummary } from './test-results.js';
+export { TEST_PATTERNS } from './test-results/test-results.js';
+export type { TestSummary } from './test-results/test-results.js';
 export { formatDuration } from './duration.js';
-export { InventoryStore } from './inventory-store.js';
-export type { InventoryEntry, InventoryPruneResult, InventoryUsage, StoreInventoryResult } from './inventory-store.js';
+export { InventoryStore } from './inventory-store/inventory-store.js';
+export type { InventoryEntry, InventoryPruneResult, InventoryUsage, StoreInventoryResult } from './inventory-store/inventory-store.js';
 export {
   ITERATIONS_DIR,
   assertIterationNotFinished,
@@ -17,10 +17,10 @@ export {
   listIterationDirs,
   openIterationDirs,
   pruneIterationDirs,
-} from './iterations.js';
-export { DEFAULT_SESSION_ID, ITERATION_SCOPE_ID, iterationLocation, iterationSnapshot, saveIterationRecord, storedSnapshotSummary } from './record.js';
-export type { IterationRecord } from './record.js';
-export { renderIterationReport } from './report.js';
+} from './records/iterations.js';
+export { DEFAULT_SESSION_ID, ITERATION_SCOPE_ID, iterationLocation, iterationSnapshot, saveIterationRecord, storedSnapshotSummary } from './records/record.js';
+export type { IterationRecord } from './records/record.js';
+export { renderIterationReport } from './records/report.js';
 export type {
   AiwgState,
   FileDiff,
@@ -36,5 +36,5 @@ export type {
   TestResults,
   WorkingTreeChanges,
 } from './types.js';
-export { claimRunLog, listRuns, testResultsFromRuns, writeRunRecord } from './runs.js';
-export type { RunRecord } from './runs.js';
+export { claimRunLog, listRuns, testResultsFromRuns, writeRunRecord } from './test-results/runs.js';
+export type { RunRecord } from './test-results/runs.js';

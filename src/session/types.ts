@@ -5,7 +5,7 @@
  */
 import type { ContentRecord } from '../content/capture.js';
 import type { ScanProgress } from '../inventory/index.js';
-import type { TestResults, TestSummary } from './test-results.js';
+import type { TestResults, TestSummary } from './test-results/test-results.js';
 
 export type { TestResults, TestSummary };
 

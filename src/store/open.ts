@@ -1,9 +1,9 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CairnError } from '../core/errors.js';
-import { FileStorage } from './file-storage.js';
+import { FileStorage } from './backends/file/file-storage.js';
 import { DEFAULT_STORE_DIR } from './defaults.js';
-import type { ManagedSnapshotStorage } from './types.js';
+import type { ManagedSnapshotStorage } from './contract/types.js';
 
 export { DEFAULT_STORE_DIR };
 
@@ -69,9 +69,9 @@ export async function openStore(spec?: string, opts: { cwd?: string; env?: NodeJ
     return new FileStorage(target.dir, within === undefined ? {} : { within });
   }
   if (target.kind === 's3') {
-    const { openS3StorageFromUrl } = await import('./s3-storage.js');
+    const { openS3StorageFromUrl } = await import('./backends/s3/s3-storage.js');
     return openS3StorageFromUrl(target.url, env);
   }
-  const { openPostgresStorageFromUrl } = await import('./postgres-storage.js');
+  const { openPostgresStorageFromUrl } = await import('./backends/postgres/postgres-storage.js');
   return openPostgresStorageFromUrl(target.url, env);
 }

@@ -2,7 +2,7 @@
 // one table of codes and exit codes: a code means the same exit whichever class carries it.
 import { describe, expect, it } from 'vitest';
 import { CairnError, exitCodeFor } from '../../src/core/errors.js';
-import { SessionError } from '../../src/store/errors.js';
+import { SessionError } from '../../src/store/contract/errors.js';
 
 describe('one code and exit-code table for CairnError and SessionError', () => {
   it('gives a store validation code exit 2, a create-only clash 3, a failure 1, in either class', () => {

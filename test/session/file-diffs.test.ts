@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAX_DIFF_CHARS, calculateFileDiffs, runGit } from '../../src/session/git.js';
+import { MAX_DIFF_CHARS, calculateFileDiffs, runGit } from '../../src/session/capture/git.js';
 import { commitAll, git, write, trackedDirs } from './helpers.js';
 
 const { repo, dir: tempDir } = trackedDirs();

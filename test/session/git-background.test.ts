@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SnapshotManager } from '../../src/session/index.js';
-import { captureGitStatus, captureGitStatusInBackground } from '../../src/session/git.js';
+import { captureGitStatus, captureGitStatusInBackground } from '../../src/session/capture/git.js';
 import type { GitStatus } from '../../src/session/types.js';
 import { commitAll, git, seedIterationDir, trackedDirs, useTempCacheHome, write, writeFiles } from './helpers.js';
 

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InventoryStore, SnapshotManager, type InventoryEntry } from '../../src/session/index.js';
-import { canonicalTree, type TreeEntry } from '../../src/session/inventory-store.js';
+import { canonicalTree, type TreeEntry } from '../../src/session/inventory-store/inventory-store.js';
 import { canonicalize } from '../../src/core/jcs.js';
 import { CairnError } from '../../src/core/errors.js';
 import { compareUtf8 } from '../../src/core/utf8.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findTestResults } from '../../src/session/test-results.js';
+import { findTestResults } from '../../src/session/test-results/test-results.js';
 import { mkfifo } from '../support/mkfifo.js';
 import { withoutPermissionOverride } from '../support/unprivileged.js';
 
@@ -33,7 +33,7 @@ function listTree(dir: string): string[] {
 }
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const MODULE = fileURLToPath(new URL('../../src/session/test-results.ts', import.meta.url));
+const MODULE = fileURLToPath(new URL('../../src/session/test-results/test-results.ts', import.meta.url));
 
 /**
  * Runs findTestResults where file permissions apply: in this process for a normal user, and in a

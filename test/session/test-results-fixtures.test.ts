@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseTestOutput } from '../../src/session/test-results.js';
+import { parseTestOutput } from '../../src/session/test-results/test-results.js';
 
 // Output captured from the real runners; see test/fixtures/test-output/README.md for versions and commands.
 const FIXTURES = fileURLToPath(new URL('../fixtures/test-output/', import.meta.url));

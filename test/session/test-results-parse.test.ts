@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseTestOutput, TEST_PATTERNS } from '../../src/session/test-results.js';
+import { parseTestOutput, TEST_PATTERNS } from '../../src/session/test-results/test-results.js';
 
 describe('TEST_PATTERNS', () => {
   it('is the seed list, in the documented order', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseTestOutput, type TestSummary } from '../../src/session/test-results.js';
+import { parseTestOutput, type TestSummary } from '../../src/session/test-results/test-results.js';
 
 function expectWellFormed(summary: TestSummary | null): void {
   if (summary === null) return;

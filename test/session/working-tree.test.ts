@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scanTreeSync } from '../../src/inventory/index.js';
 import { SnapshotManager } from '../../src/session/index.js';
-import { recoverInvalidNames } from '../../src/session/supplement.js';
+import { recoverInvalidNames } from '../../src/session/capture/supplement.js';
 import { commitAll, git, seedIterationDir, write, useTempCacheHome, trackedDirs } from './helpers.js';
 
 useTempCacheHome();

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileStorage, uuidV7, type Snapshot, type SnapshotLocation } from '../../src/store/index.js';
-import { encodeIndex, HISTORY_INDEX_NAME, stampOf } from '../../src/store/history-index.js';
+import { encodeIndex, HISTORY_INDEX_NAME, stampOf } from '../../src/store/backends/file/history-index.js';
 
 const location: SnapshotLocation = { sessionId: 'sess', scope: 'agent', scopeId: 'agent-1' };
 const snapshot: Snapshot = { scope: 'agent', schemaVersion: '1.0', createdAt: '2026-01-01T00:00:00.000Z', data: {}, appData: {} };

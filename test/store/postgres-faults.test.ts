@@ -6,8 +6,8 @@
  * again once the server is back.
  */
 import { afterAll, beforeAll, expect, vi } from 'vitest';
-import type { PostgresStorage } from '../../src/store/postgres-storage.js';
-import type { SnapshotLocation } from '../../src/store/types.js';
+import type { PostgresStorage } from '../../src/store/backends/postgres/postgres-storage.js';
+import type { SnapshotLocation } from '../../src/store/contract/types.js';
 import { required, runScript, skipReason, startPostgres, stopPostgres, type PgServerInfo } from '../support/servers.js';
 import { burstThenCut, expectAllUnavailable, expectIntactAfterRestart } from '../support/servers-faults.js';
 import { pgStorageOn, serverSuite } from '../support/servers-stores.js';

@@ -1,7 +1,7 @@
 /** Several processes using one PostgreSQL store at once, starting with a schema nobody created yet. */
 import pg from 'pg';
 import { afterAll, beforeAll, expect, vi } from 'vitest';
-import type { PostgresStorage } from '../../src/store/postgres-storage.js';
+import type { PostgresStorage } from '../../src/store/backends/postgres/postgres-storage.js';
 import type { PgServerInfo } from '../support/servers.js';
 import { expectAllAppendsKept, expectExactlyOneCreator, expectOneWholeLatest } from '../support/servers-multi-process.js';
 import { dropSchema, pgStorageOn, serverSuite, uniqueName } from '../support/servers-stores.js';

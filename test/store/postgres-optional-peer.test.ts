@@ -8,7 +8,7 @@ describe('PostgresStorage without pg installed', () => {
   it('constructs, then fails its first call with a SessionError that says what to install', async () => {
     expect(existsSync(path.join(os.tmpdir(), 'node_modules')), 'a node_modules in the temp dir would hide the missing peer').toBe(false);
     const r = await runWithoutPeer(
-      'src/store/postgres-storage.ts',
+      'src/store/backends/postgres/postgres-storage.ts',
       'pg',
       `import { PostgresStorage } from './store.mjs';
        const s = new PostgresStorage({ connectionString: 'postgres://u@127.0.0.1:9/db' });

@@ -1,8 +1,8 @@
 /** The schema and table-prefix names are spliced into SQL, so only plain lower-case names may pass. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SessionError } from '../../src/store/errors.js';
-import { tableNames } from '../../src/store/postgres-schema.js';
+import { SessionError } from '../../src/store/contract/errors.js';
+import { tableNames } from '../../src/store/backends/postgres/postgres-schema.js';
 
 describe('PostgreSQL table names', () => {
   it('accepts a name only if it is a plain lower-case SQL identifier, whatever it is', () => {

@@ -6,10 +6,10 @@
  */
 import pg from 'pg';
 import { afterAll, expect } from 'vitest';
-import { SessionError } from '../../src/store/errors.js';
-import { openPostgresStorageFromUrl, PostgresStorage } from '../../src/store/postgres-storage.js';
-import type { Snapshot, SnapshotLocation } from '../../src/store/types.js';
-import { createUuidV7Generator } from '../../src/store/uuid.js';
+import { SessionError } from '../../src/store/contract/errors.js';
+import { openPostgresStorageFromUrl, PostgresStorage } from '../../src/store/backends/postgres/postgres-storage.js';
+import type { Snapshot, SnapshotLocation } from '../../src/store/contract/types.js';
+import { createUuidV7Generator } from '../../src/store/contract/uuid.js';
 import { runCli } from '../support/cli.js';
 import type { PgServerInfo } from '../support/servers.js';
 import { dropSchema, pgStorageOn, serverSuite, uniqueName } from '../support/servers-stores.js';

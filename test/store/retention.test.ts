@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseOlderThan, SessionError } from '../../src/store/index.js';
-import { planPrune, selectPrunable } from '../../src/store/retention.js';
+import { planPrune, selectPrunable } from '../../src/store/contract/retention.js';
 
 const NOW = Date.parse('2026-06-01T12:00:00.000Z');
 

@@ -5,8 +5,8 @@
  * store object works again once the gateway is back.
  */
 import { afterAll, beforeAll, expect, vi } from 'vitest';
-import { S3Storage } from '../../src/store/s3-storage.js';
-import type { SnapshotLocation } from '../../src/store/types.js';
+import { S3Storage } from '../../src/store/backends/s3/s3-storage.js';
+import type { SnapshotLocation } from '../../src/store/contract/types.js';
 import { ExtraGateway, freePort, startCeph, stopCeph, required, type S3ServerInfo } from '../support/servers.js';
 import { burstThenCut, expectAllUnavailable, expectIntactAfterRestart } from '../support/servers-faults.js';
 import { s3StorageOn, serverSuite, uniqueName } from '../support/servers-stores.js';

@@ -1,8 +1,8 @@
 /** Properties of the S3 key layout: every key the store writes classifies back to what it is, and nothing else passes as history. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { normalisePrefix, S3KeyLayout } from '../../src/store/s3-keys.js';
-import type { SnapshotLocation } from '../../src/store/types.js';
+import { normalisePrefix, S3KeyLayout } from '../../src/store/backends/s3/s3-keys.js';
+import type { SnapshotLocation } from '../../src/store/contract/types.js';
 
 const identifier = fc.stringMatching(/^[a-z0-9_-]{1,20}$/);
 const location: fc.Arbitrary<SnapshotLocation> = fc.record({

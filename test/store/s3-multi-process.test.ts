@@ -1,6 +1,6 @@
 /** Several processes writing one S3 location through the gateway at once. */
 import { afterAll, beforeAll, vi } from 'vitest';
-import type { S3Storage } from '../../src/store/s3-storage.js';
+import type { S3Storage } from '../../src/store/backends/s3/s3-storage.js';
 import type { S3ServerInfo } from '../support/servers.js';
 import { expectAllAppendsKept, expectExactlyOneCreator, expectOneWholeLatest } from '../support/servers-multi-process.js';
 import { s3StorageOn, serverSuite, uniqueName } from '../support/servers-stores.js';

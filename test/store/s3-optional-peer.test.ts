@@ -8,7 +8,7 @@ describe('S3Storage without @aws-sdk/client-s3 installed', () => {
   it('constructs, then fails its first call with a SessionError that says what to install', async () => {
     expect(existsSync(path.join(os.tmpdir(), 'node_modules')), 'a node_modules in the temp dir would hide the missing peer').toBe(false);
     const r = await runWithoutPeer(
-      'src/store/s3-storage.ts',
+      'src/store/backends/s3/s3-storage.ts',
       '@aws-sdk/client-s3',
       `import { S3Storage } from './store.mjs';
        const s = new S3Storage({ bucket: 'b', endpoint: 'http://127.0.0.1:9' });

@@ -6,7 +6,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { SessionError } from '../../src/store/errors.js';
+import { SessionError } from '../../src/store/contract/errors.js';
 import type { S3ServerInfo } from '../support/servers.js';
 import { s3StorageOn, serverSuite, uniqueName } from '../support/servers-stores.js';
 

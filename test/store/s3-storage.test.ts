@@ -5,10 +5,10 @@
  */
 import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { SessionError } from '../../src/store/errors.js';
-import { openS3StorageFromUrl, S3Storage, type S3ClientLike } from '../../src/store/s3-storage.js';
-import type { Snapshot, SnapshotLocation } from '../../src/store/types.js';
-import { createUuidV7Generator } from '../../src/store/uuid.js';
+import { SessionError } from '../../src/store/contract/errors.js';
+import { openS3StorageFromUrl, S3Storage, type S3ClientLike } from '../../src/store/backends/s3/s3-storage.js';
+import type { Snapshot, SnapshotLocation } from '../../src/store/contract/types.js';
+import { createUuidV7Generator } from '../../src/store/contract/uuid.js';
 import { runCli } from '../support/cli.js';
 import type { S3ServerInfo } from '../support/servers.js';
 import { s3StorageOn, serverSuite, uniqueName } from '../support/servers-stores.js';

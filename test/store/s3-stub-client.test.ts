@@ -4,8 +4,8 @@
  */
 import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { S3Storage, type S3ClientLike } from '../../src/store/s3-storage.js';
-import type { Snapshot, SnapshotLocation } from '../../src/store/types.js';
+import { S3Storage, type S3ClientLike } from '../../src/store/backends/s3/s3-storage.js';
+import type { Snapshot, SnapshotLocation } from '../../src/store/contract/types.js';
 
 const location: SnapshotLocation = { sessionId: 'test-session', scope: 'agent', scopeId: 'test-agent' };
 const snapshot: Snapshot = { scope: 'agent', schemaVersion: '1.0', createdAt: '2026-01-01T00:00:00.000Z', data: { n: 1 }, appData: {} };

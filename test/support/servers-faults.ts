@@ -1,8 +1,8 @@
 /** The "server dies in the middle of a run" scenario both distributed backends must survive. */
 import { expect } from 'vitest';
-import { SessionError } from '../../src/store/errors.js';
-import type { ManagedSnapshotStorage, Snapshot, SnapshotLocation } from '../../src/store/types.js';
-import { uuidV7 } from '../../src/store/uuid.js';
+import { SessionError } from '../../src/store/contract/errors.js';
+import type { ManagedSnapshotStorage, Snapshot, SnapshotLocation } from '../../src/store/contract/types.js';
+import { uuidV7 } from '../../src/store/contract/uuid.js';
 
 export function payloadSnapshot(i: number): Snapshot {
   // Big enough that a request is still on the wire when the server dies.

@@ -1,7 +1,7 @@
 /** Runs writer processes (test/support/servers-worker.ts) against one store URL, released together. */
 import * as path from 'node:path';
 import { expect } from 'vitest';
-import type { ManagedSnapshotStorage } from '../../src/store/types.js';
+import type { ManagedSnapshotStorage } from '../../src/store/contract/types.js';
 import { runReleasedTogether, type WorkerOutcome } from './released-together.js';
 import { REPO_ROOT } from './servers.js';
 

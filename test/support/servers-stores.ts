@@ -1,8 +1,8 @@
 /** Stores on the test servers, each in its own prefix/schema so test files never see each other's data. */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { PostgresStorage, type PostgresStorageConfig } from '../../src/store/postgres-storage.js';
-import { S3Storage, type S3StorageConfig } from '../../src/store/s3-storage.js';
+import { PostgresStorage, type PostgresStorageConfig } from '../../src/store/backends/postgres/postgres-storage.js';
+import { S3Storage, type S3StorageConfig } from '../../src/store/backends/s3/s3-storage.js';
 import { pgServer, required, s3Server, skipReason, type Outcome, type PgServerInfo, type S3ServerInfo, type ServerHandle } from './servers.js';
 
 export function uniqueName(prefix: string): string {

@@ -6,11 +6,11 @@
  * Credentials come from the environment, as for the CLI. Prints `ready` once the store is open,
  * then waits for a line on stdin, so a test can release every writer at once.
  */
-import { openPostgresStorageFromUrl } from '../../src/store/postgres-storage.js';
-import { openS3StorageFromUrl } from '../../src/store/s3-storage.js';
-import { SessionError } from '../../src/store/errors.js';
-import type { ManagedSnapshotStorage, Snapshot, SnapshotLocation } from '../../src/store/types.js';
-import { uuidV7 } from '../../src/store/uuid.js';
+import { openPostgresStorageFromUrl } from '../../src/store/backends/postgres/postgres-storage.js';
+import { openS3StorageFromUrl } from '../../src/store/backends/s3/s3-storage.js';
+import { SessionError } from '../../src/store/contract/errors.js';
+import type { ManagedSnapshotStorage, Snapshot, SnapshotLocation } from '../../src/store/contract/types.js';
+import { uuidV7 } from '../../src/store/contract/uuid.js';
 
 const [storeUrl, mode, a, b] = process.argv.slice(2);
 const location: SnapshotLocation = { sessionId: 'shared', scope: 'agent', scopeId: 'worker-test' };

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import { CairnError } from '../../core/errors.js';
 import type { SnapshotManager } from '../../session/index.js';
-import { DEFAULT_SESSION_ID } from '../../session/record.js';
+import { DEFAULT_SESSION_ID } from '../../session/records/record.js';
 import { UsageError, progressAllowed, writeJson, writeLine, type CliIO } from '../io.js';
 import { ROOT_HELP, projectContext, storeSpec } from '../root.js';
 import { configuredStateDir, type CairnConfig } from '../../config/index.js';

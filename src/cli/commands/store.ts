@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { CairnError, isCodedError } from '../../core/errors.js';
 import { DEFAULT_STORE_DIR } from '../../store/defaults.js';
-import type { ManagedSnapshotStorage, PruneResult, Scope, SnapshotLocation, StoreUsage } from '../../store/types.js';
+import type { ManagedSnapshotStorage, PruneResult, Scope, SnapshotLocation, StoreUsage } from '../../store/contract/types.js';
 import { ExitCode, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
 import { ROOT_HELP, projectContext, storeSpec } from '../root.js';
 
@@ -61,7 +61,7 @@ function checkNoCredentials(spec: string | undefined): void {
 /** Runs `fn` against the chosen store, turning store errors into CLI errors with their exit code. */
 async function withStore(io: CliIO, opts: CommonOptions, fn: (store: ManagedSnapshotStorage, name: string) => Promise<void>): Promise<void> {
   checkNoCredentials(opts.store);
-  const { isScope } = await import('../../store/validation.js');
+  const { isScope } = await import('../../store/contract/validation.js');
   if (opts.scope !== undefined && !isScope(opts.scope)) throw new UsageError(`--scope must be agent or multiAgent, got '${opts.scope}'`);
   let store: ManagedSnapshotStorage | undefined;
   const { root, config } = projectContext(io, opts.root);
@@ -116,7 +116,7 @@ async function describeStored(s: ManagedSnapshotStorage, params: { location: Sna
   try {
     const snapshot = await s.loadSnapshot(params);
     if (snapshot === null) return { found: false, createdAt: null, summary: 'missing' };
-    const { storedSnapshotSummary } = await import('../../session/record.js');
+    const { storedSnapshotSummary } = await import('../../session/records/record.js');
     return { found: true, createdAt: snapshot.createdAt, summary: storedSnapshotSummary(snapshot) };
   } catch (e) {
     return { found: true, createdAt: null, summary: `unreadable (${isCodedError(e) ? e.code : e instanceof Error ? e.message : String(e)})` };

@@ -9,8 +9,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { ManagedSnapshotStorage, Snapshot, SnapshotLocation, SnapshotStorage } from '../types.js';
-import { createUuidV7Generator, uuidV7 } from '../uuid.js';
+import type { ManagedSnapshotStorage, Snapshot, SnapshotLocation, SnapshotStorage } from '../contract/types.js';
+import { createUuidV7Generator, uuidV7 } from '../contract/uuid.js';
 
 export interface ConformanceTestApi {
   describe: (name: string, fn: () => void) => unknown;

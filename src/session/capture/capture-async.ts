@@ -1,0 +1,117 @@
+/**
+ * The async surface of `SnapshotManager` for long-running callers (servers, editors): the seed's
+ * methods stay synchronous, and these run the very same capture on a worker thread, so a
+ * whole-tree inventory of a big repository does not stop the caller's event loop. The worker
+ * loads this package's own built session module; where there is none to load (running from
+ * TypeScript sources), the capture runs in place and the promise still resolves the same record.
+ */
+import * as fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { CairnError } from '../../core/errors.js';
+import { SnapshotManager } from './snapshot-manager.js';
+import type { PostSnapshot, PreSnapshot, SnapshotManagerOptions } from '../types.js';
+
+/** The manager's options that can cross to a worker (callbacks cannot), plus cancellation. */
+export interface CaptureAsyncOptions extends Omit<SnapshotManagerOptions, 'onProgress'> {
+  /** Aborting stops the worker; the promise rejects with ERR_ABORTED and nothing half-written stays (writes are atomic). */
+  signal?: AbortSignal;
+}
+
+type Phase = 'pre' | 'post';
+
+// The built session module, as tsc lays it out (dist/session/capture/ → dist/session/) or as the CLI bundle's chunks
+// see it (dist/bin/chunks/ → dist/session/).
+const CANDIDATES = ['../index.js', '../../session/index.js'];
+
+function sessionModuleUrl(): string | null {
+  for (const rel of CANDIDATES) {
+    const url = new URL(rel, import.meta.url);
+    if (url.protocol === 'file:' && fs.existsSync(fileURLToPath(url))) return url.href;
+  }
+  return null;
+}
+
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+import(workerData.moduleUrl).then(({ SnapshotManager }) => {
+  const manager = new SnapshotManager(workerData.projectRoot, workerData.options);
+  const record = workerData.phase === 'pre'
+    ? manager.capturePreSnapshot(workerData.projectRoot, workerData.iterationDir)
+    : manager.capturePostSnapshot(workerData.projectRoot, workerData.iterationDir);
+  parentPort.postMessage({ ok: true, record });
+}).catch((e) => {
+  parentPort.postMessage({ ok: false, error: { name: e && e.name, message: e && e.message, code: e && e.code, exitCode: e && e.exitCode, path: e && e.path, details: e && e.details } });
+});
+`;
+
+interface WorkerError {
+  name?: string;
+  message?: string;
+  code?: string;
+  exitCode?: number;
+  path?: string;
+  details?: Record<string, unknown>;
+}
+
+/** The worker's error as the caller would have seen it from the synchronous method. */
+function rebuild(e: WorkerError): Error {
+  if (typeof e.code === 'string' && e.code.startsWith('ERR_')) {
+    const options: ConstructorParameters<typeof CairnError>[2] = {};
+    if (e.exitCode !== undefined) options.exitCode = e.exitCode;
+    if (e.path !== undefined) options.path = e.path;
+    if (e.details !== undefined) options.details = e.details;
+    return new CairnError(e.code, e.message ?? 'capture failed', options);
+  }
+  const error = new Error(e.message ?? 'capture failed');
+  if (e.name) error.name = e.name;
+  return error;
+}
+
+function aborted(): CairnError {
+  return new CairnError('ERR_ABORTED', 'the capture was aborted', { exitCode: 1 });
+}
+
+function capture<T>(phase: Phase, projectRoot: string, iterationDir: string, options: CaptureAsyncOptions): Promise<T> {
+  const { signal, ...managerOptions } = options;
+  if (signal?.aborted) return Promise.reject(aborted());
+  const moduleUrl = sessionModuleUrl();
+  if (moduleUrl === null) {
+    // From TypeScript sources there is no built module for a worker to load: run in place.
+    return new Promise<T>((resolve) => {
+      const manager = new SnapshotManager(projectRoot, managerOptions);
+      resolve((phase === 'pre' ? manager.capturePreSnapshot(projectRoot, iterationDir) : manager.capturePostSnapshot(projectRoot, iterationDir)) as T);
+    });
+  }
+  return new Promise<T>((resolve, reject) => {
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { moduleUrl, phase, projectRoot, iterationDir, options: managerOptions } });
+    let settled = false;
+    const finish = (fn: () => void): void => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      fn();
+    };
+    const onAbort = (): void => {
+      finish(() => reject(aborted()));
+      void worker.terminate();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    worker.once('message', (m: { ok: true; record: T } | { ok: false; error: WorkerError }) => {
+      finish(() => (m.ok ? resolve(m.record) : reject(rebuild(m.error))));
+      void worker.terminate();
+    });
+    worker.once('error', (e) => finish(() => reject(e)));
+    worker.once('exit', (code) => finish(() => reject(new CairnError('ERR_IO', `the capture worker stopped (exit ${code}) before it answered`, { exitCode: 1 }))));
+  });
+}
+
+/** `SnapshotManager#capturePreSnapshot` on a worker thread: the same record, without blocking the event loop. */
+export function capturePreSnapshotAsync(projectRoot: string, iterationDir: string, options: CaptureAsyncOptions = {}): Promise<PreSnapshot> {
+  return capture<PreSnapshot>('pre', projectRoot, iterationDir, options);
+}
+
+/** `SnapshotManager#capturePostSnapshot` on a worker thread (rejects as the seed's method throws when there is no pre-snapshot). */
+export function capturePostSnapshotAsync(projectRoot: string, iterationDir: string, options: CaptureAsyncOptions = {}): Promise<PostSnapshot> {
+  return capture<PostSnapshot>('post', projectRoot, iterationDir, options);
+}

@@ -1,0 +1,568 @@
+/**
+ * Content-addressed storage of working-tree inventories, shaped like git trees: one object per
+ * directory listing, named by the SHA-256 of its canonical (RFC 8785) form, whose entries are
+ * files (size, digest, mode, kind) or subdirectories (the digest of their own object). Two
+ * inventories of a mostly unchanged tree share every unchanged directory, so each new inventory
+ * costs storage in proportion to the directories on the paths that changed, and comparing two
+ * inventories skips every subtree whose digest is equal.
+ *
+ * Layout under the inventory directory (default `<projectRoot>/.cairn/inventories/`):
+ *   objects/<2 hex>/<62 hex>   directory objects (JSON, canonical)
+ *   refs/<hex>.json            which snapshot file references which root (GC roots)
+ *
+ * Every object and ref is reached through ContainedDir (../core/contained-dir.ts): no link in
+ * `.cairn/`, `inventories/`, `objects/`, a fan-out directory or at a file name is followed, so
+ * prune deletes only files inside the store, and a link it meets is left alone, never its target.
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseJsonBounded } from '../../core/bounded-json.js';
+import { ContainedDir, ContainmentError, rootedAt } from '../../core/contained-dir.js';
+import { CairnError, errnoCode } from '../../core/errors.js';
+import { decodeUtf8Strict } from '../../core/utf8.js';
+import { canonicalize } from '../../core/jcs.js';
+import { compareUtf8 } from '../../core/utf8.js';
+import { sameContent } from '../../inventory/diff.js';
+import type { WorkingTreeChanges } from '../types.js';
+
+/** One inventoried path, as the repo-snapshot engine reports it. */
+export interface InventoryEntry {
+  path: string;
+  bytes: number;
+  sha256?: string;
+  mode: string;
+  kind: string;
+}
+
+export interface FileNode {
+  name: string;
+  bytes: number;
+  sha256?: string;
+  mode: string;
+  kind: string;
+}
+export interface DirRef {
+  name: string;
+  tree: string;
+}
+export type TreeEntry = FileNode | DirRef;
+interface TreeObject {
+  entries: TreeEntry[];
+}
+
+const DIGEST_PREFIX = 'sha256:';
+
+function isDirRef(entry: TreeEntry): entry is DirRef {
+  return 'tree' in entry;
+}
+
+function hexOf(digest: string): string {
+  const hex = digest.startsWith(DIGEST_PREFIX) ? digest.slice(DIGEST_PREFIX.length) : digest;
+  if (!/^[0-9a-f]{64}$/.test(hex)) {
+    throw new CairnError('ERR_INVALID_SNAPSHOT', `"${digest}" is not an inventory digest (expected sha256:<64 hex>)`);
+  }
+  return hex;
+}
+
+interface BuildNode {
+  files: FileNode[];
+  dirs: Map<string, BuildNode>;
+}
+
+export interface StoreInventoryResult {
+  digest: string;
+  /** Directory objects written by this call (the rest already existed and are shared). */
+  objectsWritten: number;
+  bytesWritten: number;
+}
+
+export interface InventoryPruneResult {
+  /** Objects still referenced by a snapshot file. */
+  kept: number;
+  deleted: number;
+  bytesFreed: number;
+  /** Refs whose snapshot file is gone or now references another inventory. */
+  refsRemoved: number;
+  dryRun: boolean;
+}
+
+export interface InventoryUsage {
+  objects: number;
+  bytes: number;
+  refs: number;
+}
+
+/** The largest object or ref file read: a directory listing of ~10^6 entries; anything larger was not written by cairn. */
+const MAX_OBJECT_BYTES = 512 * 1024 * 1024;
+const MAX_REF_BYTES = 64 * 1024;
+
+/**
+ * The opened `objects/` directory and the fan-out directories met so far, for the length of one
+ * operation (a put or a walk reads thousands of objects; each fan is opened once).
+ */
+class ObjectsDir {
+  private readonly fans = new Map<string, ContainedDir | null>();
+
+  constructor(readonly dir: ContainedDir | null) {}
+
+  fan(name: string, create: boolean): ContainedDir | null {
+    const known = this.fans.get(name);
+    if (known !== undefined && (known !== null || !create)) return known;
+    const opened = this.dir === null ? null : this.dir.child(name, { create });
+    this.fans.set(name, opened);
+    return opened;
+  }
+
+  close(): void {
+    for (const fan of this.fans.values()) fan?.close();
+    this.dir?.close();
+  }
+}
+
+export class InventoryStore {
+  readonly dir: string;
+  private readonly root: string;
+  private readonly parts: readonly string[];
+
+  /**
+   * `within`: a directory above `dir` from which no link is followed (the snapshot manager
+   * passes the project root for `<root>/.cairn/inventories`); without it, `dir` is the root.
+   */
+  constructor(dir: string, options: { within?: string } = {}) {
+    this.dir = path.resolve(dir);
+    const { root, parts } = rootedAt(this.dir, options.within);
+    this.root = root;
+    this.parts = parts;
+  }
+
+  private objectPath(hex: string): string {
+    return path.join(this.dir, 'objects', hex.slice(0, 2), hex.slice(2));
+  }
+
+  private open(sub: string, create: boolean): ContainedDir | null {
+    return ContainedDir.open(this.root, [...this.parts, sub], { create });
+  }
+
+  /** The objects directory of the operation under way (see withObjects), for walks that do not pass it along. */
+  private active: ObjectsDir | undefined;
+
+  /** Runs `fn` with `objects/` opened once (re-entrant: an operation inside another shares its handles). */
+  private withObjects<T>(create: boolean, fn: (objects: ObjectsDir) => T): T {
+    if (this.active !== undefined && (!create || this.active.dir !== null)) return fn(this.active);
+    const objects = new ObjectsDir(this.open('objects', create));
+    const outer = this.active;
+    this.active = objects;
+    try {
+      return fn(objects);
+    } finally {
+      this.active = outer;
+      objects.close();
+    }
+  }
+
+  /** Stores an inventory (entries with POSIX paths) and returns the digest of its root directory object. */
+  put(entries: readonly InventoryEntry[]): StoreInventoryResult {
+    const root: BuildNode = { files: [], dirs: new Map() };
+    for (const entry of entries) {
+      const segments = entry.path.split('/');
+      const name = segments.pop() as string;
+      let node = root;
+      for (const segment of segments) {
+        let child = node.dirs.get(segment);
+        if (child === undefined) {
+          child = { files: [], dirs: new Map() };
+          node.dirs.set(segment, child);
+        }
+        node = child;
+      }
+      const file: FileNode = { name, bytes: entry.bytes, mode: entry.mode, kind: entry.kind };
+      if (entry.sha256 !== undefined) file.sha256 = entry.sha256;
+      node.files.push(file);
+    }
+    const stats = { objectsWritten: 0, bytesWritten: 0 };
+    const hex = this.withObjects(true, (objects) => this.writeNode(root, stats, objects));
+    return { digest: DIGEST_PREFIX + hex, ...stats };
+  }
+
+  private writeNode(node: BuildNode, stats: { objectsWritten: number; bytesWritten: number }, objects: ObjectsDir): string {
+    const entries: TreeEntry[] = [...node.files];
+    for (const [name, child] of node.dirs) entries.push({ name, tree: this.writeNode(child, stats, objects) });
+    entries.sort((a, b) => compareUtf8(a.name, b.name));
+    const text = canonicalTree(entries);
+    const hex = createHash('sha256').update(text).digest('hex');
+    const fan = objects.fan(hex.slice(0, 2), true)!;
+    const rest = hex.slice(2);
+    const now = new Date();
+    if (fan.lstat(rest)?.isFile() === true) {
+      // Already stored: refresh its mtime so a concurrent prune's grace period protects it.
+      try {
+        fs.lutimesSync(fan.at(rest), now, now);
+        return hex;
+      } catch (e) {
+        if (errnoCode(e) !== 'ENOENT') throw e; // pruned meanwhile: write it again
+      }
+    }
+    // Objects are rename-atomic but not fsynced (a first inventory writes thousands); a torn
+    // object after power loss is caught by the digest check on read. A link at the name is replaced.
+    fan.writeFile(rest, text, { fsync: false });
+    stats.objectsWritten++;
+    stats.bytesWritten += Buffer.byteLength(text);
+    return hex;
+  }
+
+  private readObject(hex: string, objects: ObjectsDir | undefined = this.active): TreeObject {
+    if (objects === undefined) return this.withObjects(false, (opened) => this.readObject(hex, opened));
+    const file = this.objectPath(hex);
+    let bytes: Buffer | null;
+    try {
+      bytes = objects.fan(hex.slice(0, 2), false)?.readFile(hex.slice(2), { maxBytes: MAX_OBJECT_BYTES }) ?? null;
+    } catch (e) {
+      if (e instanceof CairnError) throw e;
+      throw new CairnError('ERR_IO', `cannot read inventory object ${file}: ${(e as Error).message}`, { path: file, cause: e });
+    }
+    if (bytes === null) {
+      throw new CairnError('ERR_NOT_FOUND', `inventory object ${hex} is missing (${file}); it may have been pruned — take a new snapshot`, { path: file });
+    }
+    if (createHash('sha256').update(bytes).digest('hex') !== hex) {
+      throw new CairnError('ERR_CORRUPT', `inventory object ${file} does not match its digest; delete it and take a new snapshot`, { path: file });
+    }
+    return parseJsonBounded(decodeUtf8Strict(bytes, file), { file, what: 'inventory object' }) as TreeObject;
+  }
+
+  /** True when the root object of `digest` is present. */
+  has(digest: string): boolean {
+    const hex = hexOf(digest);
+    return this.withObjects(false, (objects) => objects.fan(hex.slice(0, 2), false)?.lstat(hex.slice(2))?.isFile() === true);
+  }
+
+  /** Every entry of a stored inventory, sorted by UTF-8 byte order of path. */
+  get(digest: string): InventoryEntry[] {
+    const out: InventoryEntry[] = [];
+    this.withObjects(false, (objects) => this.collect(hexOf(digest), '', out, objects));
+    out.sort((a, b) => compareUtf8(a.path, b.path));
+    return out;
+  }
+
+  private collect(hex: string, prefix: string, out: InventoryEntry[], objects: ObjectsDir): void {
+    for (const entry of this.readObject(hex, objects).entries) {
+      const entryPath = prefix + entry.name;
+      if (isDirRef(entry)) this.collect(entry.tree, `${entryPath}/`, out, objects);
+      else {
+        const item: InventoryEntry = { path: entryPath, bytes: entry.bytes, mode: entry.mode, kind: entry.kind };
+        if (entry.sha256 !== undefined) item.sha256 = entry.sha256;
+        out.push(item);
+      }
+    }
+  }
+
+  /**
+   * Files added, modified and deleted from inventory `from` to inventory `to`. Equal subtrees
+   * (same digest) are skipped without being read. A file is modified when its digest differs
+   * (when both sides have one; otherwise size or kind), or its mode or kind changed.
+   */
+  diff(from: string, to: string): WorkingTreeChanges {
+    const changes: WorkingTreeChanges = { added: [], modified: [], deleted: [] };
+    this.withObjects(false, (objects) => this.diffTrees(hexOf(from), hexOf(to), '', changes, objects));
+    changes.added.sort(compareUtf8);
+    changes.modified.sort(compareUtf8);
+    changes.deleted.sort(compareUtf8);
+    return changes;
+  }
+
+  private diffTrees(fromHex: string | null, toHex: string | null, prefix: string, changes: WorkingTreeChanges, objects: ObjectsDir): void {
+    if (fromHex === toHex) return;
+    const fromEntries = new Map((fromHex === null ? [] : this.readObject(fromHex, objects).entries).map((e) => [e.name, e]));
+    const toEntries = new Map((toHex === null ? [] : this.readObject(toHex, objects).entries).map((e) => [e.name, e]));
+    for (const [name, before] of fromEntries) {
+      const after = toEntries.get(name);
+      const entryPath = prefix + name;
+      if (after === undefined) this.allFiles(before, entryPath, changes.deleted, objects);
+      else if (isDirRef(before) && isDirRef(after)) this.diffTrees(before.tree, after.tree, `${entryPath}/`, changes, objects);
+      else if (isDirRef(before) || isDirRef(after)) {
+        // a directory became a file or the reverse
+        this.allFiles(before, entryPath, changes.deleted, objects);
+        this.allFiles(after, entryPath, changes.added, objects);
+      } else if (!sameContent(before, after)) changes.modified.push(entryPath);
+    }
+    for (const [name, after] of toEntries) {
+      if (!fromEntries.has(name)) this.allFiles(after, prefix + name, changes.added, objects);
+    }
+  }
+
+  private allFiles(entry: TreeEntry, entryPath: string, into: string[], objects: ObjectsDir): void {
+    if (!isDirRef(entry)) {
+      into.push(entryPath);
+      return;
+    }
+    for (const child of this.readObject(entry.tree, objects).entries) this.allFiles(child, `${entryPath}/${child.name}`, into, objects);
+  }
+
+  /**
+   * Like `diff`, with the entries: every path whose entry differs between `from` and `to`
+   * (`before`/`after` null where the path is absent). Equal subtrees are skipped unread.
+   */
+  changedEntries(from: string, to: string): Array<{ path: string; before: InventoryEntry | null; after: InventoryEntry | null }> {
+    const out: Array<{ path: string; before: InventoryEntry | null; after: InventoryEntry | null }> = [];
+    const byPath = new Map<string, { before: InventoryEntry | null; after: InventoryEntry | null }>();
+    const note = (entry: InventoryEntry, side: 'before' | 'after'): void => {
+      const slot = byPath.get(entry.path) ?? { before: null, after: null };
+      slot[side] = entry;
+      byPath.set(entry.path, slot);
+    };
+    this.withObjects(false, () => this.changedWalk(hexOf(from), hexOf(to), '', note));
+    for (const [p, slot] of byPath) out.push({ path: p, ...slot });
+    out.sort((a, b) => compareUtf8(a.path, b.path));
+    return out;
+  }
+
+  private changedWalk(fromHex: string | null, toHex: string | null, prefix: string, note: (e: InventoryEntry, side: 'before' | 'after') => void): void {
+    if (fromHex === toHex) return;
+    const fromEntries = new Map((fromHex === null ? [] : this.readObject(fromHex).entries).map((e) => [e.name, e]));
+    const toEntries = new Map((toHex === null ? [] : this.readObject(toHex).entries).map((e) => [e.name, e]));
+    const all = (entry: TreeEntry, entryPath: string, side: 'before' | 'after'): void => {
+      if (!isDirRef(entry)) note(asEntry(entry, entryPath), side);
+      else this.forEachFile(entry.tree, `${entryPath}/`, (e) => note(e, side));
+    };
+    for (const [name, before] of fromEntries) {
+      const after = toEntries.get(name);
+      const entryPath = prefix + name;
+      if (after === undefined) all(before, entryPath, 'before');
+      else if (isDirRef(before) && isDirRef(after)) this.changedWalk(before.tree, after.tree, `${entryPath}/`, note);
+      else if (isDirRef(before) || isDirRef(after) || !sameContent(before, after)) {
+        all(before, entryPath, 'before');
+        all(after, entryPath, 'after');
+      }
+    }
+    for (const [name, after] of toEntries) if (!fromEntries.has(name)) all(after, prefix + name, 'after');
+  }
+
+  /** Calls `visit` for every file below tree `hex`; trees in `seen` are skipped (and added). */
+  forEachFile(treeHexOrDigest: string, prefix: string, visit: (entry: InventoryEntry) => void, seen?: Set<string>): void {
+    if (this.active === undefined) return this.withObjects(false, () => this.forEachFile(treeHexOrDigest, prefix, visit, seen));
+    const hex = hexOf(treeHexOrDigest);
+    if (seen !== undefined) {
+      if (seen.has(hex)) return;
+      seen.add(hex);
+    }
+    for (const entry of this.readObject(hex).entries) {
+      if (isDirRef(entry)) this.forEachFile(entry.tree, `${prefix}${entry.name}/`, visit, seen);
+      else visit(asEntry(entry, prefix + entry.name));
+    }
+  }
+
+  /** The entry of each of `paths` in inventory `digest` (absent paths are left out), reading only the trees on their way. */
+  lookup(digest: string, paths: Iterable<string>): Map<string, InventoryEntry> {
+    if (this.active === undefined) return this.withObjects(false, () => this.lookup(digest, paths));
+    const out = new Map<string, InventoryEntry>();
+    const trees = new Map<string, Map<string, TreeEntry>>();
+    const treeOf = (hex: string): Map<string, TreeEntry> => {
+      let t = trees.get(hex);
+      if (t === undefined) {
+        t = new Map(this.readObject(hex).entries.map((e) => [e.name, e]));
+        trees.set(hex, t);
+      }
+      return t;
+    };
+    const rootHex = hexOf(digest);
+    for (const p of paths) {
+      const segments = p.split('/');
+      let hex = rootHex;
+      for (let i = 0; i < segments.length; i++) {
+        const entry = treeOf(hex).get(segments[i] as string);
+        if (entry === undefined) break;
+        if (i === segments.length - 1) {
+          if (!isDirRef(entry)) out.set(p, asEntry(entry, p));
+        } else if (isDirRef(entry)) hex = entry.tree;
+        else break;
+      }
+    }
+    return out;
+  }
+
+  /** The root digests that live snapshot files reference (what `prune` keeps). */
+  liveRoots(): string[] {
+    const roots = new Set<string>();
+    const refs = this.open('refs', false);
+    try {
+      for (const entry of refs?.entries() ?? []) {
+        if (!entry.isFile() || !entry.name.endsWith('.json')) continue;
+        const digest = liveRefDigest(refs!, entry.name);
+        if (digest !== null) roots.add(digest);
+      }
+    } finally {
+      refs?.close();
+    }
+    return [...roots];
+  }
+
+  /** Records that `snapshotFile` references `digest`, so pruning keeps that inventory. */
+  addRef(snapshotFile: string, digest: string): void {
+    const absolute = path.resolve(snapshotFile);
+    const name = createHash('sha256').update(absolute).digest('hex');
+    const refs = this.open('refs', true)!;
+    try {
+      refs.writeFile(`${name}.json`, `${JSON.stringify({ snapshotFile: absolute, digest })}\n`);
+    } finally {
+      refs.close();
+    }
+  }
+
+  /**
+   * Garbage collection by reachability: the roots are the inventories that existing snapshot
+   * files still reference; every object not reachable from a root, and older than `graceMs`
+   * (so an inventory being written right now by another process is safe), is deleted. Only
+   * regular files inside the store are ever deleted; links and strays are left alone.
+   */
+  prune(options: { graceMs?: number; dryRun?: boolean } = {}): InventoryPruneResult {
+    const graceMs = options.graceMs ?? 15 * 60 * 1000;
+    const dryRun = options.dryRun ?? false;
+    const roots = new Set<string>();
+    let refsRemoved = 0;
+    const refs = this.open('refs', false);
+    try {
+      for (const entry of refs?.entries() ?? []) {
+        if (!entry.isFile() || !entry.name.endsWith('.json')) continue;
+        const digest = liveRefDigest(refs!, entry.name);
+        if (digest !== null) roots.add(digest);
+        else {
+          refsRemoved++;
+          if (!dryRun) refs!.unlink(entry.name);
+        }
+      }
+    } finally {
+      refs?.close();
+    }
+    return this.withObjects(false, (objects) => {
+      const reachable = new Set<string>();
+      const mark = (hex: string): void => {
+        if (reachable.has(hex)) return;
+        reachable.add(hex);
+        let object: TreeObject;
+        try {
+          object = this.readObject(hex, objects);
+        } catch {
+          return; // a missing or corrupt object cannot keep anything else alive
+        }
+        for (const entry of object.entries) if (isDirRef(entry)) mark(entry.tree);
+      };
+      for (const digest of roots) mark(hexOf(digest));
+
+      const cutoff = Date.now() - graceMs;
+      let kept = 0;
+      let deleted = 0;
+      let bytesFreed = 0;
+      forEachObject(objects, (fan, name, stat) => {
+        if (reachable.has(fan.name + name) || stat.mtimeMs > cutoff) {
+          kept++;
+          return;
+        }
+        deleted++;
+        bytesFreed += stat.size;
+        if (!dryRun) fan.dir.unlink(name);
+      });
+      return { kept, deleted, bytesFreed, refsRemoved, dryRun };
+    });
+  }
+
+  /** Number and total size of stored objects. */
+  usage(): InventoryUsage {
+    let objects = 0;
+    let bytes = 0;
+    this.withObjects(false, (dir) =>
+      forEachObject(dir, (_fan, _name, stat) => {
+        objects++;
+        bytes += stat.size;
+      }),
+    );
+    const refs = this.open('refs', false);
+    try {
+      return { objects, bytes, refs: (refs?.entries() ?? []).filter((e) => e.isFile() && e.name.endsWith('.json')).length };
+    } finally {
+      refs?.close();
+    }
+  }
+}
+
+/** Every regular file in a fan-out directory of `objects/`, with its lstat; links and other strays are skipped, never followed. */
+function forEachObject(objects: ObjectsDir, visit: (fan: { name: string; dir: ContainedDir }, name: string, stat: fs.Stats) => void): void {
+  if (objects.dir === null) return;
+  for (const fanEntry of objects.dir.entries()) {
+    if (!fanEntry.isDirectory() || !/^[0-9a-f]{2}$/.test(fanEntry.name)) continue;
+    let fan: ContainedDir | null;
+    try {
+      fan = objects.fan(fanEntry.name, false);
+    } catch (e) {
+      if (e instanceof ContainmentError) continue; // swapped for a link or a file meanwhile: not ours
+      throw e;
+    }
+    if (fan === null) continue;
+    for (const entry of fan.entries()) {
+      if (!entry.isFile() || !/^[0-9a-f]{62}$/.test(entry.name)) continue;
+      const stat = fan.lstat(entry.name);
+      if (stat === null || !stat.isFile()) continue; // removed or swapped meanwhile
+      visit({ name: fanEntry.name, dir: fan }, entry.name, stat);
+    }
+  }
+}
+
+/**
+ * `canonicalize({entries})` (RFC 8785), written out for the two fixed entry shapes: trees of
+ * 10^5 files are serialized on every snapshot, and the generic canonicalizer's per-object key
+ * sort dominated. Keys are emitted in JCS order (bytes < kind < mode < name < sha256; name < tree);
+ * a test checks equality with `canonicalize`.
+ */
+export function canonicalTree(entries: readonly TreeEntry[]): string {
+  const parts: string[] = [];
+  for (const e of entries) {
+    if (isDirRef(e)) parts.push(`{"name":${JSON.stringify(e.name)},"tree":${JSON.stringify(e.tree)}}`);
+    else {
+      const sha = e.sha256 === undefined ? '' : `,"sha256":${JSON.stringify(e.sha256)}`;
+      parts.push(`{"bytes":${canonicalNumber(e.bytes)},"kind":${JSON.stringify(e.kind)},"mode":${JSON.stringify(e.mode)},"name":${JSON.stringify(e.name)}${sha}}`);
+    }
+  }
+  return `{"entries":[${parts.join(',')}]}`;
+}
+
+function canonicalNumber(n: number): string {
+  // Sizes are non-negative integers; anything else goes through the full canonicalizer (which rejects NaN).
+  return Number.isSafeInteger(n) ? String(n) : canonicalize(n);
+}
+
+function asEntry(node: FileNode, entryPath: string): InventoryEntry {
+  const item: InventoryEntry = { path: entryPath, bytes: node.bytes, mode: node.mode, kind: node.kind };
+  if (node.sha256 !== undefined) item.sha256 = node.sha256;
+  return item;
+}
+
+/** The largest pre/post snapshot file a ref's liveness check reads. */
+const MAX_SNAPSHOT_FILE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The digest a ref protects, or null when its snapshot file no longer references it. The ref is
+ * read through its opened directory; the snapshot file it names (an iteration directory, which
+ * may lie anywhere) is only read, non-blocking, without following a link at its name, and only
+ * decides what is kept.
+ */
+function liveRefDigest(refs: ContainedDir, name: string): string | null {
+  try {
+    const where = refs.shown(name);
+    const refBytes = refs.readFile(name, { maxBytes: MAX_REF_BYTES });
+    if (refBytes === null) return null;
+    const ref = parseJsonBounded(decodeUtf8Strict(refBytes, where), { file: where, maxDepth: 4 }) as { snapshotFile?: unknown; digest?: unknown };
+    if (typeof ref.snapshotFile !== 'string' || typeof ref.digest !== 'string' || !path.isAbsolute(ref.snapshotFile)) return null;
+    const fd = fs.openSync(ref.snapshotFile, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    let text: string;
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile() || st.size > MAX_SNAPSHOT_FILE_BYTES) return null;
+      text = decodeUtf8Strict(fs.readFileSync(fd), ref.snapshotFile);
+    } finally {
+      fs.closeSync(fd);
+    }
+    const snapshot = parseJsonBounded(text, { file: ref.snapshotFile }) as { inventory?: { digest?: unknown } } | null;
+    return snapshot?.inventory?.digest === ref.digest ? ref.digest : null;
+  } catch {
+    return null;
+  }
+}
