@@ -6,6 +6,7 @@
  * printing. Diffs are syntax-neutral (monospace, +/− tinted) and cut with a marker past a line
  * budget per file and per page, so a huge iteration still gives a page a browser opens at once.
  */
+import type { RestoreMark } from '../rewind/journal.js';
 import { formatDuration } from '../session/duration.js';
 import type { FileChange, Hunk } from './diff.js';
 import { statusLetter } from './git-format.js';
@@ -15,8 +16,8 @@ import { summarise, testCounts } from './summary.js';
 export interface ReportIteration {
   it: LoadedIteration;
   changes: FileChange[];
-  /** Whether the iteration was put back with `session restore` (null: unknown). */
-  restored?: boolean | null;
+  /** The `session restore` that put the project back to this iteration (null: never; absent: not known). */
+  restored?: RestoreMark | null;
 }
 
 export interface HtmlReportOptions {
@@ -223,6 +224,11 @@ function testsSection(it: LoadedIteration): string {
   return `<h3>Tests</h3><p>${line}</p>${list}`;
 }
 
+function restoredLabel(mark: RestoreMark | null | undefined): string {
+  if (mark === undefined) return '<span class="note">unknown</span>';
+  return mark === null ? 'no' : `<span title="${esc(`restore ${mark.restore}, ${when(mark.at)}`)}">to ${esc(mark.to)}</span>`;
+}
+
 function iterationFacts(r: ReportIteration): string {
   const { it } = r;
   const post = it.post;
@@ -239,7 +245,7 @@ function iterationFacts(r: ReportIteration): string {
     fact('Lines', `<span class="plus">+${s.additions}</span> <span class="minus">−${s.deletions}</span>`),
     fact('Commits', String(s.commits)),
     fact('Tests', tests),
-    ...(r.restored === true || r.restored === false ? [fact('Restored', r.restored ? 'yes' : 'no')] : []),
+    ...(r.restored === undefined ? [] : [fact('Restored', restoredLabel(r.restored))]),
   ].join('')}</div>`;
 }
 
@@ -318,10 +324,10 @@ export function renderTimelineHtml(rows: readonly ReportIteration[], options: Ht
   const sums = rows.map((r) => summarise(r.it, r.changes));
   const first = rows[0]?.it.pre.timestamp;
   const last = rows.at(-1)?.it.pre.timestamp;
-  const table = `<table class="timeline"><thead><tr><th scope="col">Iteration</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col" class="num">Files</th><th scope="col" class="num">Lines</th><th scope="col" class="num">Commits</th><th scope="col">Tests</th></tr></thead><tbody>${sums
+  const table = `<table class="timeline"><thead><tr><th scope="col">Iteration</th><th scope="col">Started</th><th scope="col">Took</th><th scope="col" class="num">Files</th><th scope="col" class="num">Lines</th><th scope="col" class="num">Commits</th><th scope="col">Tests</th><th scope="col">Restored</th></tr></thead><tbody>${sums
     .map(
-      (s) =>
-        `<tr><td><a href="#it${esc(s.iteration)}">${esc(s.iteration)}</a></td><td>${esc(when(s.startedAt))}</td><td>${esc(formatDuration(s.durationMs))}</td><td class="num">${s.filesChanged}</td><td class="num"><span class="plus">+${s.additions}</span> <span class="minus">−${s.deletions}</span></td><td class="num">${s.commits}</td><td>${s.tests === undefined ? '<span class="note">none</span>' : `<span class="ok">${s.tests.passed} passed</span>, <span class="${s.tests.failed > 0 ? 'fail' : ''}">${s.tests.failed} failed</span>`}</td></tr>`,
+      (s, i) =>
+        `<tr><td><a href="#it${esc(s.iteration)}">${esc(s.iteration)}</a></td><td>${esc(when(s.startedAt))}</td><td>${esc(formatDuration(s.durationMs))}</td><td class="num">${s.filesChanged}</td><td class="num"><span class="plus">+${s.additions}</span> <span class="minus">−${s.deletions}</span></td><td class="num">${s.commits}</td><td>${s.tests === undefined ? '<span class="note">none</span>' : `<span class="ok">${s.tests.passed} passed</span>, <span class="${s.tests.failed > 0 ? 'fail' : ''}">${s.tests.failed} failed</span>`}</td><td>${restoredLabel(rows[i]?.restored)}</td></tr>`,
     )
     .join('')}</tbody></table>`;
   const sections = rows

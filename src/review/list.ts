@@ -1,6 +1,7 @@
 /** `cairn session list`: every iteration of a project at a glance, oldest first. */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { standingRestores, type RestoreMark } from '../rewind/journal.js';
 import { formatDuration } from '../session/duration.js';
 import { PRE_SNAPSHOT_FILE } from '../session/files.js';
 import { listIterationDirs } from '../session/records/iterations.js';
@@ -10,6 +11,8 @@ import { buildReview, readSavedReview, summarise, type IterationSummary } from '
 export interface ListedIteration extends IterationSummary {
   /** False while the iteration is open (pre taken, no post yet). */
   finished: boolean;
+  /** The restore that put the project back to this iteration's pre or post, unless undone; null: never restored. */
+  restored: RestoreMark | null;
 }
 
 /**
@@ -19,6 +22,7 @@ export interface ListedIteration extends IterationSummary {
  */
 export function listIterations(root: string): ListedIteration[] {
   const out: ListedIteration[] = [];
+  const restores = standingRestores(root);
   for (const dir of listIterationDirs(root)) {
     if (!fs.existsSync(path.join(dir, PRE_SNAPSHOT_FILE))) continue;
     let it;
@@ -28,12 +32,12 @@ export function listIterations(root: string): ListedIteration[] {
       continue;
     }
     if (it.post === null) {
-      out.push({ ...summarise(it, []), finished: false });
+      out.push({ ...summarise(it, []), finished: false, restored: null });
       continue;
     }
     const saved = readSavedReview(dir);
     if (saved !== null) {
-      out.push({ ...saved.summary, finished: true });
+      out.push({ ...saved.summary, finished: true, restored: restores.get(it.iteration) ?? null });
       continue;
     }
     let summary: IterationSummary;
@@ -42,7 +46,7 @@ export function listIterations(root: string): ListedIteration[] {
     } catch {
       summary = summarise(it, null);
     }
-    out.push({ ...summary, finished: true });
+    out.push({ ...summary, finished: true, restored: restores.get(it.iteration) ?? null });
   }
   return out;
 }
@@ -63,8 +67,9 @@ export function renderIterationList(rows: readonly ListedIteration[]): string {
     `+${r.additions} -${r.deletions}`,
     `${r.commits} commit${r.commits === 1 ? '' : 's'}`,
     r.tests === undefined ? 'no tests' : `${r.tests.passed} passed, ${r.tests.failed} failed`,
+    r.restored === null ? '-' : `to ${r.restored.to}`,
   ]);
-  const head = ['ITER', 'STARTED (UTC)', 'TOOK', 'FILES', 'LINES', 'COMMITS', 'TESTS'];
+  const head = ['ITER', 'STARTED (UTC)', 'TOOK', 'FILES', 'LINES', 'COMMITS', 'TESTS', 'RESTORED'];
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((row) => (row[i] as string).length)));
   const line = (cells: readonly string[]): string =>
     cells

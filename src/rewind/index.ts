@@ -19,4 +19,6 @@
 export { restoreIteration, undoLastRestore } from './restore.js';
 export type { RestoreAction, RestoreChange, RestoreOptions, RestoreResult } from './restore.js';
 export { lineCounts } from './line-counts.js';
+export { standingRestores } from './journal.js';
+export type { RestoreMark } from './journal.js';
 export type { PathState } from './tree.js';

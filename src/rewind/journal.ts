@@ -64,3 +64,33 @@ export function nextRecordId(records: readonly RestoreRecord[]): string {
 export function writeRecord(dir: ContainedDir, record: RestoreRecord): void {
   dir.writeFile(`${record.id}.json`, `${JSON.stringify(record)}\n`, { fsync: true });
 }
+
+/** A restore that targeted an iteration and was not undone: what `session list` and the reports show. */
+export interface RestoreMark {
+  to: 'pre' | 'post';
+  /** The restore record's id (`000002`). */
+  restore: string;
+  /** When it finished (ISO 8601). */
+  at: string;
+}
+
+/**
+ * Per iteration name (`003`), the latest finished restore that targeted it and still stands (an
+ * undo marks its restore `undone`). Read-only; a project without restores, or whose restores
+ * directory cannot be read, has none.
+ */
+export function standingRestores(root: string): Map<string, RestoreMark> {
+  const out = new Map<string, RestoreMark>();
+  let dir: ContainedDir | null = null;
+  try {
+    dir = openRestoresDir(root, false);
+    for (const r of readRecords(dir)) {
+      if (r.kind === 'restore' && r.state === 'done') out.set(r.iteration, { to: r.to, restore: r.id, at: r.finishedAt ?? r.startedAt });
+    }
+  } catch {
+    // a restores directory cairn cannot open (planted link, permissions): shown as not restored
+  } finally {
+    dir?.close();
+  }
+  return out;
+}

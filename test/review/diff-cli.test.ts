@@ -150,9 +150,44 @@ describe('cairn session list', () => {
       expect(typeof row.startedAt).toBe('string');
     }
     const text = cli(['session', 'list'], root).stdout.split('\n');
-    expect(text[1]).toMatch(/^001 .* 1 file +\+2 -1 +0 commits +no tests$/);
-    expect(text[2]).toMatch(/^002 .* 2 files +\+2 -0 +1 commit +2 passed, 1 failed$/);
+    expect(text[1]).toMatch(/^001 .* 1 file +\+2 -1 +0 commits +no tests +-$/);
+    expect(text[2]).toMatch(/^002 .* 2 files +\+2 -0 +1 commit +2 passed, 1 failed +-$/);
     expect(text[3]).toMatch(/^003 .* open /);
+  });
+
+  it('marks an iteration restored (list, --json, text and HTML report) until the restore is undone', () => {
+    const root = repo();
+    write(root, 'a.txt', '1\n2\n3\n');
+    commitAll(root, 'init');
+    expect(cli(['session', 'pre'], root).status).toBe(0);
+    write(root, 'a.txt', '1\nTWO\n3\n');
+    expect(cli(['session', 'post', '--no-store'], root).status).toBe(0);
+    expect(cli(['session', 'pre'], root).status).toBe(0);
+    write(root, 'b.txt', 'b\n');
+    expect(cli(['session', 'post', '--no-store'], root).status).toBe(0);
+    const before = JSON.parse(cli(['session', 'list', '--json'], root).stdout) as { iterations: Array<{ restored: unknown }> };
+    expect(before.iterations.map((i) => i.restored)).toEqual([null, null]);
+    expect(cli(['session', 'report', '1'], root).stdout).toContain('\n  restored: no\n');
+
+    expect(cli(['session', 'restore', '2'], root).status).toBe(0);
+    const after = JSON.parse(cli(['session', 'list', '--json'], root).stdout) as { iterations: Array<{ restored: { to: string; restore: string; at: string } | null }> };
+    expect(after.iterations[0]?.restored).toBeNull();
+    expect(after.iterations[1]?.restored).toMatchObject({ to: 'pre', restore: '000001' });
+    expect(Number.isNaN(Date.parse(after.iterations[1]?.restored?.at ?? ''))).toBe(false);
+    const text = cli(['session', 'list'], root).stdout.split('\n');
+    expect(text[0]).toMatch(/ RESTORED$/);
+    expect(text[1]).toMatch(/ -$/);
+    expect(text[2]).toMatch(/ to pre$/);
+    expect(cli(['session', 'report', '2'], root).stdout).toMatch(/\n {2}restored: to pre at \S+ \(restore 000001;/);
+    const html = path.join(scratch('html-'), 'all.html');
+    expect(cli(['session', 'report', '--all', '--html', html], root).status).toBe(0);
+    const page = fs.readFileSync(html, 'utf8');
+    expect(page).toContain('<th scope="col">Restored</th>');
+    expect(page).toMatch(/<b>Restored<\/b><span><span title="restore 000001, [^"]+">to pre<\/span>/);
+
+    expect(cli(['session', 'restore', '--undo'], root).status).toBe(0);
+    const undone = JSON.parse(cli(['session', 'list', '--json'], root).stdout) as { iterations: Array<{ restored: unknown }> };
+    expect(undone.iterations.map((i) => i.restored)).toEqual([null, null]);
   });
 
   it('says how to start when there are no iterations', () => {
@@ -165,6 +200,21 @@ describe('cairn session list', () => {
 });
 
 describe('cairn session report (text)', () => {
+  it('names what could not be captured: content over the cap, with its side and reason', () => {
+    const root = repo();
+    write(root, 'small.txt', 'a\n');
+    write(root, 'big.txt', 'x'.repeat(2000));
+    commitAll(root, 'init');
+    write(root, '.cairn/config.json', JSON.stringify({ contentCap: 1000 }));
+    write(root, 'big.txt', 'y'.repeat(3000)); // dirty at pre: git does not hold it, and it is over the cap
+    expect(cli(['session', 'pre'], root).status).toBe(0);
+    write(root, 'small.txt', 'b\n');
+    expect(cli(['session', 'post', '--no-store'], root).status).toBe(0);
+    const r = cli(['session', 'report'], root);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/\nNot captured \(\d+\)\n {2}big\.txt \(pre\): over-size-cap\n/);
+  });
+
   it('shows status letters and +/- counts per file, drops empty sections', () => {
     const { root } = iterationWithEveryChange();
     const r = cli(['session', 'report'], root);

@@ -149,8 +149,11 @@ Examples:
         writeJson(io, (iterations[0] as (typeof iterations)[number]).diff);
         return;
       }
+      const { standingRestores } = await import('../../rewind/journal.js');
+      const restores = standingRestores(root);
+      const restored = (it: { iteration: string }) => restores.get(it.iteration) ?? null;
       if (opts.html !== undefined) {
-        const rows = iterations.map((it) => ({ it, changes: lib.iterationFileChanges(root, it) }));
+        const rows = iterations.map((it) => ({ it, changes: lib.iterationFileChanges(root, it), restored: restored(it) }));
         const options = { project: path.basename(root) };
         const html = opts.all ? lib.renderTimelineHtml(rows, options) : lib.renderIterationHtml(rows[0] as (typeof rows)[number], options);
         const target = path.resolve(io.cwd, opts.html);
@@ -167,16 +170,16 @@ Examples:
         const review = lib.readSavedReview(it.dir) ?? tryBuildReview(lib, root, it);
         const rel = path.relative(io.cwd, it.dir);
         const files = review === null ? {} : { files: review.files, notCaptured: review.notCaptured };
-        return session.renderIterationReport({ iterationDir: rel === '' || rel.startsWith('..') ? it.dir : rel, cwd: io.cwd, pre: it.pre, post: it.post as NonNullable<typeof it.post>, diff: it.diff as NonNullable<typeof it.diff>, ...files });
+        return session.renderIterationReport({ iterationDir: rel === '' || rel.startsWith('..') ? it.dir : rel, cwd: io.cwd, pre: it.pre, post: it.post as NonNullable<typeof it.post>, diff: it.diff as NonNullable<typeof it.diff>, ...files, restored: restored(it) });
       });
       io.stdout.write(texts.join('\n'));
     });
 
   session
     .command('list')
-    .description('One line per iteration: number, start, duration, files changed (+/−), commits, tests')
+    .description('One line per iteration: number, start, duration, files changed (+/−), commits, tests, restored or not')
     .option('--root <dir>', ROOT_HELP)
-    .option('--json', 'print {iterations: [{iteration, startedAt, durationMs, filesChanged, additions, deletions, commits, tests?}]}')
+    .option('--json', 'print {iterations: [{iteration, startedAt, durationMs, filesChanged, additions, deletions, commits, tests?, restored}]} (restored: null, or {to, restore, at} of the restore that put the project back to it)')
     .action(async (opts: { root?: string; json?: boolean }) => {
       const lib = await load();
       const rows = lib.listIterations(projectRoot(io, opts.root));

@@ -81,6 +81,19 @@ function failedTests(summary: unknown): FailedTest[] {
   return failures.filter((f): f is FailedTest => typeof f === 'object' && f !== null && typeof (f as FailedTest).name === 'string');
 }
 
+/** What the iteration's record could not keep: content over the cap or unreadable, and paths the inventory skipped. */
+function notCapturedLines(pre: PreSnapshot, post: PostSnapshot): string[] {
+  const out: string[] = [];
+  const add = (side: string, list: ReadonlyArray<{ path: string; reason: string }> | undefined): void => {
+    for (const n of list ?? []) out.push(`${showPath(n.path)} (${side}): ${showPath(n.reason)}`);
+  };
+  add('pre', pre.content?.notRestorable);
+  add('pre', post.content?.preNotRestorable);
+  add('post', post.content?.notRestorable);
+  for (const s of post.inventory?.skippedPaths ?? []) out.push(`${showPath(s.path)}: not inventoried (${showPath(s.reason)})`);
+  return [...new Set(out)];
+}
+
 /**
  * The report of one iteration. With `files` (the per-file changes of the review), each changed
  * path gets its status letter and +/− line counts; without, the snapshot's path lists are shown.
@@ -94,6 +107,8 @@ export function renderIterationReport(input: {
   diff: SnapshotDiff;
   files?: readonly ReportFile[];
   notCaptured?: readonly string[];
+  /** The restore that put the project back to this iteration (null: never restored; absent: not known, line left out). */
+  restored?: { to: 'pre' | 'post'; restore: string; at: string } | null;
 }): string {
   const { pre, post, diff } = input;
   const lines: string[] = [];
@@ -101,6 +116,10 @@ export function renderIterationReport(input: {
   lines.push(`  duration: ${diff.duration}  (${pre.timestamp} → ${post.timestamp})`);
   lines.push(`  branch:   ${pre.git.branch === post.git.branch ? post.git.branch : `${pre.git.branch} → ${post.git.branch}`}`);
   lines.push(`  HEAD:     ${shortSha(pre.git.commit)} → ${shortSha(post.git.commit)}`);
+  if (input.restored !== undefined) {
+    const r = input.restored;
+    lines.push(`  restored: ${r === null ? 'no' : `to ${r.to} at ${r.at} (restore ${r.restore}; \`cairn session restore --undo\` reverts the latest restore)`}`);
+  }
   if (post.inventory) {
     lines.push(`  tree:     ${post.inventory.files} files, ${post.inventory.bytes} bytes${post.inventory.skipped ? `, ${post.inventory.skipped} skipped` : ''}`);
   }
@@ -138,6 +157,11 @@ export function renderIterationReport(input: {
     if (diff.aiwgArtifactsCreated.length > 0) section(lines, '  created', diff.aiwgArtifactsCreated.map(showPath));
     if (diff.aiwgArtifactsUpdated.length > 0) section(lines, '  updated', diff.aiwgArtifactsUpdated.map(showPath));
     if (diff.aiwgArtifactsDeleted.length > 0) section(lines, '  deleted', diff.aiwgArtifactsDeleted.map(showPath));
+  }
+  const missing = notCapturedLines(pre, post);
+  if (missing.length > 0) {
+    lines.push('');
+    section(lines, 'Not captured', missing);
   }
   if (diff.hasTests) {
     lines.push('');
