@@ -100,10 +100,7 @@ async function turnEnd(lib: SessionLib, root: string, config: CairnConfig, agent
     // The review (per-file counts, patch) as `session post` keeps it; a review that cannot be built never loses the record.
     let review: unknown = null;
     try {
-      const r = await import('../review/index.js');
-      const built = r.buildReview(root, r.loadIteration(root, dir));
-      r.saveReview(dir, built);
-      review = built;
+      review = (await import('../review/index.js')).reviewFinishedIteration(root, dir);
     } catch {
       review = null;
     }

@@ -5,8 +5,8 @@
  * a patch cut at a file boundary with the cursor where it stopped.
  */
 import { z } from 'zod';
-import { CairnError } from '../core/errors.js';
 import { iterationFileChanges, listIterations, loadIteration, renderFilePatch, resolveIteration, reviewFile, type FileChange } from '../review/index.js';
+import { PAGE_CHARS, RESULT_BOUND, cursorStart, pageOf } from './paging.js';
 import { jsonResult } from './results.js';
 import type { RootAllowlist } from './roots.js';
 import type { ToolTable } from './tool-table.js';
@@ -15,22 +15,13 @@ const READ_ONLY = { readOnlyHint: true, idempotentHint: true, openWorldHint: fal
 /** Most characters of patch text in one result. */
 export const PATCH_PAGE_CHARS = 64 * 1024;
 
-/** A cursor is the index of the first item of the next page, as a decimal string. */
-function cursorStart(cursor: string | undefined, total: number): number {
-  if (cursor === undefined) return 0;
-  if (!/^\d{1,9}$/.test(cursor) || Number(cursor) > total) {
-    throw new CairnError('ERR_INVALID_OPTION', `cursor ${JSON.stringify(cursor)} is not one this tool gave; pass the nextCursor of the previous page, or omit it for the first page`);
-  }
-  return Number(cursor);
-}
-
 export function addReviewTools(tools: ToolTable, allow: RootAllowlist, rootInput: z.ZodOptional<z.ZodString>): void {
   tools.add('cairn_session_diff', {
     title: 'How an iteration changed the project',
     description:
       'What an iteration changed, pre → post, committed or not: each file with status (added, modified, deleted, renamed with oldPath, typechange), +/− line counts and a binary flag; with format "patch", git\'s unified diff of those files. ' +
       'Call it to review your own or another agent\'s work before committing or restoring. ' +
-      `Bounded: at most limit files per page (default 100, max 500) and at most ${PATCH_PAGE_CHARS / 1024} KiB of patch text, cut at a file boundary; pass nextCursor back to get the next page; totals count every file.`,
+      `Bounded: at most limit files per page (default 100, max 500) and ${PAGE_CHARS / 1024} KiB of them, and at most ${PATCH_PAGE_CHARS / 1024} KiB of patch text, cut at a file boundary; pass nextCursor back to get the next page; totals count every file. The result stays under ${(RESULT_BOUND + PATCH_PAGE_CHARS) / 1024} KiB of JSON.`,
     input: {
       root: rootInput,
       iteration: z.string().min(1).optional().describe('Iteration number (3 or 003) or directory; default the latest.'),
@@ -44,7 +35,8 @@ export function addReviewTools(tools: ToolTable, allow: RootAllowlist, rootInput
       const it = loadIteration(root, resolveIteration(root, args.iteration));
       const changes = iterationFileChanges(root, it);
       const start = cursorStart(args.cursor, changes.length);
-      let end = Math.min(changes.length, start + args.limit);
+      const first = pageOf(changes.map(reviewFile), args.cursor, args.limit);
+      let end = changes.length - first.remaining;
       let patch: string | undefined;
       let cut = false;
       if (args.format === 'patch') {
@@ -84,8 +76,8 @@ export function addReviewTools(tools: ToolTable, allow: RootAllowlist, rootInput
   tools.add('cairn_session_list', {
     title: 'List the iterations',
     description:
-      'Every iteration of a project, oldest first: number, start time, duration, files changed, +/− lines, commits, tests (passed/failed/skipped), and whether it is finished. ' +
-      'Call it to find the iteration to diff, report or restore. Bounded: at most limit iterations per page (default 50, max 200); pass nextCursor back for the next page.',
+      'Every iteration of a project, oldest first: number, start time, duration, files changed, +/− lines, commits, tests (passed/failed/skipped), whether it is finished, and restored (null, or the restore that put the project back to it: to pre|post, id, time). ' +
+      `Call it to find the iteration to diff, report or restore. Bounded: at most limit iterations per page (default 50, max 200) and ${PAGE_CHARS / 1024} KiB of them; pass nextCursor back for the next page.`,
     input: {
       root: rootInput,
       limit: z.number().int().min(1).max(200).default(50).describe('Most iterations in this page.'),
@@ -95,9 +87,8 @@ export function addReviewTools(tools: ToolTable, allow: RootAllowlist, rootInput
     run: (args) => {
       const root = allow.resolveRoot(args.root);
       const rows = listIterations(root);
-      const start = cursorStart(args.cursor, rows.length);
-      const end = Math.min(rows.length, start + args.limit);
-      return jsonResult({ total: rows.length, iterations: rows.slice(start, end), remaining: rows.length - end, nextCursor: end < rows.length ? String(end) : null });
+      const page = pageOf(rows, args.cursor, args.limit);
+      return jsonResult({ total: page.total, iterations: page.items, remaining: page.remaining, nextCursor: page.nextCursor });
     },
   });
 }

@@ -19,9 +19,12 @@ import {
   readPreSnapshot,
   saveIterationRecord,
 } from '../session/index.js';
+import { ITERATION_RECORD_KIND } from '../session/records/record.js';
 import { CAPTURED_BY_VALUES, readStageSnapshotAsync, writeStageSnapshot } from '../stage/index.js';
 import { openStore, resolveStoreSpec } from '../store/index.js';
 import type { ManagedSnapshotStorage } from '../store/index.js';
+import { iterationView, type IterationParts } from './iteration-results.js';
+import { PAGE_CHARS, RESULT_BOUND, cursorStart, pageOf, shortList } from './paging.js';
 import { jsonResult } from './results.js';
 import { addReviewTools } from './review-tools.js';
 import { RootAllowlist } from './roots.js';
@@ -198,13 +201,15 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
   tools.add('cairn_session_post', {
     title: 'Finish an iteration',
     description:
-      'Call once AFTER a unit of work started with cairn_session_pre: returns what the iteration did (files added/modified/deleted in the working tree, commits, state-dir artifacts, test results found, duration) ' +
-      'and saves the whole record to the snapshot store (read it back with cairn_store_show).',
+      'Call once AFTER a unit of work started with cairn_session_pre: returns what the iteration did — counts (files added/modified/deleted in the working tree, +/− lines, commits, tests), the first page of changed files with status and line counts, the first commits and failing tests — ' +
+      'and saves the whole record to the snapshot store (read it back with cairn_store_show). ' +
+      `Bounded: at most limit files (default 100, max 1000) and ${PAGE_CHARS / 1024} KiB of them, 20 commits and 20 failing tests, counts only of the untracked/staged/unstaged lists; the result stays under ${RESULT_BOUND / 1024} KiB of JSON on any tree. The page's nextCursor continues with cairn_session_diff (iteration: the returned iterationDir).`,
     input: {
       root: rootInput,
       iterationDir: z.string().min(1).optional().describe('The iterationDir cairn_session_pre returned. Default: the latest iteration with a pre-snapshot.'),
       sessionId: z.string().regex(/^[a-z0-9_-]+$/).optional().describe(`Store session id to save under ([a-z0-9_-]+, default "${DEFAULT_SESSION_ID}").`),
       save: z.boolean().default(true).describe('Save the iteration record to the store.'),
+      limit: z.number().int().min(1).max(1000).default(100).describe('Most changed files in the returned page.'),
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     run: async (args, signal: AbortSignal) => {
@@ -220,13 +225,15 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
       assertIterationNotFinished(iterationDir);
       const post = await capturePostSnapshotAsync(root, iterationDir, { signal });
       const diff = new SnapshotManager(root).calculateDiff(pre, post);
+      // The review (per-file counts, bounded patch) as `cairn session post` keeps it, beside the iteration and in the record.
+      const review = (await import('../review/index.js')).reviewFinishedIteration(root, iterationDir);
       let saved: { sessionId: string; snapshotId: string } | null = null;
       if (args.save) {
         const sessionId = args.sessionId ?? DEFAULT_SESSION_ID;
-        const r = await saveIterationRecord(await store(), { iterationDir, pre, post, diff }, sessionId);
+        const r = await saveIterationRecord(await store(), { iterationDir, pre, post, diff, ...(review === null ? {} : { review }) }, sessionId);
         saved = { sessionId, snapshotId: r.snapshotId };
       }
-      return jsonResult({ iterationDir, diff, saved });
+      return jsonResult({ ...iterationView({ iterationDir, pre, post, diff, review }, { limit: args.limit }), saved });
     },
   });
 
@@ -282,30 +289,50 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
   tools.add('cairn_store_list', {
     title: 'List stored snapshots',
     description:
-      'List the sessions in the snapshot store, or, with sessionId, the history snapshot ids of one location, oldest first (page with limit and startAfter). ' +
-      'Use it to find the iteration records cairn_session_post saved.',
+      'List the sessions in the snapshot store, or, with sessionId, the history snapshot ids of one location, oldest first. ' +
+      'Use it to find the iteration records cairn_session_post saved. ' +
+      `Bounded: at most limit sessions or ids per call (default 100, max 1000; sessions also at most ${PAGE_CHARS / 1024} KiB); page sessions with cursor (nextCursor) and ids with startAfter (nextStartAfter).`,
     input: {
       sessionId: sessionIdInput.optional().describe('Session id ([a-z0-9_-]+); omit to list the sessions.'),
       scope: scopeInput,
       scopeId: scopeIdInput,
       limit: z.number().int().min(1).max(1000).default(100).describe('At most this many ids.'),
       startAfter: z.string().optional().describe('Return ids after this UUID v7 (exclusive cursor: the last id of the previous page).'),
+      cursor: z.string().optional().describe('Sessions only: nextCursor of the previous page; omit for the first.'),
     },
     annotations: READ_ONLY,
     run: async (args) => {
       const storage = await store();
-      if (args.sessionId === undefined) return jsonResult({ sessions: await storage.listSessions() });
+      if (args.sessionId === undefined) {
+        const page = pageOf(await storage.listSessions(), args.cursor, args.limit);
+        return jsonResult({ sessions: page.items, total: page.total, remaining: page.remaining, nextCursor: page.nextCursor });
+      }
       const location = { sessionId: args.sessionId, scope: args.scope, scopeId: args.scopeId };
       const params: Parameters<ManagedSnapshotStorage['listSnapshotIds']>[0] = { location, limit: args.limit };
       if (args.startAfter !== undefined) params.startAfter = args.startAfter;
-      return jsonResult({ location, ids: await storage.listSnapshotIds(params) });
+      const ids = await storage.listSnapshotIds(params);
+      return jsonResult({ location, ids, nextStartAfter: ids.length === args.limit ? (ids.at(-1) ?? null) : null });
     },
   });
 
   tools.add('cairn_store_show', {
     title: 'Read a stored snapshot',
-    description: 'Read one snapshot of a session from the store: the latest, or a history snapshot by id (e.g. an iteration record cairn_session_post saved; find ids with cairn_store_list).',
-    input: { sessionId: sessionIdInput, scope: scopeInput, scopeId: scopeIdInput, snapshotId: z.string().optional().describe('History snapshot id (UUID v7); omit for the latest.') },
+    description:
+      'Read one snapshot of a session from the store: the latest, or a history snapshot by id (e.g. an iteration record cairn_session_post saved; find ids with cairn_store_list). ' +
+      'An iteration record is summarised: counts (files, +/− lines, commits, tests), one page of a list (list: "changed" files by default, or "untracked"/"staged"/"unstaged" of side pre|post, or "artifacts"), the first commits and failing tests, counts of the other lists. ' +
+      'view "raw" pages the snapshot\'s JSON text instead (any snapshot; other snapshots are shown whole when small, else raw). ' +
+      `Bounded: at most limit items (default 100, max 1000) and ${PAGE_CHARS / 1024} KiB of them per page, ${PAGE_CHARS / 1024} KiB of raw text per page; the result stays under ${RESULT_BOUND / 1024} KiB of JSON. Pass nextCursor back (same list/view) for the next page.`,
+    input: {
+      sessionId: sessionIdInput,
+      scope: scopeInput,
+      scopeId: scopeIdInput,
+      snapshotId: z.string().optional().describe('History snapshot id (UUID v7); omit for the latest.'),
+      view: z.enum(['summary', 'raw']).default('summary').describe('"summary" (default): counts and one page of a list; "raw": one page of the snapshot\'s JSON text.'),
+      list: z.enum(['changed', 'untracked', 'staged', 'unstaged', 'artifacts']).default('changed').describe('Which list of an iteration record to page.'),
+      side: z.enum(['pre', 'post']).default('post').describe('For untracked/staged/unstaged: the git status at pre or at post.'),
+      limit: z.number().int().min(1).max(1000).default(100).describe('Most list items in this page.'),
+      cursor: z.string().optional().describe('nextCursor of the previous page (same view and list); omit for the first.'),
+    },
     annotations: READ_ONLY,
     run: async (args) => {
       const location = { sessionId: args.sessionId, scope: args.scope, scopeId: args.scopeId };
@@ -315,7 +342,22 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
       if (snapshot === null) {
         throw new CairnError('ERR_NOT_FOUND', `no snapshot ${args.snapshotId ?? 'latest'} for ${args.sessionId}/${args.scope}/${args.scopeId}; list what exists with cairn_store_list`);
       }
-      return jsonResult({ location, snapshotId: args.snapshotId ?? 'latest', snapshot });
+      const head = { location, snapshotId: args.snapshotId ?? 'latest', createdAt: snapshot.createdAt };
+      const data = snapshot.data as Record<string, unknown> | null;
+      const isRecord = typeof data === 'object' && data !== null && data.kind === ITERATION_RECORD_KIND && typeof data.pre === 'object' && typeof data.post === 'object' && typeof data.diff === 'object';
+      const text = args.view === 'raw' || !isRecord ? JSON.stringify(snapshot) : '';
+      if (args.view === 'summary' && !isRecord && text.length <= PAGE_CHARS) return jsonResult({ ...head, kind: null, snapshot });
+      if (args.view === 'raw' || !isRecord) {
+        // Pages of the JSON text, cut at PAGE_CHARS; the cursor is the character offset of the next page.
+        const start = cursorStart(args.cursor, text.length);
+        const end = Math.min(text.length, start + PAGE_CHARS);
+        return jsonResult({ ...head, kind: isRecord ? ITERATION_RECORD_KIND : null, raw: { text: text.slice(start, end), chars: text.length, remaining: text.length - end, nextCursor: end < text.length ? String(end) : null } });
+      }
+      const parts = data as unknown as IterationParts & { summary?: unknown; review?: { files?: unknown; notCaptured?: unknown } };
+      // data.summary and data.review are kept apart in the record (see saveIterationRecord).
+      const review = parts.review !== undefined && parts.review !== null ? { ...(parts.review as object), summary: parts.summary } : null;
+      const view = iterationView({ ...parts, review: review as IterationParts['review'] }, { list: args.list, side: args.side, limit: args.limit, cursor: args.cursor });
+      return jsonResult({ ...head, kind: ITERATION_RECORD_KIND, ...view });
     },
   });
 
@@ -323,7 +365,8 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
     title: 'Restore an iteration (dry run unless told)',
     description:
       'Puts the working tree back to an iteration\'s pre state (undoes what it did) or its post state. By DEFAULT THIS IS A DRY RUN: it returns what would change (per-file +/- lines), conflicts and commits, and changes nothing; pass dryRun: false to apply. ' +
-      'Only paths cairn inventoried change (never ignored files, .git or .cairn; commits stay). A path someone changed since cairn recorded it is a conflict and nothing is changed unless force: true (then its content is kept). undo: true reverts the last restore.',
+      'Only paths cairn inventoried change (never ignored files, .git or .cairn; commits stay). A path someone changed since cairn recorded it is a conflict and nothing is changed unless force: true (then its content is kept). undo: true reverts the last restore. ' +
+      `Bounded: at most limit changes (default 100, max 1000) and ${PAGE_CHARS / 1024} KiB of them with totals; a dry run pages on with cursor (nextCursor); conflicts, notRestorable and commits show their first 100 with totals; the result stays under ${RESULT_BOUND / 1024} KiB of JSON.`,
     input: {
       root: rootInput,
       iteration: z.string().min(1).optional().describe('Iteration number ("3" or "003") or directory; default the latest.'),
@@ -331,6 +374,8 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
       dryRun: z.boolean().default(true).describe('Default true: report only. false applies the restore.'),
       force: z.boolean().default(false).describe('Also restore paths changed since cairn recorded them (their content is kept for undo).'),
       undo: z.boolean().default(false).describe('Revert the most recent restore instead (iteration and to are then ignored).'),
+      limit: z.number().int().min(1).max(1000).default(100).describe('Most changes listed.'),
+      cursor: z.string().optional().describe('Dry run: nextCursor of the previous page of changes.'),
     },
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     run: async (args) => {
@@ -339,7 +384,21 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
       const { restoreIteration, undoLastRestore } = await import('../rewind/index.js');
       const common = { root, cwd: root, dryRun: args.dryRun, force: args.force };
       const result = args.undo ? await undoLastRestore(common) : await restoreIteration({ ...common, to: args.to, ...(args.iteration === undefined ? {} : { iteration: args.iteration }) });
-      return jsonResult(result);
+      const changes = pageOf(result.changes, args.cursor, args.limit);
+      const capped = <T>(list: readonly T[]) => shortList(list, 100);
+      const conflicts = capped(result.conflicts);
+      const notRestorable = capped(result.notRestorable);
+      const commits = capped(result.commits);
+      return jsonResult({
+        ...result,
+        changes: changes.items,
+        changesPage: { total: changes.total, remaining: changes.remaining, nextCursor: changes.nextCursor },
+        conflicts: conflicts.items,
+        notRestorable: notRestorable.items,
+        commits: commits.items,
+        totals: { changes: changes.total, conflicts: conflicts.total, notRestorable: notRestorable.total, commits: commits.total },
+        alsoUndoes: capped(result.alsoUndoes).items,
+      });
     },
   });
 

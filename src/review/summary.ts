@@ -8,10 +8,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomicSync } from '../core/atomic-write.js';
+import { CairnError } from '../core/errors.js';
 import { durationBetween } from '../session/duration.js';
 import type { FileChange } from './diff.js';
 import { renderPatch } from './git-format.js';
-import { iterationFileChanges, type LoadedIteration } from './iteration.js';
+import { iterationFileChanges, loadIteration, type LoadedIteration } from './iteration.js';
 
 export const REVIEW_FILE = 'review.json';
 export const REVIEW_KIND = 'cairn.review/v1';
@@ -125,5 +126,20 @@ export function readSavedReview(dir: string): IterationReview | null {
     return value.kind === REVIEW_KIND && Array.isArray(value.files) ? value : null;
   } catch {
     return null;
+  }
+}
+
+/**
+ * What every `post` (CLI, hook, MCP) does once the post-snapshot is written: diffs the iteration
+ * and keeps its review beside it. Null when it cannot be diffed (captured without inventories).
+ */
+export function reviewFinishedIteration(root: string, dir: string): IterationReview | null {
+  try {
+    const review = buildReview(root, loadIteration(root, dir));
+    saveReview(dir, review);
+    return review;
+  } catch (e) {
+    if (e instanceof CairnError && e.code === 'ERR_NO_INVENTORY') return null;
+    throw e;
   }
 }

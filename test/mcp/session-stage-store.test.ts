@@ -13,13 +13,19 @@ interface PreResult {
 
 interface PostResult {
   iterationDir: string;
-  diff: { filesAdded: string[]; filesModified: string[]; filesDeleted: string[]; commitCount: number; commits: string[]; filesSource: string };
+  summary: { filesSource: string; filesChanged: number; added: number; modified: number; deleted: number; commits: number };
+  page: { list: string; items: Array<{ path: string; status: string; additions?: number; deletions?: number }>; total: number; remaining: number; nextCursor: string | null };
+  commits: { items: string[]; total: number };
+  counts: { untracked: { pre: number; post: number } };
   saved: { sessionId: string; snapshotId: string } | null;
 }
 
-interface StoredIteration {
+/** The changed paths of a page, by status. */
+const byStatus = (r: PostResult, status: string): string[] => r.page.items.filter((f) => f.status === status).map((f) => f.path);
+
+interface StoredIteration extends PostResult {
   snapshotId: string;
-  snapshot: { scope: string; data: { kind: string; iterationDir: string; diff: PostResult['diff'] } };
+  kind: string;
 }
 
 let tmp: string;
@@ -64,12 +70,14 @@ describe('an iteration through the MCP tools', () => {
     const post = okText<PostResult>(postResult);
     expect(structured<PostResult>(postResult)).toEqual(post);
     expect(post.iterationDir).toBe(pre.iterationDir);
-    expect(post.diff.filesSource).toBe('working-tree');
-    expect(post.diff.filesAdded).toEqual(['lib/c.ts', 'notes.txt']);
-    expect(post.diff.filesModified).toEqual(['src/a.ts']);
-    expect(post.diff.filesDeleted).toEqual(['src/gone.ts']);
-    expect(post.diff.commitCount).toBe(1);
-    expect(post.diff.commits[0]).toMatch(/^[0-9a-f]{7,40} add c$/);
+    expect(post.summary.filesSource).toBe('working-tree');
+    expect(byStatus(post, 'added')).toEqual(['lib/c.ts', 'notes.txt']);
+    expect(byStatus(post, 'modified')).toEqual(['src/a.ts']);
+    expect(byStatus(post, 'deleted')).toEqual(['src/gone.ts']);
+    expect(post.page.items.find((f) => f.path === 'src/a.ts')).toMatchObject({ additions: 1, deletions: 1 });
+    expect(post.summary.commits).toBe(1);
+    expect(post.commits.items[0]).toMatch(/^[0-9a-f]{7,40} add c$/);
+    expect(post.counts.untracked.post).toBe(1);
     expect(post.saved?.sessionId).toBe('agent-run');
     const snapshotId = post.saved?.snapshotId ?? '';
     expect(snapshotId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -83,10 +91,16 @@ describe('an iteration through the MCP tools', () => {
 
     const latest = okText<StoredIteration>(await call(server.client, 'cairn_store_show', { sessionId: 'agent-run' }));
     const byId = okText<StoredIteration>(await call(server.client, 'cairn_store_show', { sessionId: 'agent-run', snapshotId }));
-    expect(latest.snapshot).toEqual(byId.snapshot);
-    expect(byId.snapshot.data.kind).toBe('cairn.iteration/v1');
-    expect(byId.snapshot.data.iterationDir).toBe(pre.iterationDir);
-    expect(byId.snapshot.data.diff.filesAdded).toEqual(['lib/c.ts', 'notes.txt']);
+    expect({ ...latest, snapshotId: '' }).toEqual({ ...byId, snapshotId: '' });
+    expect(byId.kind).toBe('cairn.iteration/v1');
+    expect(byId.iterationDir).toBe(pre.iterationDir);
+    expect(byId.page.items).toEqual(post.page.items);
+    expect(byId.summary).toEqual(post.summary);
+    // The record itself, as JSON text, a page at a time.
+    const raw = okText<{ raw: { text: string; nextCursor: string | null } }>(await call(server.client, 'cairn_store_show', { sessionId: 'agent-run', snapshotId, view: 'raw' }));
+    expect(raw.raw.nextCursor).toBeNull();
+    const record = JSON.parse(raw.raw.text) as { data: { kind: string; diff: { filesAdded: string[] } } };
+    expect(record.data.diff.filesAdded).toEqual(['lib/c.ts', 'notes.txt']);
   });
 
   it('finishes the latest iteration when post gets no iterationDir, and numbers the next pre 002', async () => {
@@ -95,7 +109,7 @@ describe('an iteration through the MCP tools', () => {
     write(repo, 'second.txt', 'two\n');
     const post = okText<PostResult>(await call(server.client, 'cairn_session_post', { save: false }));
     expect(post.iterationDir).toBe(pre.iterationDir);
-    expect(post.diff.filesAdded).toEqual(['second.txt']);
+    expect(byStatus(post, 'added')).toEqual(['second.txt']);
     expect(post.saved).toBeNull();
   });
 
@@ -103,7 +117,7 @@ describe('an iteration through the MCP tools', () => {
     const pre = okText<PreResult>(await call(server.client, 'cairn_session_pre', { iterationDir: 'work/iter-a' }));
     expect(pre.iterationDir).toBe(path.join(repo, 'work', 'iter-a'));
     const post = okText<PostResult>(await call(server.client, 'cairn_session_post', { iterationDir: 'work/iter-a', save: false }));
-    expect(post.diff.filesAdded).toEqual([]);
+    expect(post.page.items).toEqual([]);
     removeDir(path.join(repo, 'work'));
   });
 });
@@ -119,9 +133,9 @@ describe('a project without git', () => {
       write(plain, 'a.txt', 'two\n');
       write(plain, 'b.txt', 'new\n');
       const post = okText<PostResult>(await call(other.client, 'cairn_session_post', { save: false }));
-      expect(post.diff.filesAdded).toEqual(['b.txt']);
-      expect(post.diff.filesModified).toEqual(['a.txt']);
-      expect(post.diff.commitCount).toBe(0);
+      expect(byStatus(post, 'added')).toEqual(['b.txt']);
+      expect(byStatus(post, 'modified')).toEqual(['a.txt']);
+      expect(post.summary.commits).toBe(0);
     } finally {
       await other.close();
       removeDir(plain);

@@ -101,16 +101,7 @@ type Review = import('../../review/index.js').IterationReview;
  * list` and the report. A review that cannot be built (no inventories) leaves the report as before.
  */
 async function reviewOf(root: string, iterationDir: string): Promise<Review | null> {
-  const review = await import('../../review/index.js');
-  try {
-    const it = review.loadIteration(root, iterationDir);
-    const built = review.buildReview(root, it);
-    review.saveReview(iterationDir, built);
-    return built;
-  } catch (e) {
-    if (e instanceof CairnError && e.code === 'ERR_NO_INVENTORY') return null;
-    throw e;
-  }
+  return (await import('../../review/index.js')).reviewFinishedIteration(root, iterationDir);
 }
 
 function reportFiles(review: Review | null): { files?: Review['files']; notCaptured?: string[] } {
