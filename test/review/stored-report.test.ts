@@ -41,8 +41,11 @@ function savedIteration(storeArgs: string[]): string {
   return root;
 }
 
-/** The report without its first line (the iteration's directory, relative where it ran). */
-const body = (report: string): string => report.slice(report.indexOf('\n') + 1);
+/**
+ * The report without its first line (the iteration's directory, relative where it ran) and its
+ * `restored:` line (restores happen in the project after the record is saved; the store does not know).
+ */
+const body = (report: string): string => report.slice(report.indexOf('\n') + 1).replace(/^ {2}restored: .*\n/m, '');
 
 localDescribe('cairn store show --report (file store)', () => {
   localIt('prints the report session report prints, from a store copied away from the project', () => {
