@@ -10,13 +10,6 @@ import type { RepoSnapshotBody, RepoSnapshotEntry } from './types.js';
 const BODY_KEYS_SORTED = ['bytes', 'counts', 'files', 'kind', 'mode', 'path', 'sha256', 'truncated'];
 
 /**
- * Digests the scanner already knows (stored with its cached result) for a frozen file list it
- * returned: a warm scan then costs no re-serialisation. Frozen, so the list
- * cannot have changed since.
- */
-const knownDigests = new WeakMap<readonly RepoSnapshotEntry[], KnownBody>();
-
-/**
  * The body this one was made from by adding, removing or re-reading entries: `oldIndex[k]` is
  * the index, in the body whose digest is `digest`, of an entry equal to entry k of this one, or
  * -1 (new, or read again). The render memo of that body then holds every run of entries that
@@ -27,55 +20,57 @@ export interface RenderBasis {
   oldIndex: Int32Array;
 }
 
-interface KnownBody {
-  digest: string;
-  bytes: number;
-  truncated: boolean;
-  renderMemo: string | undefined;
-  basis: RenderBasis | undefined;
-  /** The render memo's bytes, being read since the scan saw the tree change (taken once). */
+/**
+ * What a scan knows of the body it returned, handed on explicitly: from the scan
+ * (`scanForSnapshot`) to the document (`makeRepoSnapshot`: its digest, so a warm snapshot is
+ * not re-serialised) and to the CLI's rendering (`writeRepoSnapshot`: the render memo, how the
+ * body came from the memo's, the memo's bytes already being read). It describes one frozen file
+ * list: given with any other body (another list, other counts, an extra key), it is ignored.
+ */
+export interface ScannedBody {
+  /** The scan's frozen file list, which these facts are about. */
+  readonly files: readonly RepoSnapshotEntry[];
+  readonly digest: string;
+  readonly bytes: number;
+  readonly truncated: boolean;
+  /** Where the scan's cache keeps the last rendering of such a document (see memo/render.ts). */
+  readonly renderMemo: string | undefined;
+  readonly basis: RenderBasis | undefined;
+  /** The render memo's bytes, being read since the scan saw the tree change (see takeRenderRead). */
   renderRead: Promise<Buffer | null> | undefined;
 }
 
-/** What a scan knows of the body it returned, for rememberBodyDigest. */
+/** What a scan knows of the body it returned, for scannedBody. */
 export interface BodyFacts {
   bytes: number;
   digest: string;
   truncated?: boolean;
-  /** Where the scan's cache keeps the last rendering of such a document (see render.ts). */
   renderMemo?: string | undefined;
   basis?: RenderBasis | undefined;
   /** The render memo, already being read (see prefetchFile). */
   renderRead?: Promise<Buffer | null> | undefined;
 }
 
-/** Notes what the scan knows of the body `{ files, truncated, counts: { files: files.length, bytes } }`; `files` must be frozen, entries included. */
-export function rememberBodyDigest(files: readonly RepoSnapshotEntry[], facts: BodyFacts): void {
+/**
+ * The handle of the body `{ files, truncated, counts: { files: files.length, bytes } }`. `files`
+ * is frozen here (entries included): the facts must stay true of the list they travel with.
+ */
+export function scannedBody(files: RepoSnapshotEntry[], facts: BodyFacts): ScannedBody {
   const { bytes, digest, truncated = false, renderMemo, basis, renderRead } = facts;
-  if (Object.isFrozen(files)) knownDigests.set(files, { digest, bytes, truncated, renderMemo, basis, renderRead });
+  return { files: freezeFiles(files), digest, bytes, truncated, renderMemo, basis, renderRead };
 }
 
-function knownFor(body: RepoSnapshotBody): KnownBody | undefined {
-  const known = knownDigests.get(body.files);
-  if (known !== undefined && body.truncated === known.truncated && body.counts.files === body.files.length && body.counts.bytes === known.bytes && Object.keys(body).length === 3 && Object.keys(body.counts).length === 2) return known;
-  return undefined;
+/** The handle when it describes exactly this body, else undefined. */
+export function scannedFacts(body: RepoSnapshotBody, scanned: ScannedBody | undefined): ScannedBody | undefined {
+  if (scanned === undefined || scanned.files !== body.files) return undefined;
+  const exact = body.truncated === scanned.truncated && body.counts.files === body.files.length && body.counts.bytes === scanned.bytes && Object.keys(body).length === 3 && Object.keys(body.counts).length === 2;
+  return exact ? scanned : undefined;
 }
 
-/** The render memo noted for this body by the scan that produced it, if any. */
-export function renderMemoOf(body: RepoSnapshotBody): string | undefined {
-  return knownFor(body)?.renderMemo;
-}
-
-/** The body this one was made from, if the scan knew it (see RenderBasis). */
-export function renderBasisOf(body: RepoSnapshotBody): RenderBasis | undefined {
-  return knownFor(body)?.basis;
-}
-
-/** The render memo's bytes the scan started reading for this body, handed out once (later renders read the memo as it then is). */
-export function takeRenderRead(body: RepoSnapshotBody): Promise<Buffer | null> | undefined {
-  const known = knownFor(body);
-  const read = known?.renderRead;
-  if (known !== undefined) known.renderRead = undefined;
+/** The render memo's bytes the scan started reading, handed out once (later renders read the memo as it then is). */
+export function takeRenderRead(scanned: ScannedBody): Promise<Buffer | null> | undefined {
+  const read = scanned.renderRead;
+  scanned.renderRead = undefined;
   return read;
 }
 
@@ -145,9 +140,9 @@ function plainBody(body: RepoSnapshotBody): boolean {
   return keys.length === 3 && 'files' in body && 'truncated' in body && 'counts' in body && Array.isArray(body.files) && typeof body.truncated === 'boolean' && typeof body.counts === 'object' && body.counts !== null;
 }
 
-/** `sha256:` + hex sha256 of the canonical body — the seed's `snapshotDigest`. */
-export function snapshotDigestOf(body: RepoSnapshotBody): string {
-  const known = knownFor(body);
+/** `sha256:` + hex sha256 of the canonical body — the seed's `snapshotDigest` (the scan's, when its handle describes this body). */
+export function snapshotDigestOf(body: RepoSnapshotBody, scanned?: ScannedBody): string {
+  const known = scannedFacts(body, scanned);
   if (known !== undefined) return known.digest;
   if (plainBody(body)) return digestInPieces(body);
   return `sha256:${hash('sha256', canonicalBody(body), 'hex')}`;

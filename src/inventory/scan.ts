@@ -12,7 +12,7 @@ import { emptyCache, ensureCacheDir, HAS_SHA, RACY, saveCache, type StatCacheDat
 import { LINK_ROW, sameRows, type StoredResult } from './cache/result.js';
 import { tryStoredResult, tryStoredResultParallel, type FastPathOutcome } from './fastpath/stored-result.js';
 import { debugChannel } from '../core/debug.js';
-import { computeDigestOf, freezeFiles, rememberBodyDigest } from './digest.js';
+import { computeDigestOf, freezeFiles, scannedBody, type ScannedBody } from './digest.js';
 import { digestWithMemo } from './memo/digest-memo.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, SkipReason, SkippedEntry } from './types.js';
 import { Walker, type WalkItem } from './walk/walk.js';
@@ -22,6 +22,15 @@ export { SCAN_ENGINE_VERSION } from './cache/artefacts.js';
 
 /** `CAIRN_DEBUG=inventory`: one line on stderr per scan saying which way it went, and why. */
 const debug = debugChannel('inventory');
+
+/**
+ * What a scan hands on: its result and, when it made the body's digest (`scanForSnapshot`), the
+ * handle the document and its rendering take it from (see ScannedBody).
+ */
+export interface Scanned {
+  result: ScanResult;
+  body: ScannedBody | undefined;
+}
 
 function explain(p: Prepared, fast: FastPathOutcome): void {
   if (debug === null) return;
@@ -98,6 +107,8 @@ class ScanRun {
   private okBytes = 0;
   private cacheDirty = false;
   private readonly shaTable = new DigestTable();
+  /** Set by storeResult when the body's digest was made (digestBody). */
+  private scanned: ScannedBody | undefined;
   private readonly progress: ScanProgress = { phase: 'scan', filesSeen: 0, filesHashed: 0, bytesHashed: 0, filesCached: 0, filesDone: 0 };
 
   constructor(
@@ -314,7 +325,7 @@ class ScanRun {
         }
       }
       stored.digest = this.p.cacheFile === null ? computeDigestOf(files, bytes, cut !== undefined) : digestWithMemo(files, bytes, cut !== undefined, canonicalMemoPath(this.p.cacheFile));
-      rememberBodyDigest(files, { bytes, digest: stored.digest, truncated: cut !== undefined, renderMemo: this.p.cacheFile === null ? undefined : renderMemoPath(this.p.cacheFile) });
+      this.scanned = scannedBody(files, { bytes, digest: stored.digest, truncated: cut !== undefined, renderMemo: this.p.cacheFile === null ? undefined : renderMemoPath(this.p.cacheFile) });
     }
     this.next.result = `${this.p.resultKey}\n${JSON.stringify(stored)}`;
     this.next.entryRows = rows;
@@ -325,7 +336,7 @@ class ScanRun {
   }
 
   /** Cuts the result at the budget, reports skips in walk order, saves the cache. */
-  finish(): ScanResult {
+  finish(): Scanned {
     const p = this.p;
     const files: RepoSnapshotEntry[] = [];
     const slotSkips: { s: SkippedEntry; order: number }[] = [];
@@ -386,7 +397,7 @@ class ScanRun {
     for (const s of skipped) this.options.onSkip?.(s);
     this.progress.phase = 'done';
     this.emitProgress();
-    return { files, truncated, counts: { files: files.length, bytes }, skipped, warnings };
+    return { result: { files, truncated, counts: { files: files.length, bytes }, skipped, warnings }, body: this.scanned };
   }
 }
 
@@ -399,17 +410,17 @@ class ScanRun {
  * Uses and updates the stat cache unless `cache: false`.
  */
 export function scanTreeSync(root: string, options: ScanOptions = {}): ScanResult {
-  return runSync(prepare(root, options), options);
+  return runSync(prepare(root, options), options).result;
 }
 
-function runSync(prepared: Prepared, options: ScanOptions): ScanResult {
+function runSync(prepared: Prepared, options: ScanOptions): Scanned {
   if (options.signal?.aborted) {
     prepared.verifier?.stop();
     throw abortError();
   }
   const fast = tryStoredResult(prepared, options);
   explain(prepared, fast);
-  if (fast.kind !== 'walk') return fast.result;
+  if (fast.kind !== 'walk') return { result: fast.result, body: fast.body };
   const run = new ScanRun(prepared, options);
   const views = batchViews(new ArrayBuffer(BATCH_SLOT_BYTES), BATCH_CAPACITY);
   // With a budget, each result must be known before pulling more (files beyond it are not read).
@@ -443,15 +454,24 @@ function runSync(prepared: Prepared, options: ScanOptions): ScanResult {
  * jobs?, signal?, onProgress?, onSkip?, onWarning? })` →
  * `{ files, truncated, counts, skipped, warnings }`. Rejects with `ERR_ABORTED` when the signal
  * fires (workers are stopped at once and no cache is written). `files` and its entries are
- * frozen (so a digest computed with the result stays valid: makeRepoSnapshot reuses it).
+ * frozen.
  */
 export async function scanTree(root: string, options: ScanOptions = {}): Promise<ScanResult> {
+  return (await scanForSnapshot(root, options)).result;
+}
+
+/**
+ * `scanTree`, with the handle of the body it returns (its digest, made with the canonical memo,
+ * and the render memo's whereabouts), for `makeRepoSnapshot(body, scanned)` and
+ * `writeRepoSnapshot(doc, to, scanned)`: a warm snapshot then serialises nothing it already has.
+ */
+export async function scanForSnapshot(root: string, options: ScanOptions = {}): Promise<Scanned> {
   const r = await scanWithWorkers(root, options);
-  freezeFiles(r.files); // also where no digest was noted: the list behaves the same every time
+  freezeFiles(r.result.files); // also where no digest was made: the list behaves the same every time
   return r;
 }
 
-async function scanWithWorkers(root: string, options: ScanOptions): Promise<ScanResult> {
+async function scanWithWorkers(root: string, options: ScanOptions): Promise<Scanned> {
   const prepared = prepare(root, options);
   if (prepared.jobs === 0) return runSync(prepared, options);
   if (options.signal?.aborted) {
@@ -460,7 +480,7 @@ async function scanWithWorkers(root: string, options: ScanOptions): Promise<Scan
   }
   const fast = await tryStoredResultParallel(prepared, options, true);
   explain(prepared, fast);
-  if (fast.kind !== 'walk') return fast.result;
+  if (fast.kind !== 'walk') return { result: fast.result, body: fast.body };
   // Workers cost ~30 ms each to start. A tree known to be small (from its cache) is hashed here; otherwise the pool starts now, so
   // its ~30 ms boot overlaps the walk instead of stalling it.
   const knownSmall = prepared.previous.files.size > 0 && prepared.previous.files.size < INLINE_FIRST_FILES;

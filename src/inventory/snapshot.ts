@@ -1,6 +1,6 @@
 import { CairnError } from '../core/errors.js';
-import { snapshotDigestOf } from './digest.js';
-import { scanTree } from './scan.js';
+import { snapshotDigestOf, type ScannedBody } from './digest.js';
+import { scanForSnapshot } from './scan.js';
 import type { RepoSnapshot, RepoSnapshotBody, RepoSnapshotDetailed, RepoSnapshotOptions } from './types.js';
 
 export const SNAPSHOT_MAX_FILES_DEFAULT = 20_000;
@@ -25,9 +25,12 @@ export function snapshotLimits(options: Pick<RepoSnapshotOptions, 'maxFiles' | '
   return { maxFiles: Math.min(maxFiles, SNAPSHOT_MAX_FILES_CAP), maxBytes };
 }
 
-/** Wraps a body into the seed's document (key order as the seed prints it). */
-export function makeRepoSnapshot(body: RepoSnapshotBody): RepoSnapshot {
-  return { apiVersion: 'axiom.dev/v2', kind: 'RepoSnapshot', root: { kind: 'relative' }, snapshotDigest: snapshotDigestOf(body), body };
+/**
+ * Wraps a body into the seed's document (key order as the seed prints it). Given the handle of
+ * the scan that returned the body (scanForSnapshot), its digest is taken from it.
+ */
+export function makeRepoSnapshot(body: RepoSnapshotBody, scanned?: ScannedBody): RepoSnapshot {
+  return { apiVersion: 'axiom.dev/v2', kind: 'RepoSnapshot', root: { kind: 'relative' }, snapshotDigest: snapshotDigestOf(body, scanned), body };
 }
 
 /**
@@ -35,17 +38,23 @@ export function makeRepoSnapshot(body: RepoSnapshotBody): RepoSnapshot {
  * (invalid names, FIFOs, files that vanished or could not be read) and cache notices.
  */
 export async function snapshotRootDetailed(root: string, options: RepoSnapshotOptions = {}): Promise<RepoSnapshotDetailed> {
+  const { snapshot, skipped, warnings } = await snapshotForOutput(root, options);
+  return { snapshot, skipped, warnings };
+}
+
+/** `snapshotRootDetailed` and the scan's handle of the body, for `writeRepoSnapshot` (the CLI's output). */
+export async function snapshotForOutput(root: string, options: RepoSnapshotOptions = {}): Promise<RepoSnapshotDetailed & { scanned: ScannedBody | undefined }> {
   if (options.followSymlinks === true) {
     throw new CairnError('ERR_UNSUPPORTED_OP', 'followSymlinks: true is not supported: symlinks are recorded at their own path and never followed into directories');
   }
   const { maxFiles, maxBytes } = snapshotLimits(options);
-  const scanOptions: Parameters<typeof scanTree>[1] = { maxFiles, maxBytes, alwaysSkip: SNAPSHOT_ALWAYS_SKIP };
+  const scanOptions: Parameters<typeof scanForSnapshot>[1] = { maxFiles, maxBytes, alwaysSkip: SNAPSHOT_ALWAYS_SKIP };
   for (const k of ['include', 'exclude', 'respectGitignore', 'withContentDigest', 'cache', 'cacheDir', 'jobs', 'signal', 'onProgress', 'onSkip', 'onWarning', 'racyMarginMs'] as const) {
     if (options[k] !== undefined) (scanOptions as Record<string, unknown>)[k] = options[k];
   }
-  const r = await scanTree(root, scanOptions);
-  const snapshot = makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts });
-  return { snapshot, skipped: r.skipped, warnings: r.warnings };
+  const { result: r, body: scanned } = await scanForSnapshot(root, scanOptions);
+  const snapshot = makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts }, scanned);
+  return { snapshot, skipped: r.skipped, warnings: r.warnings, scanned };
 }
 
 /**

@@ -9,7 +9,8 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/jcs.js';
 import { digestWithMemo } from '../../src/inventory/memo/digest-memo.js';
-import { makeRepoSnapshot, scanTree, type ScanResult } from '../../src/inventory/index.js';
+import { makeRepoSnapshot, scanTree } from '../../src/inventory/index.js';
+import { scanForSnapshot, type Scanned } from '../../src/inventory/scan.js';
 import type { RepoSnapshotEntry } from '../../src/inventory/types.js';
 import { cleanupTempDirs, MARGIN, sleep, strip, tempDir, writeTree } from './helpers.js';
 
@@ -133,7 +134,7 @@ describe('canonical memo', () => {
     writeTree(root, files);
     await sleep(MARGIN + 20);
     const opts = { cacheDir, racyMarginMs: MARGIN };
-    const digestOf = (r: ScanResult): string => makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts }).snapshotDigest;
+    const digestOf = ({ result: r, body }: Scanned): string => makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts }, body).snapshotDigest;
     await scanTree(root, opts);
     const memo = path.join(cacheDir, fs.readdirSync(cacheDir).find((n) => n.endsWith('.canonical'))!);
     expect(fs.statSync(cacheDir).mode & 0o777).toBe(0o700);
@@ -145,9 +146,9 @@ describe('canonical memo', () => {
     rest.write('X', rest.indexOf('"path":"d1/f101.txt"') + '"path":"'.length, 'latin1');
     fs.writeFileSync(memo, Buffer.concat([Buffer.from(`${tag} ${version} ${digest} ${String(crc32(rest)).padStart(10, '0')} ${length}\n`, 'latin1'), rest]));
     fs.writeFileSync(path.join(root, 'd3/f003.txt'), 'edited\n');
-    const edited = await scanTree(root, opts);
+    const edited = await scanForSnapshot(root, opts);
     const truth = await scanTree(root, { cache: false });
-    expect(strip(edited)).toEqual(strip(truth));
+    expect(strip(edited.result)).toEqual(strip(truth));
     const marked = truth.files.map((f) => (f.path === 'd1/f101.txt' ? { ...f, path: 'X1/f101.txt' } : f));
     expect(digestOf(edited)).toBe(oracle(marked));
   });
@@ -160,25 +161,25 @@ describe('canonical memo', () => {
     writeTree(root, files);
     await sleep(MARGIN + 20);
     const opts = { cacheDir, racyMarginMs: MARGIN };
-    const digestOf = (r: ScanResult): string => makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts }).snapshotDigest;
+    const digestOf = ({ result: r, body }: Scanned): string => makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts }, body).snapshotDigest;
     await scanTree(root, opts);
     await scanTree(root, opts); // the whole result stored, with its digest and canonical memo
     fs.writeFileSync(path.join(root, 'd1/f10.txt'), 'edited just now\n');
-    const edited = await scanTree(root, opts); // read, and racy: it will be read again next time
+    const edited = await scanForSnapshot(root, opts); // read, and racy: it will be read again next time
     const memo = path.join(cacheDir, fs.readdirSync(cacheDir).find((n) => n.endsWith('.canonical'))!);
     // The memo, or the patch beside it (memo-patch.ts), is what a renewal replaces.
     const state = (): string => [memo, `${memo}.patch`].map((f) => fs.statSync(f, { throwIfNoEntry: false })?.ino ?? '-').join();
     const before = state();
     await sleep(MARGIN + 20);
-    const again = await scanTree(root, opts);
-    expect(strip(again)).toEqual(strip(edited));
+    const again = await scanForSnapshot(root, opts);
+    expect(strip(again.result)).toEqual(strip(edited.result));
     expect(digestOf(again)).toBe(digestOf(edited));
     expect(state()).toBe(before); // no entry changed: nothing was digested again
     // Read again and changed after all: a new digest, the memo renewed.
     fs.writeFileSync(path.join(root, 'd1/f10.txt'), 'edited once more\n');
     await sleep(MARGIN + 20);
-    const changed = await scanTree(root, opts);
-    expect(changed.files.find((f) => f.path === 'd1/f10.txt')!.bytes).toBe('edited once more\n'.length);
+    const changed = await scanForSnapshot(root, opts);
+    expect(changed.result.files.find((f) => f.path === 'd1/f10.txt')!.bytes).toBe('edited once more\n'.length);
     expect(digestOf(changed)).not.toBe(digestOf(edited));
     expect(state()).not.toBe(before);
   });

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { makeRepoSnapshot, scanTree, scanTreeSync, snapshotDigestOf, snapshotRootDetailed, type ScanOptions, type ScanProgress, type ScanResult } from '../../src/inventory/index.js';
+import { scanForSnapshot, type Scanned } from '../../src/inventory/scan.js';
 import { loadCache } from '../../src/inventory/cache/stat-cache.js';
 import { PREREAD_WORKER_BUDGET_BYTES } from '../../src/inventory/io/verifier.js';
 import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
@@ -804,7 +805,8 @@ describe('unchanged-tree fast path', () => {
 
 describe('digest stored with the result', () => {
   const fresh = (r: ScanResult) => snapshotDigestOf({ files: r.files.map((f) => ({ ...f })), truncated: r.truncated, counts: { ...r.counts } });
-  const digestOf = (r: ScanResult) => makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts }).snapshotDigest;
+  // The scan's handle of its body gives the document its digest (scanForSnapshot).
+  const digestOf = ({ result: r, body }: Scanned) => makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts }, body).snapshotDigest;
 
   it('a warm scan reuses the stored digest only while it is true, and its file list cannot be changed', async () => {
     const root = tempDir();
@@ -814,21 +816,29 @@ describe('digest stored with the result', () => {
     await sleep(MARGIN + 20);
     const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN };
     await scanTree(root, opts);
-    const warm = await scanTree(root, opts);
-    expect(digestOf(warm)).toBe(fresh(warm));
+    const warmScan = await scanForSnapshot(root, opts);
+    const warm = warmScan.result;
+    expect(warmScan.body?.digest).toBeDefined();
+    expect(digestOf(warmScan)).toBe(fresh(warm));
     expect(() => {
       (warm.files[0] as { bytes: number }).bytes = 99;
     }).toThrow(TypeError);
     expect(() => warm.files.push({ path: 'z', bytes: 0, mode: '0644', kind: 'file' })).toThrow(TypeError);
+    // The handle describes its own frozen list only: with another body it is not believed.
+    const other = warm.files.map((f, k) => (k === 0 ? { ...f, bytes: f.bytes + 1 } : f));
+    const otherBody = { files: other, truncated: warm.truncated, counts: { files: other.length, bytes: warm.counts.bytes + 1 } };
+    expect(makeRepoSnapshot(otherBody, warmScan.body).snapshotDigest).toBe(snapshotDigestOf(otherBody));
+    expect(makeRepoSnapshot(otherBody, warmScan.body).snapshotDigest).not.toBe(digestOf(warmScan));
     // Edited and re-scanned by the synchronous engine (which computes no digest): the stored one must go.
     fs.writeFileSync(path.join(root, 'a'), 'edited');
     scanTreeSync(root, opts);
     await sleep(MARGIN + 20);
     scanTreeSync(root, opts);
-    const after = await scanTree(root, opts);
+    const afterScan = await scanForSnapshot(root, opts);
+    const after = afterScan.result;
     expect(after.files.find((f) => f.path === 'link')).toMatchObject({ bytes: 6 });
-    expect(digestOf(after)).toBe(fresh(after));
-    expect(digestOf(after)).not.toBe(digestOf(warm));
+    expect(digestOf(afterScan)).toBe(fresh(after));
+    expect(digestOf(afterScan)).not.toBe(digestOf(warmScan));
   });
 });
 

@@ -99,7 +99,7 @@ export function registerSnapshotCommands(program: Command, io: CliIO): void {
 
 async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
   // Lazy: `cairn <anything else>` does not pay for loading the scanner.
-  const [{ snapshotRootDetailed }, { writeRepoSnapshot }] = await Promise.all([import('../../inventory/snapshot.js'), import('../../inventory/memo/render.js')]);
+  const [{ snapshotForOutput }, { writeRepoSnapshot }] = await Promise.all([import('../../inventory/snapshot.js'), import('../../inventory/memo/render.js')]);
   const root = path.resolve(io.cwd, flags.root);
   // Inside the root the scan looks files up by their short relative paths, which the kernel
   // resolves faster than the root's whole path each time. Process-wide and not undone: every
@@ -109,9 +109,9 @@ async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
   const controller = new AbortController();
   const onSigint = (): void => controller.abort();
   process.once('SIGINT', onSigint);
-  let result: Awaited<ReturnType<typeof snapshotRootDetailed>>;
+  let result: Awaited<ReturnType<typeof snapshotForOutput>>;
   try {
-    result = await snapshotRootDetailed(root, {
+    result = await snapshotForOutput(root, {
       include: flags.include,
       exclude: flags.exclude,
       ...(flags.maxFiles !== undefined ? { maxFiles: flags.maxFiles } : {}),
@@ -128,7 +128,7 @@ async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
     process.removeListener('SIGINT', onSigint);
     progress?.clear();
   }
-  const { snapshot, skipped, warnings } = result;
+  const { snapshot, skipped, warnings, scanned } = result;
   if (snapshot.body.truncated) await sayTruncated(io, root, snapshot, flags);
   for (const w of warnings) io.stderr.write(`cairn: notice: ${w.message}${w.path !== undefined ? ` (${w.path})` : ''}\n`);
   if (skipped.length > 0) {
@@ -139,12 +139,12 @@ async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
     io.stderr.write(`cairn: ${skipped.length} path${skipped.length === 1 ? '' : 's'} skipped (${parts})${flags.verbose ? '' : '; --verbose lists them'}\n`);
   }
   if (flags.out === undefined) {
-    await writeRepoSnapshot(snapshot, { out: io.stdout });
+    await writeRepoSnapshot(snapshot, { out: io.stdout }, scanned);
     return;
   }
   const out = path.resolve(io.cwd, flags.out);
   try {
-    await writeRepoSnapshot(snapshot, { file: out });
+    await writeRepoSnapshot(snapshot, { file: out }, scanned);
   } catch (e) {
     throw new CairnError('ERR_IO', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, { path: out, cause: e, exitCode: 1 });
   }

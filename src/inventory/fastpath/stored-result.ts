@@ -9,7 +9,7 @@ import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_BYTES, P
 import { fastStatHere } from '../io/fast-stat.js';
 import { applyDirChanges } from './incremental.js';
 import { entryMode } from '../entry-mode.js';
-import { computeDigestOf, freezeFiles, rememberBodyDigest } from '../digest.js';
+import { computeDigestOf, freezeFiles, scannedBody, type ScannedBody } from '../digest.js';
 import { digestWithMemo } from '../memo/digest-memo.js';
 import { canonicalMemoPath, renderMemoPath } from '../cache/artefacts.js';
 import { dirRowsOf, saveCache, startCacheSave, HAS_SHA, type FileTable, type PendingCacheSave } from '../cache/stat-cache.js';
@@ -38,7 +38,7 @@ function storedResultFor(p: Prepared): string | Walk {
  * rows that changed read again and the directories that moved listed again (`updated`), or the
  * walk, with the reason in a line (`CAIRN_DEBUG=inventory` prints it; tests assert it).
  */
-export type FastPathOutcome = { kind: 'reused' | 'updated'; result: ScanResult; rowsChanged: number } | { kind: 'walk'; reason: string };
+export type FastPathOutcome = { kind: 'reused' | 'updated'; result: ScanResult; body: ScannedBody | undefined; rowsChanged: number } | { kind: 'walk'; reason: string };
 
 /** Why the walk must decide: a reason, never a bare null, so a slow run can say why. */
 interface Walk {
@@ -210,6 +210,8 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
 /** A result built whose cache save may still be under way: settle or settleSync finishes it and reports. */
 interface Draft {
   result: ScanResult;
+  /** The body's handle, when its digest was made (digestBody). */
+  body: ScannedBody | undefined;
   stored: StoredResult;
   digest: string | undefined;
   /** 'now': to save at settling; a save under way (settle); null: nothing to save. */
@@ -269,13 +271,14 @@ function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, pr
   if (options.signal?.aborted) throw abortError();
   const warnings = [...p.warnings];
   let digest: string | undefined;
+  let body: ScannedBody | undefined;
   if (digestBody) {
     // Unchanged rows and links give the same entries, hence the digest stored with them.
     freezeFiles(files);
     const basis = reread !== null && stored.digest !== undefined ? { digest: stored.digest, oldIndex } : undefined;
     if (entryChanged.size === 0 && prior.read.changed.length === 0 && !prior.entries && stored.digest !== undefined) digest = stored.digest;
     else digest = p.cacheFile === null ? computeDigestOf(files, bytes, truncated) : digestWithMemo(files, bytes, truncated, canonicalMemoPath(p.cacheFile), basis, p.memoReads?.canonical);
-    rememberBodyDigest(files, {
+    body = scannedBody(files, {
       bytes,
       digest,
       truncated,
@@ -284,7 +287,7 @@ function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, pr
       renderRead: p.memoReads?.render,
     });
   }
-  return { result: { files, truncated, counts: { files: files.length, bytes }, skipped: stored.skipped, warnings }, stored, digest, save: null, hashed: 0, bytesHashed: 0 };
+  return { result: { files, truncated, counts: { files: files.length, bytes }, skipped: stored.skipped, warnings }, body, stored, digest, save: null, hashed: 0, bytesHashed: 0 };
 }
 
 /** The stored result as the cache keeps it, with the digest of this result (a stale one must not survive the rewrite). */
@@ -333,7 +336,7 @@ export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = 
     const done = pass.verifier === null || (pass.mine !== null && pass.verifier.waitSync(pass.shared, VERIFY_WORKER_TIMEOUT_MS));
     const rows = done ? withTheirs(pass) : null;
     const draft = afterVerify(p, options, pass, rows, digestBody, done);
-    return isWalk(draft) ? { kind: 'walk', reason: draft.walk } : outcome(settleSync(p, options, draft), rows!.length);
+    return isWalk(draft) ? { kind: 'walk', reason: draft.walk } : outcome(settleSync(p, options, draft), draft.body, rows!.length);
   } finally {
     p.verifier?.stop();
   }
@@ -361,7 +364,7 @@ export async function tryStoredResultParallel(p: Prepared, options: ScanOptions,
     p.saveInBackground = true;
     const rows = done ? withTheirs(pass) : null;
     const draft = afterVerify(p, options, pass, rows, digestBody, done);
-    return isWalk(draft) ? { kind: 'walk', reason: draft.walk } : outcome(await settle(p, options, draft), rows!.length);
+    return isWalk(draft) ? { kind: 'walk', reason: draft.walk } : outcome(await settle(p, options, draft), draft.body, rows!.length);
   } finally {
     p.verifier?.stop();
   }
@@ -387,8 +390,8 @@ interface Pass {
   racyFrom: RacyFrom;
 }
 
-function outcome(result: ScanResult, rowsChanged: number): FastPathOutcome {
-  return { kind: rowsChanged === 0 ? 'reused' : 'updated', result, rowsChanged };
+function outcome(result: ScanResult, body: ScannedBody | undefined, rowsChanged: number): FastPathOutcome {
+  return { kind: rowsChanged === 0 ? 'reused' : 'updated', result, body, rowsChanged };
 }
 
 /** Builds the verify table and runs this thread's share of the pass (all of it for a small table); `onChange` is told when that share found a change. */

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { removeStaleTemps, writeFileAtomicSync } from '../../core/atomic-write.js';
-import { NON_ASCII, renderBasisOf, renderMemoOf, snapshotDigestOf, takeRenderRead, textBytes } from '../digest.js';
+import { NON_ASCII, scannedFacts, snapshotDigestOf, takeRenderRead, textBytes, type ScannedBody } from '../digest.js';
 import { racyMarginOf } from '../rules/racy.js';
 import { outputStampOfRenderMemo, RENDER_MEMO_TAG, STALE_TEMP_AGE_MS } from '../cache/artefacts.js';
 import { BufferedFd, chunks as chunksOf, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type EntryText, type Part, type Segment, type TextMemo } from './text-memo.js';
@@ -11,8 +11,9 @@ import type { RepoSnapshot, RepoSnapshotEntry } from '../types.js';
  * The CLI's text of a RepoSnapshot is `JSON.stringify(doc, null, 2)` plus a newline. For a
  * 100k-file tree that is ~26 MB, so it is produced and written in pieces of RENDER_CHUNK
  * entries (peak memory stays flat), and a warm snapshot does not produce what it already has:
- * for a document exactly as the scanner and makeRepoSnapshot built it, the last rendering is
- * kept beside the stat cache (a "render memo"). When the digest, which identifies the body,
+ * for a document exactly as the scanner and makeRepoSnapshot built it, whose scan's handle
+ * (ScannedBody, from scanForSnapshot) the caller passes on, the last rendering is kept beside
+ * the stat cache (a "render memo"). When the digest, which identifies the body,
  * matches, the memo is the text; when the scan says how the body came from the memo's (a
  * RenderBasis: entries added, removed or read again), every run of entries that came through
  * unchanged is copied from the memo as bytes and only the rest is rendered, so a scattered
@@ -28,11 +29,12 @@ const ENTRY_SEPARATOR = Buffer.from(',\n', 'latin1');
 const FILES_MARK = '\u0000cairn-files\u0000';
 
 /** The whole text as bytes (the memo's when it applies). Holds the text in memory: writeRepoSnapshot streams. */
-export function renderRepoSnapshot(snapshot: RepoSnapshot): Buffer {
-  const memo = memoFor(snapshot);
-  const last = memo === undefined ? null : readTextMemo(memo, RENDER_MEMO_TAG, [snapshot.snapshotDigest, renderBasisOf(snapshot.body)?.digest]);
+export function renderRepoSnapshot(snapshot: RepoSnapshot, scanned?: ScannedBody): Buffer {
+  const known = memoFor(snapshot, scanned);
+  const memo = known?.renderMemo;
+  const last = memo === undefined ? null : readTextMemo(memo, RENDER_MEMO_TAG, [snapshot.snapshotDigest, known?.basis?.digest]);
   if (last?.digest === snapshot.snapshotDigest) return wholeText(snapshot, last);
-  const plan = planFor(snapshot, last);
+  const plan = planFor(snapshot, last, known);
   const mw = memo === undefined ? null : openMemoWriter(memo, RENDER_MEMO_TAG, last, plan, ENTRY_SEPARATOR);
   const parts: Buffer[] = [];
   for (const part of renderParts(snapshot, plan)) {
@@ -45,16 +47,18 @@ export function renderRepoSnapshot(snapshot: RepoSnapshot): Buffer {
 
 /**
  * Writes the text to `file` (atomically, fsynced) or to `out` (a stream, with back-pressure),
- * piece by piece, so it is never held whole; keeps or reuses the render memo.
+ * piece by piece, so it is never held whole; keeps or reuses the render memo (given the scan's
+ * handle of this very body).
  */
-export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: string } | { out: NodeJS.WritableStream }): Promise<void> {
-  const memo = memoFor(snapshot);
+export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: string } | { out: NodeJS.WritableStream }, scanned?: ScannedBody): Promise<void> {
+  const known = memoFor(snapshot, scanned);
+  const memo = known?.renderMemo;
   const digest = snapshot.snapshotDigest;
   // An unchanged tree snapshotted to the same file again: the file already says it all.
   if ('file' in to && memo !== undefined && outputStillHolds(memo, to.file, digest)) return;
   // The scan may have started reading the memo already (takeRenderRead).
-  const early = memo === undefined ? undefined : await takeRenderRead(snapshot.body);
-  const last = memo === undefined ? null : readTextMemo(memo, RENDER_MEMO_TAG, [digest, renderBasisOf(snapshot.body)?.digest], early);
+  const early = known === undefined ? undefined : await takeRenderRead(known);
+  const last = memo === undefined ? null : readTextMemo(memo, RENDER_MEMO_TAG, [digest, known?.basis?.digest], early);
   if (last?.digest === digest) {
     const text = wholeText(snapshot, last);
     if ('file' in to) {
@@ -68,7 +72,7 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
     } else await writeOut(to.out, text);
     return;
   }
-  const plan = planFor(snapshot, last);
+  const plan = planFor(snapshot, last, known);
   const mw = memo === undefined ? null : openMemoWriter(memo, RENDER_MEMO_TAG, last, plan, ENTRY_SEPARATOR);
   try {
     if ('file' in to) {
@@ -159,8 +163,8 @@ function stampOutput(memo: string, file: string, digest: string, stat: number[],
 }
 
 /** How the entries are made: every run of them the memo already renders copied (see RenderBasis), the rest rendered. */
-function planFor(snapshot: RepoSnapshot, old: TextMemo | null): Segment[] {
-  const basis = old === null ? undefined : renderBasisOf(snapshot.body);
+function planFor(snapshot: RepoSnapshot, old: TextMemo | null, known: ScannedBody | undefined): Segment[] {
+  const basis = old === null ? undefined : known?.basis;
   const n = snapshot.body.files.length;
   if (basis === undefined || old === null || old.starts === null || old.digest !== basis.digest || basis.oldIndex.length !== n) return chunks(0, n);
   return splicePlan(basis.oldIndex, { text: old.text, starts: old.starts, patch: old.patch }, ENTRY_SEPARATOR.length, RENDER_CHUNK);
@@ -277,11 +281,15 @@ function writeOut(out: NodeJS.WritableStream, b: Buffer): Promise<void> {
   });
 }
 
-/** The memo path, for a document exactly as the engine built it (makeRepoSnapshot's shape and key order, the digest its body really has). */
-function memoFor(s: RepoSnapshot): string | undefined {
-  // The memo first: only a scanner's own body has one, and then its digest is known (no hashing here).
-  const memo = renderMemoOf(s.body);
-  if (memo === undefined) return undefined;
+/**
+ * The scan's handle when it applies: its body is this document's, which is exactly as the engine
+ * built it (makeRepoSnapshot's shape and key order, the digest its body really has), and it
+ * names a render memo.
+ */
+function memoFor(s: RepoSnapshot, scanned: ScannedBody | undefined): ScannedBody | undefined {
+  // The handle first: only a scanner's own body has one, and then its digest is known (no hashing here).
+  const known = scannedFacts(s.body, scanned);
+  if (known?.renderMemo === undefined) return undefined;
   const keys = Object.keys(s);
   const exact =
     keys.length === 5 &&
@@ -296,6 +304,6 @@ function memoFor(s: RepoSnapshot): string | undefined {
     s.root.kind === 'relative' &&
     Object.keys(s.body).join() === 'files,truncated,counts' &&
     Object.keys(s.body.counts).join() === 'files,bytes' &&
-    snapshotDigestOf(s.body) === s.snapshotDigest;
-  return exact ? memo : undefined;
+    snapshotDigestOf(s.body, known) === s.snapshotDigest;
+  return exact ? known : undefined;
 }
