@@ -1,5 +1,6 @@
 /** Content-addressed inventories: shared directories, O(changed) growth, diff, GC by reachability. */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -127,6 +128,104 @@ describe('inventory storage grows with what changed', () => {
     const leaf = afterFirst.bytes / 42;
     expect(growth).toBeLessThan(afterFirst.bytes / 5);
     expect(growth).toBeLessThan(leaf * 3 + 4096);
+  });
+});
+
+describe('InventoryStore put and prune', () => {
+  const objectFiles = (dir: string): string[] =>
+    fs.readdirSync(path.join(dir, 'objects')).flatMap((fan) => fs.readdirSync(path.join(dir, 'objects', fan)).map((n) => path.join(dir, 'objects', fan, n)));
+  const tree = (v: string): InventoryEntry[] => [entry('a/one', '1'), entry('b/two', '2'), entry('c/three', v)];
+
+  it('leaves objects that already exist untouched: no write, no mtime refresh', () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    store.put(tree('3'));
+    const old = new Date(Date.now() - 3600_000);
+    for (const f of objectFiles(dir)) fs.utimesSync(f, old, old);
+    const again = new InventoryStore(dir).put(tree('3')); // a new process: only the files on disk to go by
+    expect(again.objectsWritten).toBe(0);
+    for (const f of objectFiles(dir)) expect(Math.round(fs.statSync(f).mtimeMs)).toBe(old.getTime()); // a refresh would be an hour later
+  });
+
+  it('keeps a put inventory through a prune with no grace period until its ref is written, then lets it go with the ref', () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    const { digest } = store.put(tree('3'));
+    expect(fs.readdirSync(path.join(dir, 'pending'))).toHaveLength(1); // the put's mark names the root
+    expect(store.prune({ graceMs: 0 }).deleted).toBe(0);
+    expect(store.get(digest)).toHaveLength(3);
+    const snapshot = path.join(tempDir(), 'pre-snapshot.json');
+    fs.writeFileSync(snapshot, JSON.stringify({ inventory: { digest } }));
+    store.addRef(snapshot, digest);
+    expect(fs.readdirSync(path.join(dir, 'pending'))).toEqual([]); // the ref took the mark's place
+    expect(store.prune({ graceMs: 0 }).deleted).toBe(0);
+    fs.rmSync(snapshot);
+    expect(store.prune({ graceMs: 0 }).deleted).toBe(4);
+    expect(store.has(digest)).toBe(false);
+  });
+
+  it('looks at the objects again after a prune: what the prune deleted is written anew', () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    const first = store.put(tree('3'));
+    const snapshot = path.join(tempDir(), 'pre-snapshot.json');
+    fs.writeFileSync(snapshot, JSON.stringify({ inventory: { digest: first.digest } }));
+    store.addRef(snapshot, first.digest);
+    fs.rmSync(snapshot);
+    expect(store.prune({ graceMs: 0 }).deleted).toBe(4);
+    // The same inventory again: the list of the last put's objects is from before the prune.
+    const second = store.put(tree('3'));
+    expect(second.digest).toBe(first.digest);
+    expect(second.objectsWritten).toBe(4);
+    expect(store.get(second.digest)).toHaveLength(3);
+  });
+
+  it('skips the objects of the last put without looking, and still writes every new one', () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    store.put(tree('3'));
+    const changed = store.put(tree('4'));
+    expect(changed.objectsWritten).toBe(2); // the root and c/
+    expect(store.get(changed.digest).map((e) => e.sha256?.slice(0, 1))).toEqual(['1', '2', '4']);
+  });
+
+  it('writes everything again when the objects were removed by hand', () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    store.put(tree('3'));
+    fs.rmSync(path.join(dir, 'objects'), { recursive: true });
+    const again = store.put(tree('3'));
+    expect(again.objectsWritten).toBe(4);
+    expect(store.get(again.digest)).toHaveLength(3);
+  });
+
+  it('takes its mark back when the put fails, so a prune has nothing to wait for', () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    store.put(tree('3'));
+    fs.rmSync(path.join(dir, 'objects'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'objects'), 'not a directory');
+    expect(() => store.put(tree('4'))).toThrow();
+    expect(fs.readdirSync(path.join(dir, 'pending'))).toHaveLength(1); // only the first put's mark, with its root
+    const mark = JSON.parse(fs.readFileSync(path.join(dir, 'pending', fs.readdirSync(path.join(dir, 'pending'))[0]!), 'utf8')) as { digest?: string };
+    expect(mark.digest).toMatch(/^sha256:/);
+  });
+
+  it('removes the mark of a put whose process died, and the marker of a dead prune', () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    store.put(tree('3'));
+    // A process that is gone: 2^22 + 1 is above the largest pid Linux can give (PID_MAX_LIMIT).
+    const dead = { pid: 4194305, host: os.hostname(), startedAt: '2020-01-01T00:00:00.000Z' };
+    fs.writeFileSync(path.join(dir, 'pruning'), JSON.stringify(dead));
+    fs.writeFileSync(path.join(dir, 'pending', 'dead.json'), JSON.stringify(dead));
+    const old = new Date(Date.now() - 3600_000);
+    fs.utimesSync(path.join(dir, 'pending', 'dead.json'), old, old);
+    const next = store.put(tree('4')); // does not wait for the dead prune
+    expect(next.objectsWritten).toBe(2);
+    expect(fs.existsSync(path.join(dir, 'pruning'))).toBe(false);
+    store.prune({ graceMs: 60_000 });
+    expect(fs.readdirSync(path.join(dir, 'pending')).includes('dead.json')).toBe(false);
   });
 });
 

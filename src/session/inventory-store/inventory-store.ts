@@ -9,6 +9,24 @@
  * Layout under the inventory directory (default `<projectRoot>/.cairn/inventories/`):
  *   objects/<2 hex>/<62 hex>   directory objects (JSON, canonical)
  *   refs/<hex>.json            which snapshot file references which root (GC roots)
+ *   pending/<pid>-<hex>.json   a put under way, then the root it stored until its ref is written
+ *   pruning                    a prune under way (its owner: pid, host, start)
+ *   prune-epoch                a count of the prunes begun, bumped by each before it reads anything
+ *   known-objects              the objects of the last put and the epoch they were stored in
+ *
+ * Put and prune, without a lock and without touching objects that already exist. A put writes
+ * its pending mark, then looks for `pruning`: while a prune runs, it takes its mark back, waits
+ * for the prune to end and begins again. Only then does it look at objects (writing the missing
+ * ones), and once every object of its inventory is on disk it names its root in the mark; the
+ * ref replaces the mark later (addRef). A prune writes `pruning`, bumps the epoch, waits until
+ * no live put holds a mark without a root, and takes every named mark whose owner lives, or
+ * that is younger than the grace period, as a root. So nothing a put found on disk is deleted
+ * under it: a prune that was running when the put looked made the put wait; one that began
+ * later sees the put's mark and keeps its inventory. Objects younger than the grace period are
+ * still kept (for a writer that knows no marks). A put does not even look at the objects of
+ * the last put (`known-objects`) when no prune has begun since (same epoch, no `pruning`):
+ * they cannot have been deleted (one lstat of the root checks that the store was not removed
+ * by hand). Tested with a prune running in another process while inventories are put.
  *
  * Every object and ref is reached through ContainedDir (../core/contained-dir.ts): no link in
  * `.cairn/`, `inventories/`, `objects/`, a fan-out directory or at a file name is followed, so
@@ -16,10 +34,12 @@
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseJsonBounded } from '../../core/bounded-json.js';
 import { ContainedDir, ContainmentError, rootedAt } from '../../core/contained-dir.js';
 import { CairnError, errnoCode } from '../../core/errors.js';
+import { ownerDeathReason, processStartTicks } from '../../core/lock.js';
 import { decodeUtf8Strict } from '../../core/utf8.js';
 import { canonicalize } from '../../core/jcs.js';
 import { compareUtf8 } from '../../core/utf8.js';
@@ -180,35 +200,100 @@ export class InventoryStore {
       if (entry.sha256 !== undefined) file.sha256 = entry.sha256;
       node.files.push(file);
     }
+    // Every object is serialised and named first; the store is touched only after that.
+    const objectsOf = new Map<string, string>();
+    const hex = hashNode(root, objectsOf);
+    const digest = DIGEST_PREFIX + hex;
     const stats = { objectsWritten: 0, bytesWritten: 0 };
-    const hex = this.withObjects(true, (objects) => this.writeNode(root, stats, objects));
-    return { digest: DIGEST_PREFIX + hex, ...stats };
+    const home = ContainedDir.open(this.root, this.parts, { create: true })!;
+    try {
+      const mark = this.beginPut(home);
+      try {
+        this.storeObjects(home, mark, objectsOf, stats);
+      } catch (e) {
+        // The mark must not outlive a put that failed: a prune would wait for it.
+        try {
+          withChild(home, PENDING_DIR, (pending) => pending.unlink(mark.name));
+        } catch {
+          // the put's own error is the one to report; a leftover mark of this process is not waited for
+        }
+        throw e;
+      }
+      // Every object is on disk: the mark now keeps this root until addRef replaces it with a ref.
+      withChild(home, PENDING_DIR, (pending) => pending.writeFile(mark.name, `${JSON.stringify({ ...mark.owner, digest })}\n`, { fsync: false }));
+      this.pendingMarks.set(digest, mark.name);
+    } finally {
+      home.close();
+    }
+    return { digest, ...stats };
   }
 
-  private writeNode(node: BuildNode, stats: { objectsWritten: number; bytesWritten: number }, objects: ObjectsDir): string {
-    const entries: TreeEntry[] = [...node.files];
-    for (const [name, child] of node.dirs) entries.push({ name, tree: this.writeNode(child, stats, objects) });
-    entries.sort((a, b) => compareUtf8(a.name, b.name));
-    const text = canonicalTree(entries);
-    const hex = createHash('sha256').update(text).digest('hex');
-    const fan = objects.fan(hex.slice(0, 2), true)!;
-    const rest = hex.slice(2);
-    const now = new Date();
-    if (fan.lstat(rest)?.isFile() === true) {
-      // Already stored: refresh its mtime so a concurrent prune's grace period protects it.
-      try {
-        fs.lutimesSync(fan.at(rest), now, now);
-        return hex;
-      } catch (e) {
-        if (errnoCode(e) !== 'ENOENT') throw e; // pruned meanwhile: write it again
+  /** Writes the objects that are not on disk yet, and the list of this put's objects when it differs from the last one. */
+  private storeObjects(home: ContainedDir, mark: { epoch: string }, objectsOf: ReadonlyMap<string, string>, stats: { objectsWritten: number; bytesWritten: number }): void {
+    const known = this.knownObjects(home, mark.epoch);
+    this.withObjects(true, (objects) => {
+      for (const [objectHex, text] of objectsOf) {
+        if (known?.has(objectHex) === true) continue;
+        const fan = objects.fan(objectHex.slice(0, 2), true)!;
+        const rest = objectHex.slice(2);
+        if (fan.lstat(rest)?.isFile() === true) continue; // no prune can delete it now (see the top)
+        // Objects are rename-atomic but not fsynced (a first inventory writes thousands); a torn
+        // object after power loss is caught by the digest check on read. A link at the name is replaced.
+        fan.writeFile(rest, text, { fsync: false });
+        stats.objectsWritten++;
+        stats.bytesWritten += Buffer.byteLength(text);
       }
+    });
+    if (known === null || objectsOf.size !== known.size || [...objectsOf.keys()].some((h) => !known.has(h))) {
+      home.writeFile(KNOWN_FILE, `${mark.epoch}\n${[...objectsOf.keys()].join('\n')}\n`, { fsync: false });
     }
-    // Objects are rename-atomic but not fsynced (a first inventory writes thousands); a torn
-    // object after power loss is caught by the digest check on read. A link at the name is replaced.
-    fan.writeFile(rest, text, { fsync: false });
-    stats.objectsWritten++;
-    stats.bytesWritten += Buffer.byteLength(text);
-    return hex;
+  }
+
+  /** The marks this store's puts wrote, by root digest, until addRef replaces them. */
+  private readonly pendingMarks = new Map<string, string>();
+
+  /**
+   * Writes this put's mark, then makes sure no prune runs (waiting for one to end, with the mark
+   * taken back meanwhile); returns the mark and the prune epoch the put works in.
+   */
+  private beginPut(home: ContainedDir): { name: string; owner: MarkOwner; epoch: string } {
+    const owner = markOwner();
+    const name = `${process.pid}-${createHash('sha256').update(`${owner.startedAt}${Math.random()}${process.hrtime.bigint()}`).digest('hex').slice(0, 16)}.json`;
+    const waitedSince = Date.now();
+    for (;;) {
+      const pending = home.child(PENDING_DIR, { create: true })!;
+      try {
+        pending.writeFile(name, `${JSON.stringify(owner)}\n`, { fsync: false });
+        const pruning = livePruneOwner(home);
+        if (pruning === null) return { name, owner, epoch: readEpoch(home) };
+        pending.unlink(name); // a prune waits for marks without a root: do not hold one while waiting for it
+        if (Date.now() - waitedSince > PRUNE_WAIT_MS) {
+          throw new CairnError('ERR_LOCK_TIMEOUT', `a prune of ${this.dir} (pid ${pruning.pid}, since ${pruning.startedAt}) is still running; wait for it to finish, or stop it, and try again`, { path: this.dir });
+        }
+      } finally {
+        pending.close();
+      }
+      sleepSync(POLL_MS);
+    }
+  }
+
+  /** The objects the last put stored, when no prune has begun since and its root is still there. */
+  private knownObjects(home: ContainedDir, epoch: string): Set<string> | null {
+    let text: string;
+    try {
+      const bytes = home.readFile(KNOWN_FILE, { maxBytes: MAX_OBJECT_BYTES });
+      if (bytes === null) return null;
+      text = bytes.toString('latin1');
+    } catch {
+      return null; // a damaged list only costs the lstats it would have saved
+    }
+    const lines = text.split('\n');
+    if (lines[0] !== epoch || lines[lines.length - 1] !== '') return null;
+    // The last line is the last put's root (objects are listed children first): if it is gone,
+    // the store was emptied by hand. A stray line can match no object name and costs nothing.
+    const lastRoot = lines[lines.length - 2];
+    if (lastRoot === undefined || !/^[0-9a-f]{64}$/.test(lastRoot) || !this.has(DIGEST_PREFIX + lastRoot)) return null;
+    return new Set(lines.slice(1, -1));
   }
 
   private readObject(hex: string, objects: ObjectsDir | undefined = this.active): TreeObject {
@@ -406,6 +491,17 @@ export class InventoryStore {
     } finally {
       refs.close();
     }
+    // The ref keeps the inventory from now on: the put's mark is no longer needed.
+    const mark = this.pendingMarks.get(digest);
+    if (mark !== undefined) {
+      this.pendingMarks.delete(digest);
+      const pending = this.open(PENDING_DIR, false);
+      try {
+        pending?.unlink(mark);
+      } finally {
+        pending?.close();
+      }
+    }
   }
 
   /**
@@ -417,7 +513,78 @@ export class InventoryStore {
   prune(options: { graceMs?: number; dryRun?: boolean } = {}): InventoryPruneResult {
     const graceMs = options.graceMs ?? 15 * 60 * 1000;
     const dryRun = options.dryRun ?? false;
-    const roots = new Set<string>();
+    const home = ContainedDir.open(this.root, this.parts, { create: false });
+    if (home === null) return { kept: 0, deleted: 0, bytesFreed: 0, refsRemoved: 0, dryRun };
+    try {
+      if (!dryRun) this.beginPrune(home);
+      try {
+        return this.pruneUnreachable(home, graceMs, dryRun);
+      } finally {
+        if (!dryRun) home.unlink(PRUNING_FILE);
+      }
+    } finally {
+      home.close();
+    }
+  }
+
+  /** Writes the `pruning` marker (waiting for another prune to end) and bumps the epoch. */
+  private beginPrune(home: ContainedDir): void {
+    const owner = markOwner();
+    const waitedSince = Date.now();
+    for (;;) {
+      try {
+        home.writeFile(PRUNING_FILE, `${JSON.stringify(owner)}\n`, { exclusive: true, fsync: false });
+        break;
+      } catch (e) {
+        if (errnoCode(e) !== 'EEXIST') throw e;
+      }
+      const other = livePruneOwner(home);
+      if (other !== null && Date.now() - waitedSince > PRUNE_WAIT_MS) {
+        throw new CairnError('ERR_LOCK_TIMEOUT', `another prune of ${this.dir} (pid ${other.pid}, since ${other.startedAt}) is still running; wait for it to finish and try again`, { path: this.dir });
+      }
+      if (other !== null) sleepSync(POLL_MS);
+    }
+    home.writeFile(EPOCH_FILE, `${Number(readEpoch(home)) + 1}\n`, { fsync: false });
+  }
+
+  /**
+   * The roots a prune keeps from the pending marks: each named root whose owner lives or that is
+   * younger than the grace period. Waits while a live put holds a mark without a root (it is
+   * looking at objects); removes marks that keep nothing any more.
+   */
+  private pendingRoots(home: ContainedDir, graceMs: number, dryRun: boolean): string[] {
+    const waitedSince = Date.now();
+    for (;;) {
+      const pending = home.child(PENDING_DIR, { create: false });
+      if (pending === null) return [];
+      try {
+        const roots: string[] = [];
+        let busy: MarkOwner | null = null;
+        for (const entry of pending.entries()) {
+          if (!entry.isFile() || !entry.name.endsWith('.json')) continue;
+          const mark = readMark(pending, entry.name);
+          // This process's own mark without a root is a leftover: puts are synchronous, none is under way here.
+          const alive = mark !== null && ownerAlive(mark) && !(mark.pid === process.pid && mark.digest === undefined);
+          const young = (pending.lstat(entry.name)?.mtimeMs ?? 0) > Date.now() - graceMs;
+          if (mark !== null && alive && mark.digest === undefined) busy = mark;
+          else if (mark !== null && typeof mark.digest === 'string' && (alive || young)) roots.push(mark.digest);
+          else if (!alive && !young && !dryRun) pending.unlink(entry.name);
+        }
+        if (busy === null || dryRun) return roots;
+        if (Date.now() - waitedSince > PRUNE_WAIT_MS) {
+          throw new CairnError('ERR_LOCK_TIMEOUT', `an inventory is being stored in ${this.dir} (pid ${busy.pid}, since ${busy.startedAt}) and has not finished; try the prune again`, { path: this.dir });
+        }
+      } finally {
+        pending.close();
+      }
+      sleepSync(POLL_MS);
+    }
+  }
+
+  private pruneUnreachable(home: ContainedDir, graceMs: number, dryRun: boolean): InventoryPruneResult {
+    // The marks before the refs: addRef writes its ref before it removes the mark, so a root is
+    // seen in one or the other.
+    const roots = new Set<string>(this.pendingRoots(home, graceMs, dryRun));
     let refsRemoved = 0;
     const refs = this.open('refs', false);
     try {
@@ -446,7 +613,13 @@ export class InventoryStore {
         }
         for (const entry of object.entries) if (isDirRef(entry)) mark(entry.tree);
       };
-      for (const digest of roots) mark(hexOf(digest));
+      for (const digest of roots) {
+        try {
+          mark(hexOf(digest));
+        } catch {
+          // a mark naming no digest keeps nothing
+        }
+      }
 
       const cutoff = Date.now() - graceMs;
       let kept = 0;
@@ -504,6 +677,92 @@ function forEachObject(objects: ObjectsDir, visit: (fan: { name: string; dir: Co
       visit({ name: fanEntry.name, dir: fan }, entry.name, stat);
     }
   }
+}
+
+const PENDING_DIR = 'pending';
+const PRUNING_FILE = 'pruning';
+const EPOCH_FILE = 'prune-epoch';
+const KNOWN_FILE = 'known-objects';
+/** How long a put waits for a running prune, and a prune for the puts under way, before giving up. */
+const PRUNE_WAIT_MS = 120_000;
+const POLL_MS = 20;
+const MAX_MARK_BYTES = 4096;
+
+/** Who holds a pending mark or the prune marker (what ownerDeathReason needs to tell a dead one). */
+interface MarkOwner {
+  pid: number;
+  host: string;
+  startedAt: string;
+  processStart?: number;
+}
+
+function markOwner(): MarkOwner {
+  const owner: MarkOwner = { pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString() };
+  const start = processStartTicks(process.pid);
+  if (start !== undefined) owner.processStart = start;
+  return owner;
+}
+
+/** A mark or marker read back: its owner, and the root it keeps (pending marks that name one). */
+function readMark(dir: ContainedDir, name: string): (MarkOwner & { digest?: string }) | null {
+  try {
+    const bytes = dir.readFile(name, { maxBytes: MAX_MARK_BYTES });
+    if (bytes === null) return null;
+    const v = JSON.parse(bytes.toString('utf8')) as Partial<MarkOwner & { digest: unknown }>;
+    if (typeof v.pid !== 'number' || typeof v.host !== 'string' || typeof v.startedAt !== 'string') return null;
+    return v as MarkOwner & { digest?: string };
+  } catch {
+    return null; // being written (a put's first write is not atomic with its name) or damaged
+  }
+}
+
+function ownerAlive(owner: MarkOwner): boolean {
+  return ownerDeathReason({ token: '', ...owner }) === undefined;
+}
+
+/** The owner of the prune under way, or null; a marker left by a prune that died is removed. */
+function livePruneOwner(home: ContainedDir): MarkOwner | null {
+  if (home.lstat(PRUNING_FILE) === null) return null;
+  const owner = readMark(home, PRUNING_FILE);
+  if (owner !== null && ownerAlive(owner)) return owner; // (written whole by link(2): unreadable means damaged)
+  home.unlink(PRUNING_FILE);
+  return null;
+}
+
+function readEpoch(home: ContainedDir): string {
+  try {
+    const text = home.readFile(EPOCH_FILE, { maxBytes: 64 })?.toString('latin1').trim() ?? '0';
+    return /^\d+$/.test(text) ? text : '0';
+  } catch {
+    return '0';
+  }
+}
+
+/** Runs `fn` on the child directory `name` of `home` (created when missing), closing it after. */
+function withChild<T>(home: ContainedDir, name: string, fn: (dir: ContainedDir) => T): T {
+  const dir = home.child(name, { create: true })!;
+  try {
+    return fn(dir);
+  } finally {
+    dir.close();
+  }
+}
+
+/** Blocks this thread for `ms` (the store's API is synchronous). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Serialises and names the object of `node` and, first, of every directory below it (children before parents). */
+function hashNode(node: BuildNode, out: Map<string, string>): string {
+  const entries: TreeEntry[] = [...node.files];
+  for (const [name, child] of node.dirs) entries.push({ name, tree: hashNode(child, out) });
+  entries.sort((a, b) => compareUtf8(a.name, b.name));
+  const text = canonicalTree(entries);
+  const hex = createHash('sha256').update(text).digest('hex');
+  out.delete(hex); // an equal directory met before moves after this one's children
+  out.set(hex, text);
+  return hex;
 }
 
 /**
