@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { cycles, foreignImports, layerOf, readArea, SRC, upwardImports, type Layer } from '../support/layers.js';
 
 const BACKENDS = ['file', 'memory', 's3', 'postgres'];
+const BASE = 'backends/base.ts';
 const LAYERS: Layer[] = [['contract/'], ['backends/'], ['conformance/'], ['defaults.ts', 'open.ts', 'index.ts']];
 
 describe('src/store layout', () => {
@@ -14,6 +15,7 @@ describe('src/store layout', () => {
 
   it('reads the real tree (so the checks below can fail)', () => {
     expect(graph.within.get('backends/s3/s3-storage.ts')).toContain('contract/rules.ts');
+    expect(graph.within.get('backends/s3/s3-storage.ts')).toContain(BASE);
     expect(graph.within.get('index.ts')).toContain('backends/postgres/postgres-storage.ts');
     expect(upwardImports({ ...graph, within: new Map([['contract/rules.ts', ['backends/file/file-storage.ts']]]) }, LAYERS)).toHaveLength(1);
   });
@@ -31,14 +33,22 @@ describe('src/store layout', () => {
     expect(upwardImports(graph, LAYERS)).toEqual([]);
   });
 
-  it('keeps each backend to itself and the contract', () => {
+  it('keeps each backend to itself, the shared base and the contract', () => {
     const wrong: string[] = [];
     for (const [mod, deps] of graph.within) {
       if (!mod.startsWith('backends/')) continue;
-      const own = mod.split('/').slice(0, 2).join('/') + '/';
-      for (const d of deps) if (!d.startsWith(own) && !d.startsWith('contract/')) wrong.push(`${mod} -> ${d}`);
+      const own = mod === BASE ? 'contract/' : mod.split('/').slice(0, 2).join('/') + '/';
+      for (const d of deps) if (!d.startsWith(own) && !d.startsWith('contract/') && !(d === BASE && mod !== BASE)) wrong.push(`${mod} -> ${d}`);
     }
     expect(wrong).toEqual([]);
+  });
+
+  it('has every backend extend the shared base, which alone calls the contract checks of the preamble', () => {
+    for (const b of BACKENDS) {
+      const text = fs.readFileSync(path.join(SRC, 'store', 'backends', b, `${b}-storage.ts`), 'utf8');
+      expect(text, b).toMatch(/extends SnapshotStorageBase\b/);
+      expect(text.match(/\b(checkSnapshotToSave|checkManifestToSave|checkSessionId|serialize|parseStoredSnapshot|parseStoredManifest|normalisePage|defaultManifest|planPrune)\(/g), b).toBeNull();
+    }
   });
 
   it('keeps the conformance suite to the contract', () => {

@@ -184,13 +184,11 @@ export function normalisePage(params: PageParams): { limit: number | undefined; 
 }
 
 /**
- * One page of ids from an unsorted collection. Filters on the cursor first, and with a limit keeps
- * only the `limit` smallest in a bounded heap, so a page costs O(n log limit) rather than a sort
- * of everything. Ids are ASCII, where `<` equals byte order.
+ * One page of a normalised listing from an unsorted collection. Filters on the cursor first, and
+ * with a limit keeps only the `limit` smallest in a bounded heap, so a page costs O(n log limit)
+ * rather than a sort of everything. Ids are ASCII, where `<` equals byte order.
  */
-export function pageOf(ids: Iterable<string>, params: PageParams): string[] {
-  const page = normalisePage(params);
-  if (page === undefined) return [];
+export function collectPage(ids: Iterable<string>, page: { after: string | undefined; limit: number | undefined }): string[] {
   const picked = new PageCollector(page.after, page.limit);
   for (const id of ids) if (isIdentifier(id)) picked.offer(id);
   return picked.result();

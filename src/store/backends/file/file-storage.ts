@@ -3,38 +3,11 @@ import { errnoCode, isCodedError } from '../../../core/errors.js';
 import { ContainedFs, RefusedPathError } from './contained-fs.js';
 import { HISTORY_INDEX_NAME, isQuiet, pageFromIndex, readWholeIndex, sameStamp, writeIndex } from './history-index.js';
 import { SessionError } from '../../contract/errors.js';
-import { planPrune, selectPrunable } from '../../contract/retention.js';
-import {
-  checkHistoryId,
-  checkLocation,
-  checkManifestToSave,
-  checkSessionId,
-  checkSnapshotToSave,
-  compareLocations,
-  defaultManifest,
-  documentIssue,
-  historyFileName,
-  historyIdOf,
-  normalisePage,
-  PageCollector,
-  pageOfSorted,
-  parseStoredManifest,
-  parseStoredSnapshot,
-  serialize,
-  snapshotExistsError,
-} from '../../contract/rules.js';
-import type {
-  ManagedSnapshotStorage,
-  PruneOptions,
-  PruneResult,
-  Snapshot,
-  SnapshotLocation,
-  SnapshotManifest,
-  StoreUsage,
-  VerifyIssue,
-  VerifyReport,
-} from '../../contract/types.js';
+import { selectPrunable, type PrunePlan } from '../../contract/retention.js';
+import { checkHistoryId, checkLocation, compareLocations, documentIssue, historyFileName, historyIdOf, PageCollector, pageOfSorted, snapshotExistsError } from '../../contract/rules.js';
+import type { PruneResult, SnapshotLocation, StoreUsage, VerifyIssue, VerifyReport } from '../../contract/types.js';
 import { isIdentifier, isScope } from '../../contract/validation.js';
+import { SnapshotStorageBase, type HistoryPage, type StoredText } from '../base.js';
 
 export interface HistoryIndexOptions {
   /** Build the index only for histories at least this long; shorter ones scan fast anyway (default 1000). */
@@ -89,7 +62,7 @@ function codeOf(e: unknown): string {
  * Writes are atomic and durable (unique temp, fsync, rename, fsync dir), history is
  * create-only, and no path below `baseDir` is ever followed through a symbolic link.
  */
-export class FileStorage implements ManagedSnapshotStorage {
+export class FileStorage extends SnapshotStorageBase {
   /** Absolute base directory (a relative one is resolved once, here). */
   readonly baseDir: string;
   private readonly fs: ContainedFs;
@@ -98,6 +71,7 @@ export class FileStorage implements ManagedSnapshotStorage {
   private readonly index: Required<HistoryIndexOptions> | false;
 
   constructor(baseDir: string, options: FileStorageOptions = {}) {
+    super();
     if (typeof baseDir !== 'string' || baseDir.length === 0 || baseDir.includes('\0')) {
       throw new SessionError('FileStorage needs a base directory path (a non-empty string)', { code: 'ERR_INVALID_OPTION' });
     }
@@ -122,33 +96,22 @@ export class FileStorage implements ManagedSnapshotStorage {
     return this.fs.pathOf(...dir, HISTORY_DIR, historyFileName(file.snapshotId));
   }
 
-  async saveSnapshot(params: { location: SnapshotLocation; snapshotId: string; isLatest: boolean; snapshot: Snapshot }): Promise<void> {
-    const { location, snapshotId, isLatest, snapshot } = params;
-    checkLocation(location);
-    // As upstream, the id is ignored (and not validated) for `latest`.
-    if (!isLatest) checkHistoryId(snapshotId);
-    checkSnapshotToSave(snapshot);
-    const dir = isLatest ? FileStorage.dirOf(location) : [...FileStorage.dirOf(location), HISTORY_DIR];
-    const name = isLatest ? LATEST : historyFileName(snapshotId);
-    await this.writeDocument(dir, name, serialize(snapshot), !isLatest);
+  protected async writeLatest(location: SnapshotLocation, text: string): Promise<void> {
+    await this.writeDocument(FileStorage.dirOf(location), LATEST, text, false);
   }
 
-  async loadSnapshot(params: { location: SnapshotLocation; snapshotId?: string }): Promise<Snapshot | null> {
-    const { location, snapshotId } = params;
-    checkLocation(location);
-    if (snapshotId !== undefined) checkHistoryId(snapshotId);
+  protected async createHistory(location: SnapshotLocation, snapshotId: string, text: string): Promise<void> {
+    await this.writeDocument([...FileStorage.dirOf(location), HISTORY_DIR], historyFileName(snapshotId), text, true);
+  }
+
+  protected async readSnapshot(location: SnapshotLocation, snapshotId: string | undefined): Promise<StoredText | null> {
     const dir = snapshotId === undefined ? FileStorage.dirOf(location) : [...FileStorage.dirOf(location), HISTORY_DIR];
     const name = snapshotId === undefined ? LATEST : historyFileName(snapshotId);
     const text = await this.readDocument(dir, name);
-    return text === null ? null : parseStoredSnapshot(text, this.fs.pathOf(...dir, name));
+    return text === null ? null : { text, where: this.fs.pathOf(...dir, name) };
   }
 
-  async listSnapshotIds(params: { location: SnapshotLocation; limit?: number; startAfter?: string }): Promise<string[]> {
-    const { location } = params;
-    checkLocation(location);
-    // Validate the page first (limit <= 0 → [] before the cursor is checked, as upstream).
-    const page = normalisePage(params);
-    if (page === undefined) return [];
+  protected async historyPage(location: SnapshotLocation, page: HistoryPage): Promise<string[]> {
     const snapParts = FileStorage.dirOf(location);
     const histParts = [...snapParts, HISTORY_DIR];
     try {
@@ -176,7 +139,7 @@ export class FileStorage implements ManagedSnapshotStorage {
   }
 
   /** One page by scanning the directory, keeping only the page in a bounded heap. */
-  private async scanPage(histParts: string[], page: { after: string | undefined; limit: number | undefined }): Promise<string[]> {
+  private async scanPage(histParts: string[], page: HistoryPage): Promise<string[]> {
     const collector = new PageCollector(page.after, page.limit);
     await this.fs.forEachEntry(histParts, (entry) => {
       // Links and directories with a snapshot-like name are never listed.
@@ -211,9 +174,7 @@ export class FileStorage implements ManagedSnapshotStorage {
     return ids.sort();
   }
 
-  async deleteSession(params: { sessionId: string }): Promise<void> {
-    const { sessionId } = params;
-    checkSessionId(sessionId);
+  protected async removeSession(sessionId: string): Promise<void> {
     try {
       // Directory by opened directory: a link anywhere (at <sessionId> too) is removed, its target left alone.
       await this.fs.removeTree([], sessionId);
@@ -222,20 +183,14 @@ export class FileStorage implements ManagedSnapshotStorage {
     }
   }
 
-  async loadManifest(params: { location: SnapshotLocation }): Promise<SnapshotManifest> {
-    const { location } = params;
-    checkLocation(location);
+  protected async readManifest(location: SnapshotLocation): Promise<StoredText | null> {
     const dir = FileStorage.dirOf(location);
     const text = await this.readDocument(dir, MANIFEST);
-    // The default is not persisted, as upstream.
-    return text === null ? defaultManifest() : parseStoredManifest(text, this.fs.pathOf(...dir, MANIFEST));
+    return text === null ? null : { text, where: this.fs.pathOf(...dir, MANIFEST) };
   }
 
-  async saveManifest(params: { location: SnapshotLocation; manifest: SnapshotManifest }): Promise<void> {
-    const { location, manifest } = params;
-    checkLocation(location);
-    checkManifestToSave(manifest);
-    await this.writeDocument(FileStorage.dirOf(location), MANIFEST, serialize(manifest), false);
+  protected async writeManifest(location: SnapshotLocation, text: string): Promise<void> {
+    await this.writeDocument(FileStorage.dirOf(location), MANIFEST, text, false);
   }
 
   // ---- upkeep ----
@@ -248,9 +203,7 @@ export class FileStorage implements ManagedSnapshotStorage {
       .sort();
   }
 
-  async listLocations(params: { sessionId: string }): Promise<SnapshotLocation[]> {
-    const { sessionId } = params;
-    checkSessionId(sessionId);
+  protected async locationsOf(sessionId: string): Promise<SnapshotLocation[]> {
     const out: SnapshotLocation[] = [];
     const scopes = await this.listOrFail([sessionId, 'scopes'], `Failed to list locations of session ${sessionId}`);
     for (const scopeEntry of scopes) {
@@ -264,20 +217,9 @@ export class FileStorage implements ManagedSnapshotStorage {
     return out.sort(compareLocations);
   }
 
-  async prune(options: PruneOptions): Promise<PruneResult> {
-    const { location } = options;
-    checkLocation(location);
-    const plan = planPrune(options);
-    const dryRun = options.dryRun === true;
+  protected async pruneHistory(location: SnapshotLocation, plan: PrunePlan, dryRun: boolean): Promise<PruneResult> {
     const ids = await this.allHistoryIds(location);
-    const doomed = await selectPrunable(ids, plan, async (id) => {
-      try {
-        const snap = await this.loadSnapshot({ location, snapshotId: id });
-        return snap?.createdAt;
-      } catch {
-        return undefined; // unreadable: fall back to the id's own timestamp
-      }
-    });
+    const doomed = await selectPrunable(ids, plan, (id) => this.createdAtOf(location, id));
     const historyDir = [...FileStorage.dirOf(location), HISTORY_DIR];
     const deleted: string[] = [];
     for (const id of doomed) {
@@ -326,7 +268,7 @@ export class FileStorage implements ManagedSnapshotStorage {
     return removed;
   }
 
-  async verify(params: { sessionId?: string } = {}): Promise<VerifyReport> {
+  protected async verifyDocuments(only: string | undefined): Promise<VerifyReport> {
     const issues: VerifyIssue[] = [];
     let checked = 0;
     const issue = (kind: VerifyIssue['kind'], parts: string[], message: string): void => {
@@ -385,9 +327,8 @@ export class FileStorage implements ManagedSnapshotStorage {
     };
 
     let sessions: string[];
-    if (params.sessionId !== undefined) {
-      checkSessionId(params.sessionId);
-      sessions = [params.sessionId];
+    if (only !== undefined) {
+      sessions = [only];
     } else {
       const root = await entriesOf([]);
       if (root === null) return { ok: false, checked, issues };
@@ -438,17 +379,11 @@ export class FileStorage implements ManagedSnapshotStorage {
     return { ok: issues.length === 0, checked, issues };
   }
 
-  async du(params: { sessionId?: string } = {}): Promise<StoreUsage[]> {
-    let sessions: string[];
-    if (params.sessionId !== undefined) {
-      checkSessionId(params.sessionId);
-      sessions = [params.sessionId];
-    } else {
-      sessions = await this.listSessions();
-    }
+  protected async usage(only: string | undefined): Promise<StoreUsage[]> {
+    const sessions = only !== undefined ? [only] : await this.listSessions();
     const out: StoreUsage[] = [];
     for (const sessionId of sessions) {
-      for (const location of await this.listLocations({ sessionId })) {
+      for (const location of await this.locationsOf(sessionId)) {
         const usage: StoreUsage = { ...location, history: 0, hasLatest: false, hasManifest: false, bytes: 0 };
         const snapDir = FileStorage.dirOf(location);
         const measure = async (dir: string[], name: string): Promise<number> => {
@@ -477,10 +412,6 @@ export class FileStorage implements ManagedSnapshotStorage {
       }
     }
     return out;
-  }
-
-  close(): Promise<void> {
-    return Promise.resolve();
   }
 
   // ---- internals ----

@@ -1,31 +1,11 @@
-import { planPrune, selectPrunable } from '../../contract/retention.js';
-import {
-  checkHistoryId,
-  checkLocation,
-  checkManifestToSave,
-  checkSessionId,
-  checkSnapshotToSave,
-  compareLocations,
-  defaultManifest,
-  historyFileName,
-  normalisePage,
-  pageOf,
-  parseStoredManifest,
-  parseStoredSnapshot,
-  serialize,
-  snapshotExistsError,
-} from '../../contract/rules.js';
-import type {
-  ManagedSnapshotStorage,
-  PruneOptions,
-  PruneResult,
-  Scope,
-  Snapshot,
-  SnapshotLocation,
-  SnapshotManifest,
-  StoreUsage,
-  VerifyReport,
-} from '../../contract/types.js';
+/**
+ * `SnapshotStorage` in a `Map`: the engine half of the memory backend (the contract's checks,
+ * serialising and parsing are in ../base.ts).
+ */
+import { selectPrunable, type PrunePlan } from '../../contract/retention.js';
+import { collectPage, compareLocations, historyFileName, snapshotExistsError } from '../../contract/rules.js';
+import type { PruneResult, Scope, SnapshotLocation, StoreUsage, VerifyReport } from '../../contract/types.js';
+import { SnapshotStorageBase, type HistoryPage, type StoredText } from '../base.js';
 
 interface LocationData {
   scope: Scope;
@@ -40,7 +20,7 @@ interface LocationData {
  * history, listing rules, upkeep). Documents are kept serialized, so callers never share
  * objects with the store and what comes back is what a durable backend would return.
  */
-export class MemoryStorage implements ManagedSnapshotStorage {
+export class MemoryStorage extends SnapshotStorageBase {
   private readonly sessions = new Map<string, Map<string, LocationData>>();
 
   private static keyOf(location: SnapshotLocation): string {
@@ -70,135 +50,86 @@ export class MemoryStorage implements ManagedSnapshotStorage {
     return `memory:${location.sessionId}/scopes/${location.scope}/${location.scopeId}/snapshots/${name}`;
   }
 
-  saveSnapshot(params: { location: SnapshotLocation; snapshotId: string; isLatest: boolean; snapshot: Snapshot }): Promise<void> {
-    return Promise.resolve().then(() => {
-      const { location, snapshotId, isLatest, snapshot } = params;
-      checkLocation(location);
-      if (!isLatest) checkHistoryId(snapshotId);
-      checkSnapshotToSave(snapshot);
-      const text = serialize(snapshot);
-      const data = this.obtain(location);
-      if (isLatest) {
-        data.latest = text;
-        return;
-      }
-      if (data.history.has(snapshotId)) {
-        throw snapshotExistsError(snapshotId, MemoryStorage.where(location, `immutable_history/${historyFileName(snapshotId)}`));
-      }
-      data.history.set(snapshotId, text);
-    });
+  protected writeLatest(location: SnapshotLocation, text: string): Promise<void> {
+    this.obtain(location).latest = text;
+    return Promise.resolve();
   }
 
-  loadSnapshot(params: { location: SnapshotLocation; snapshotId?: string }): Promise<Snapshot | null> {
-    return Promise.resolve().then(() => {
-      const { location, snapshotId } = params;
-      checkLocation(location);
-      if (snapshotId !== undefined) checkHistoryId(snapshotId);
-      const data = this.find(location);
-      const text = snapshotId === undefined ? data?.latest : data?.history.get(snapshotId);
-      if (text === undefined) return null;
-      const name = snapshotId === undefined ? 'snapshot_latest.json' : `immutable_history/snapshot_${snapshotId}.json`;
-      return parseStoredSnapshot(text, MemoryStorage.where(location, name));
-    });
+  protected createHistory(location: SnapshotLocation, snapshotId: string, text: string): Promise<void> {
+    const data = this.obtain(location);
+    if (data.history.has(snapshotId)) {
+      throw snapshotExistsError(snapshotId, MemoryStorage.where(location, `immutable_history/${historyFileName(snapshotId)}`));
+    }
+    data.history.set(snapshotId, text);
+    return Promise.resolve();
   }
 
-  listSnapshotIds(params: { location: SnapshotLocation; limit?: number; startAfter?: string }): Promise<string[]> {
-    return Promise.resolve().then(() => {
-      checkLocation(params.location);
-      if (normalisePage(params) === undefined) return [];
-      const data = this.find(params.location);
-      return data === undefined ? [] : pageOf(data.history.keys(), params);
-    });
+  protected readSnapshot(location: SnapshotLocation, snapshotId: string | undefined): Promise<StoredText | null> {
+    const data = this.find(location);
+    const text = snapshotId === undefined ? data?.latest : data?.history.get(snapshotId);
+    if (text === undefined) return Promise.resolve(null);
+    const name = snapshotId === undefined ? 'snapshot_latest.json' : `immutable_history/snapshot_${snapshotId}.json`;
+    return Promise.resolve({ text, where: MemoryStorage.where(location, name) });
   }
 
-  deleteSession(params: { sessionId: string }): Promise<void> {
-    return Promise.resolve().then(() => {
-      checkSessionId(params.sessionId);
-      this.sessions.delete(params.sessionId);
-    });
+  protected historyPage(location: SnapshotLocation, page: HistoryPage): Promise<string[]> {
+    const data = this.find(location);
+    return Promise.resolve(data === undefined ? [] : collectPage(data.history.keys(), page));
   }
 
-  loadManifest(params: { location: SnapshotLocation }): Promise<SnapshotManifest> {
-    return Promise.resolve().then(() => {
-      checkLocation(params.location);
-      const text = this.find(params.location)?.manifest;
-      return text === undefined ? defaultManifest() : parseStoredManifest(text, MemoryStorage.where(params.location, 'manifest.json'));
-    });
+  protected removeSession(sessionId: string): Promise<void> {
+    this.sessions.delete(sessionId);
+    return Promise.resolve();
   }
 
-  saveManifest(params: { location: SnapshotLocation; manifest: SnapshotManifest }): Promise<void> {
-    return Promise.resolve().then(() => {
-      checkLocation(params.location);
-      checkManifestToSave(params.manifest);
-      this.obtain(params.location).manifest = serialize(params.manifest);
-    });
+  protected readManifest(location: SnapshotLocation): Promise<StoredText | null> {
+    const text = this.find(location)?.manifest;
+    return Promise.resolve(text === undefined ? null : { text, where: MemoryStorage.where(location, 'manifest.json') });
+  }
+
+  protected writeManifest(location: SnapshotLocation, text: string): Promise<void> {
+    this.obtain(location).manifest = text;
+    return Promise.resolve();
   }
 
   listSessions(): Promise<string[]> {
     return Promise.resolve([...this.sessions.keys()].sort());
   }
 
-  listLocations(params: { sessionId: string }): Promise<SnapshotLocation[]> {
-    return Promise.resolve().then(() => {
-      checkSessionId(params.sessionId);
-      const session = this.sessions.get(params.sessionId);
-      if (session === undefined) return [];
-      return [...session.values()]
-        .map((d) => ({ sessionId: params.sessionId, scope: d.scope, scopeId: d.scopeId }))
-        .sort(compareLocations);
-    });
+  protected locationsOf(sessionId: string): Promise<SnapshotLocation[]> {
+    const session = this.sessions.get(sessionId);
+    if (session === undefined) return Promise.resolve([]);
+    return Promise.resolve([...session.values()].map((d) => ({ sessionId, scope: d.scope, scopeId: d.scopeId })).sort(compareLocations));
   }
 
-  async prune(options: PruneOptions): Promise<PruneResult> {
-    const { location } = options;
-    checkLocation(location);
-    const plan = planPrune(options);
-    const dryRun = options.dryRun === true;
+  protected async pruneHistory(location: SnapshotLocation, plan: PrunePlan, dryRun: boolean): Promise<PruneResult> {
     const ids = await this.listSnapshotIds({ location });
+    const doomed = await selectPrunable(ids, plan, (id) => this.createdAtOf(location, id));
     const data = this.find(location);
-    const doomed = await selectPrunable(ids, plan, (id) => {
-      const text = data?.history.get(id);
-      if (text === undefined) return Promise.resolve(undefined);
-      try {
-        return Promise.resolve(parseStoredSnapshot(text, id).createdAt);
-      } catch {
-        return Promise.resolve(undefined);
-      }
-    });
     if (!dryRun) for (const id of doomed) data?.history.delete(id);
     return { location, deleted: doomed, kept: ids.length - doomed.length, dryRun };
   }
 
-  verify(params: { sessionId?: string } = {}): Promise<VerifyReport> {
-    return Promise.resolve().then(() => {
-      if (params.sessionId !== undefined) checkSessionId(params.sessionId);
-      let checked = 0;
-      for (const [sessionId, session] of this.sessions) {
-        if (params.sessionId !== undefined && sessionId !== params.sessionId) continue;
-        for (const d of session.values()) checked += d.history.size + (d.latest === undefined ? 0 : 1) + (d.manifest === undefined ? 0 : 1);
-      }
-      // Documents are validated on the way in and never change afterwards.
-      return { ok: true, checked, issues: [] };
-    });
+  protected verifyDocuments(sessionId: string | undefined): Promise<VerifyReport> {
+    let checked = 0;
+    for (const [id, session] of this.sessions) {
+      if (sessionId !== undefined && id !== sessionId) continue;
+      for (const d of session.values()) checked += d.history.size + (d.latest === undefined ? 0 : 1) + (d.manifest === undefined ? 0 : 1);
+    }
+    // Documents are validated on the way in and never change afterwards.
+    return Promise.resolve({ ok: true, checked, issues: [] });
   }
 
-  du(params: { sessionId?: string } = {}): Promise<StoreUsage[]> {
-    return Promise.resolve().then(() => {
-      if (params.sessionId !== undefined) checkSessionId(params.sessionId);
-      const out: StoreUsage[] = [];
-      for (const sessionId of [...this.sessions.keys()].sort()) {
-        if (params.sessionId !== undefined && sessionId !== params.sessionId) continue;
-        for (const d of this.sessions.get(sessionId)!.values()) {
-          let bytes = Buffer.byteLength(d.latest ?? '') + Buffer.byteLength(d.manifest ?? '');
-          for (const text of d.history.values()) bytes += Buffer.byteLength(text);
-          out.push({ sessionId, scope: d.scope, scopeId: d.scopeId, history: d.history.size, hasLatest: d.latest !== undefined, hasManifest: d.manifest !== undefined, bytes });
-        }
+  protected usage(sessionId: string | undefined): Promise<StoreUsage[]> {
+    const out: StoreUsage[] = [];
+    for (const id of [...this.sessions.keys()].sort()) {
+      if (sessionId !== undefined && id !== sessionId) continue;
+      for (const d of this.sessions.get(id)!.values()) {
+        let bytes = Buffer.byteLength(d.latest ?? '') + Buffer.byteLength(d.manifest ?? '');
+        for (const text of d.history.values()) bytes += Buffer.byteLength(text);
+        out.push({ sessionId: id, scope: d.scope, scopeId: d.scopeId, history: d.history.size, hasLatest: d.latest !== undefined, hasManifest: d.manifest !== undefined, bytes });
       }
-      return out.sort(compareLocations);
-    });
-  }
-
-  close(): Promise<void> {
-    return Promise.resolve();
+    }
+    return Promise.resolve(out.sort(compareLocations));
   }
 }

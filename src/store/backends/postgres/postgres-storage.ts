@@ -6,34 +6,10 @@
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { NETWORK_ERROR_CODES, SessionError } from '../../contract/errors.js';
 import { migrate, tableNames, type PgTableNames, type Queryable } from './postgres-schema.js';
-import { planPrune, selectPrunable } from '../../contract/retention.js';
-import {
-  byteOrder,
-  checkHistoryId,
-  checkLocation,
-  checkManifestToSave,
-  checkSessionId,
-  checkSnapshotToSave,
-  defaultManifest,
-  documentIssue,
-  normalisePage,
-  parseStoredManifest,
-  parseStoredSnapshot,
-  serialize,
-  snapshotExistsError,
-} from '../../contract/rules.js';
-import type {
-  ManagedSnapshotStorage,
-  PruneOptions,
-  PruneResult,
-  Scope,
-  Snapshot,
-  SnapshotLocation,
-  SnapshotManifest,
-  StoreUsage,
-  VerifyIssue,
-  VerifyReport,
-} from '../../contract/types.js';
+import { selectPrunable, type PrunePlan } from '../../contract/retention.js';
+import { byteOrder, documentIssue, snapshotExistsError } from '../../contract/rules.js';
+import type { PruneResult, Scope, Snapshot, SnapshotLocation, StoreUsage, VerifyIssue, VerifyReport } from '../../contract/types.js';
+import { SnapshotStorageBase, type HistoryPage, type StoredText } from '../base.js';
 
 /** The part of a `pg.Pool` the store uses. */
 export type PgPoolLike = Pick<Pool, 'connect' | 'query'>;
@@ -71,7 +47,7 @@ function isUnavailable(e: unknown): boolean {
   return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connection timeout|Client has encountered a connection error/i.test(message);
 }
 
-export class PostgresStorage implements ManagedSnapshotStorage {
+export class PostgresStorage extends SnapshotStorageBase {
   readonly schema: string;
   private readonly t: PgTableNames;
   private readonly config: PostgresStorageConfig;
@@ -81,6 +57,7 @@ export class PostgresStorage implements ManagedSnapshotStorage {
   private ready: Promise<void> | undefined;
 
   constructor(config: PostgresStorageConfig) {
+    super();
     if (typeof config !== 'object' || config === null || (config.pool === undefined) === (config.connectionString === undefined)) {
       throw new SessionError('PostgresStorage needs exactly one of { connectionString } or { pool }', { code: 'ERR_INVALID_OPTION' });
     }
@@ -93,24 +70,12 @@ export class PostgresStorage implements ManagedSnapshotStorage {
 
   // ---- SnapshotStorage ----
 
-  async saveSnapshot(params: { location: SnapshotLocation; snapshotId: string; isLatest: boolean; snapshot: Snapshot }): Promise<void> {
-    const { location, snapshotId, isLatest, snapshot } = params;
-    checkLocation(location);
-    if (!isLatest) checkHistoryId(snapshotId); // upstream ignores the id of a latest save
-    checkSnapshotToSave(snapshot);
-    const body = serialize(snapshot);
-    const where = this.where(location, isLatest ? 'latest' : snapshotId);
-    if (isLatest) {
-      // One statement, so concurrent saves never interleave: the row is one of the two, whole.
-      await this.run(`Failed to write ${where}`, (c) =>
-        c.query(
-          `INSERT INTO ${this.t.latest} (session_id, scope, scope_id, body) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (session_id, scope, scope_id) DO UPDATE SET body = EXCLUDED.body, updated_at = now()`,
-          [location.sessionId, location.scope, location.scopeId, body],
-        ),
-      );
-      return;
-    }
+  protected async writeLatest(location: SnapshotLocation, body: string): Promise<void> {
+    await this.upsert(this.t.latest, location, 'latest', body);
+  }
+
+  protected async createHistory(location: SnapshotLocation, snapshotId: string, body: string, snapshot: Snapshot): Promise<void> {
+    const where = this.where(location, snapshotId);
     try {
       await this.run(`Failed to write ${where}`, (c) =>
         c.query(`INSERT INTO ${this.t.history} (session_id, scope, scope_id, snapshot_id, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
@@ -130,10 +95,7 @@ export class PostgresStorage implements ManagedSnapshotStorage {
     }
   }
 
-  async loadSnapshot(params: { location: SnapshotLocation; snapshotId?: string }): Promise<Snapshot | null> {
-    const { location, snapshotId } = params;
-    checkLocation(location);
-    if (snapshotId !== undefined) checkHistoryId(snapshotId);
+  protected async readSnapshot(location: SnapshotLocation, snapshotId: string | undefined): Promise<StoredText | null> {
     const where = this.where(location, snapshotId ?? 'latest');
     const rows = await this.run(`Failed to read ${where}`, (c) =>
       snapshotId === undefined
@@ -150,14 +112,10 @@ export class PostgresStorage implements ManagedSnapshotStorage {
           ]),
     );
     const body = rows.rows[0]?.body;
-    return typeof body === 'string' && body !== '' ? parseStoredSnapshot(body, where) : null;
+    return typeof body === 'string' && body !== '' ? { text: body, where } : null;
   }
 
-  async listSnapshotIds(params: { location: SnapshotLocation; limit?: number; startAfter?: string }): Promise<string[]> {
-    const { location } = params;
-    checkLocation(location);
-    const page = normalisePage(params);
-    if (page === undefined) return [];
+  protected async historyPage(location: SnapshotLocation, page: HistoryPage): Promise<string[]> {
     // Keyset pagination on the primary key: the cost is one page, however long the history.
     const { rows } = await this.run(`Failed to list snapshots for session ${location.sessionId}`, (c) =>
       c.query(
@@ -170,13 +128,12 @@ export class PostgresStorage implements ManagedSnapshotStorage {
     return rows.map((r) => r.snapshot_id as string);
   }
 
-  async deleteSession(params: { sessionId: string }): Promise<void> {
-    checkSessionId(params.sessionId);
-    await this.run(`Failed to delete session ${params.sessionId}`, async (c) => {
+  protected async removeSession(sessionId: string): Promise<void> {
+    await this.run(`Failed to delete session ${sessionId}`, async (c) => {
       await c.query('BEGIN');
       try {
         for (const table of [this.t.history, this.t.latest, this.t.manifest]) {
-          await c.query(`DELETE FROM ${table} WHERE session_id = $1`, [params.sessionId]);
+          await c.query(`DELETE FROM ${table} WHERE session_id = $1`, [sessionId]);
         }
         await c.query('COMMIT');
       } catch (e) {
@@ -186,9 +143,7 @@ export class PostgresStorage implements ManagedSnapshotStorage {
     });
   }
 
-  async loadManifest(params: { location: SnapshotLocation }): Promise<SnapshotManifest> {
-    const { location } = params;
-    checkLocation(location);
+  protected async readManifest(location: SnapshotLocation): Promise<StoredText | null> {
     const where = this.where(location, 'manifest');
     const { rows } = await this.run(`Failed to read ${where}`, (c) =>
       c.query(`SELECT body FROM ${this.t.manifest} WHERE session_id = $1 AND scope = $2 AND scope_id = $3`, [
@@ -198,20 +153,11 @@ export class PostgresStorage implements ManagedSnapshotStorage {
       ]),
     );
     const body = rows[0]?.body;
-    return typeof body === 'string' && body !== '' ? parseStoredManifest(body, where) : defaultManifest();
+    return typeof body === 'string' && body !== '' ? { text: body, where } : null;
   }
 
-  async saveManifest(params: { location: SnapshotLocation; manifest: SnapshotManifest }): Promise<void> {
-    const { location, manifest } = params;
-    checkLocation(location);
-    checkManifestToSave(manifest);
-    await this.run(`Failed to write ${this.where(location, 'manifest')}`, (c) =>
-      c.query(
-        `INSERT INTO ${this.t.manifest} (session_id, scope, scope_id, body) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (session_id, scope, scope_id) DO UPDATE SET body = EXCLUDED.body, updated_at = now()`,
-        [location.sessionId, location.scope, location.scopeId, serialize(manifest)],
-      ),
-    );
+  protected async writeManifest(location: SnapshotLocation, body: string): Promise<void> {
+    await this.upsert(this.t.manifest, location, 'manifest', body);
   }
 
   // ---- upkeep ----
@@ -226,23 +172,19 @@ export class PostgresStorage implements ManagedSnapshotStorage {
     return rows.map((r) => r.session_id as string).sort(byteOrder);
   }
 
-  async listLocations(params: { sessionId: string }): Promise<SnapshotLocation[]> {
-    checkSessionId(params.sessionId);
+  protected async locationsOf(sessionId: string): Promise<SnapshotLocation[]> {
     const cols = 'session_id, scope, scope_id';
-    const { rows } = await this.run(`Failed to list locations of session ${params.sessionId}`, (c) =>
+    const { rows } = await this.run(`Failed to list locations of session ${sessionId}`, (c) =>
       c.query(
         `SELECT ${cols} FROM ${this.t.latest} WHERE session_id = $1 UNION SELECT ${cols} FROM ${this.t.manifest} WHERE session_id = $1
          UNION SELECT ${cols} FROM ${this.t.history} WHERE session_id = $1 ORDER BY 2, 3`,
-        [params.sessionId],
+        [sessionId],
       ),
     );
     return rows.map((r) => ({ sessionId: r.session_id as string, scope: r.scope as Scope, scopeId: r.scope_id as string }));
   }
 
-  async prune(options: PruneOptions): Promise<PruneResult> {
-    const { location } = options;
-    checkLocation(location);
-    const plan = planPrune(options);
+  protected async pruneHistory(location: SnapshotLocation, plan: PrunePlan, dryRun: boolean): Promise<PruneResult> {
     const key = [location.sessionId, location.scope, location.scopeId];
     return this.run(`Failed to prune ${this.where(location, 'history')}`, async (c) => {
       await c.query('BEGIN');
@@ -256,7 +198,6 @@ export class PostgresStorage implements ManagedSnapshotStorage {
         const createdAt = new Map(rows.map((r) => [r.snapshot_id as string, (r.created_at as string | null) ?? undefined]));
         const ids = [...createdAt.keys()];
         const doomed = await selectPrunable(ids, plan, (id) => Promise.resolve(createdAt.get(id)));
-        const dryRun = options.dryRun === true;
         if (!dryRun && doomed.length > 0) {
           await c.query(`DELETE FROM ${this.t.history} WHERE session_id = $1 AND scope = $2 AND scope_id = $3 AND snapshot_id = ANY($4::text[])`, [
             ...key,
@@ -272,8 +213,7 @@ export class PostgresStorage implements ManagedSnapshotStorage {
     });
   }
 
-  async verify(params: { sessionId?: string } = {}): Promise<VerifyReport> {
-    if (params.sessionId !== undefined) checkSessionId(params.sessionId);
+  protected async verifyDocuments(sessionId: string | undefined): Promise<VerifyReport> {
     const issues: VerifyIssue[] = [];
     let checked = 0;
     const check = (where: string, body: unknown, kind: 'snapshot' | 'manifest'): void => {
@@ -281,8 +221,8 @@ export class PostgresStorage implements ManagedSnapshotStorage {
       const found = documentIssue(typeof body === 'string' ? body : '', where, kind);
       if (found !== undefined) issues.push(found);
     };
-    const filter = params.sessionId === undefined ? '' : 'WHERE session_id = $1';
-    const args = params.sessionId === undefined ? [] : [params.sessionId];
+    const filter = sessionId === undefined ? '' : 'WHERE session_id = $1';
+    const args = sessionId === undefined ? [] : [sessionId];
     await this.run('Failed to verify the store', async (c) => {
       for (const [table, name, kind] of [
         [this.t.latest, 'latest', 'snapshot'],
@@ -310,10 +250,9 @@ export class PostgresStorage implements ManagedSnapshotStorage {
     return { ok: issues.length === 0, checked, issues };
   }
 
-  async du(params: { sessionId?: string } = {}): Promise<StoreUsage[]> {
-    if (params.sessionId !== undefined) checkSessionId(params.sessionId);
-    const filter = params.sessionId === undefined ? '' : 'WHERE session_id = $1';
-    const args = params.sessionId === undefined ? [] : [params.sessionId];
+  protected async usage(sessionId: string | undefined): Promise<StoreUsage[]> {
+    const filter = sessionId === undefined ? '' : 'WHERE session_id = $1';
+    const args = sessionId === undefined ? [] : [sessionId];
     const { rows } = await this.run('Failed to measure the store', (c) =>
       c.query(
         `SELECT session_id, scope, scope_id, sum(history)::int AS history, bool_or(latest) AS has_latest,
@@ -336,7 +275,7 @@ export class PostgresStorage implements ManagedSnapshotStorage {
     }));
   }
 
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     const pool = this.pool;
     this.ready = undefined;
     if (this.ownsPool && pool !== undefined) {
@@ -346,6 +285,17 @@ export class PostgresStorage implements ManagedSnapshotStorage {
   }
 
   // ---- internals ----
+
+  /** The one row of a location in `table` (latest or manifest), replaced in one statement, so concurrent saves never interleave: the row is one of them, whole. */
+  private async upsert(table: string, location: SnapshotLocation, what: string, body: string): Promise<void> {
+    await this.run(`Failed to write ${this.where(location, what)}`, (c) =>
+      c.query(
+        `INSERT INTO ${table} (session_id, scope, scope_id, body) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (session_id, scope, scope_id) DO UPDATE SET body = EXCLUDED.body, updated_at = now()`,
+        [location.sessionId, location.scope, location.scopeId, body],
+      ),
+    );
+  }
 
   private where(location: SnapshotLocation, what: string): string {
     return `postgres:${this.schema}/${location.sessionId}/${location.scope}/${location.scopeId}/${what}`;

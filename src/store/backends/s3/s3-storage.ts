@@ -6,38 +6,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { SessionError } from '../../contract/errors.js';
 import { inParallel } from '../../contract/parallel.js';
-import { planPrune, selectPrunable } from '../../contract/retention.js';
-import {
-  byteOrder,
-  checkHistoryId,
-  checkLocation,
-  checkManifestToSave,
-  checkSessionId,
-  checkSnapshotToSave,
-  compareLocations,
-  defaultManifest,
-  documentIssue,
-  historyIdOf,
-  normalisePage,
-  parseStoredManifest,
-  parseStoredSnapshot,
-  serialize,
-  snapshotExistsError,
-} from '../../contract/rules.js';
+import { selectPrunable, type PrunePlan } from '../../contract/retention.js';
+import { byteOrder, compareLocations, documentIssue, historyIdOf, snapshotExistsError } from '../../contract/rules.js';
 import { isNoSuchBucket, isNoSuchKey, isMissingContentMd5, isNotImplemented, isPreconditionFailed, s3Failure } from './s3-errors.js';
 import { normalisePrefix, S3KeyLayout } from './s3-keys.js';
-import type {
-  ManagedSnapshotStorage,
-  PruneOptions,
-  PruneResult,
-  Snapshot,
-  SnapshotLocation,
-  SnapshotManifest,
-  StoreUsage,
-  VerifyIssue,
-  VerifyReport,
-} from '../../contract/types.js';
+import type { PruneResult, SnapshotLocation, StoreUsage, VerifyIssue, VerifyReport } from '../../contract/types.js';
 import { isIdentifier, isScope } from '../../contract/validation.js';
+import { SnapshotStorageBase, type HistoryPage, type StoredText } from '../base.js';
 
 type S3Sdk = typeof import('@aws-sdk/client-s3');
 
@@ -85,7 +60,7 @@ const DELETE_BATCH = 1000;
 /** Objects fetched at once by verify (the SDK's default agent allows 50 sockets). */
 const VERIFY_PARALLEL = 16;
 
-export class S3Storage implements ManagedSnapshotStorage {
+export class S3Storage extends SnapshotStorageBase {
   readonly bucket: string;
   readonly prefix: string;
   private readonly keys: S3KeyLayout;
@@ -99,6 +74,7 @@ export class S3Storage implements ManagedSnapshotStorage {
   private warned = false;
 
   constructor(config: S3StorageConfig) {
+    super();
     if (typeof config !== 'object' || config === null || typeof config.bucket !== 'string' || config.bucket === '') {
       throw new SessionError('S3Storage needs a bucket name: new S3Storage({ bucket: "my-bucket" })', { code: 'ERR_INVALID_OPTION' });
     }
@@ -134,40 +110,21 @@ export class S3Storage implements ManagedSnapshotStorage {
 
   // ---- SnapshotStorage ----
 
-  async saveSnapshot(params: { location: SnapshotLocation; snapshotId: string; isLatest: boolean; snapshot: Snapshot }): Promise<void> {
-    const { location, snapshotId, isLatest, snapshot } = params;
-    checkLocation(location);
-    // Upstream ignores snapshotId for latest writes.
-    if (!isLatest) checkHistoryId(snapshotId);
-    checkSnapshotToSave(snapshot);
-    const body = serialize(snapshot);
+  protected async writeLatest(location: SnapshotLocation, text: string): Promise<void> {
+    await this.probe();
+    await this.put(this.keys.latest(location), text, 'Failed to write');
+  }
+
+  protected async createHistory(location: SnapshotLocation, snapshotId: string, text: string): Promise<void> {
     const mode = await this.probe();
-    if (isLatest) {
-      await this.put(this.keys.latest(location), body, 'Failed to write');
-      return;
-    }
-    await this.createOnly(this.keys.history(location, snapshotId), body, mode, snapshotId);
+    await this.createOnly(this.keys.history(location, snapshotId), text, mode, snapshotId);
   }
 
-  async loadSnapshot(params: { location: SnapshotLocation; snapshotId?: string }): Promise<Snapshot | null> {
-    const { location, snapshotId } = params;
-    checkLocation(location);
-    let key: string;
-    if (snapshotId === undefined) {
-      key = this.keys.latest(location);
-    } else {
-      checkHistoryId(snapshotId);
-      key = this.keys.history(location, snapshotId);
-    }
-    const text = await this.getText(key);
-    return text === null ? null : parseStoredSnapshot(text, this.url(key));
+  protected async readSnapshot(location: SnapshotLocation, snapshotId: string | undefined): Promise<StoredText | null> {
+    return this.readKey(snapshotId === undefined ? this.keys.latest(location) : this.keys.history(location, snapshotId));
   }
 
-  async listSnapshotIds(params: { location: SnapshotLocation; limit?: number; startAfter?: string }): Promise<string[]> {
-    const { location } = params;
-    checkLocation(location);
-    const page = normalisePage(params);
-    if (page === undefined) return [];
+  protected async historyPage(location: SnapshotLocation, page: HistoryPage): Promise<string[]> {
     const dir = this.keys.historyDir(location);
     const ids: string[] = [];
     // Keys come back in key order, which is id order for cairn's fixed-length UUID v7 ids (and any
@@ -194,9 +151,7 @@ export class S3Storage implements ManagedSnapshotStorage {
     return page.limit === undefined ? ids : ids.slice(0, page.limit);
   }
 
-  async deleteSession(params: { sessionId: string }): Promise<void> {
-    const { sessionId } = params;
-    checkSessionId(sessionId);
+  protected async removeSession(sessionId: string): Promise<void> {
     const prefix = this.keys.session(sessionId);
     try {
       const batch: string[] = [];
@@ -217,18 +172,13 @@ export class S3Storage implements ManagedSnapshotStorage {
     }
   }
 
-  async loadManifest(params: { location: SnapshotLocation }): Promise<SnapshotManifest> {
-    checkLocation(params.location);
-    const key = this.keys.manifest(params.location);
-    const text = await this.getText(key);
-    return text === null ? defaultManifest() : parseStoredManifest(text, this.url(key));
+  protected async readManifest(location: SnapshotLocation): Promise<StoredText | null> {
+    return this.readKey(this.keys.manifest(location));
   }
 
-  async saveManifest(params: { location: SnapshotLocation; manifest: SnapshotManifest }): Promise<void> {
-    checkLocation(params.location);
-    checkManifestToSave(params.manifest);
+  protected async writeManifest(location: SnapshotLocation, text: string): Promise<void> {
     await this.probe();
-    await this.put(this.keys.manifest(params.location), serialize(params.manifest), 'Failed to write');
+    await this.put(this.keys.manifest(location), text, 'Failed to write');
   }
 
   // ---- upkeep ----
@@ -238,31 +188,20 @@ export class S3Storage implements ManagedSnapshotStorage {
     return names.filter(isIdentifier).sort(byteOrder);
   }
 
-  async listLocations(params: { sessionId: string }): Promise<SnapshotLocation[]> {
-    checkSessionId(params.sessionId);
-    const scopesDir = this.keys.scopes(params.sessionId);
+  protected async locationsOf(sessionId: string): Promise<SnapshotLocation[]> {
+    const scopesDir = this.keys.scopes(sessionId);
     const out: SnapshotLocation[] = [];
     for (const scope of (await this.commonPrefixes(scopesDir)).filter(isScope).sort(byteOrder)) {
       for (const scopeId of (await this.commonPrefixes(`${scopesDir}${scope}/`)).filter(isIdentifier).sort(byteOrder)) {
-        out.push({ sessionId: params.sessionId, scope, scopeId });
+        out.push({ sessionId, scope, scopeId });
       }
     }
     return out;
   }
 
-  async prune(options: PruneOptions): Promise<PruneResult> {
-    const { location } = options;
-    checkLocation(location);
-    const plan = planPrune(options);
+  protected async pruneHistory(location: SnapshotLocation, plan: PrunePlan, dryRun: boolean): Promise<PruneResult> {
     const ids = await this.listSnapshotIds({ location });
-    const doomed = await selectPrunable(ids, plan, async (id) => {
-      try {
-        return (await this.loadSnapshot({ location, snapshotId: id }))?.createdAt;
-      } catch {
-        return undefined; // an unreadable snapshot is judged by its id's time (or kept)
-      }
-    });
-    const dryRun = options.dryRun === true;
+    const doomed = await selectPrunable(ids, plan, (id) => this.createdAtOf(location, id));
     if (!dryRun) {
       for (let i = 0; i < doomed.length; i += DELETE_BATCH) {
         await this.deleteKeys(doomed.slice(i, i + DELETE_BATCH).map((id) => this.keys.history(location, id)));
@@ -271,8 +210,8 @@ export class S3Storage implements ManagedSnapshotStorage {
     return { location, deleted: doomed, kept: ids.length - doomed.length, dryRun };
   }
 
-  async verify(params: { sessionId?: string } = {}): Promise<VerifyReport> {
-    const keys = await this.allKeys(this.scanPrefix(params.sessionId));
+  protected async verifyDocuments(sessionId: string | undefined): Promise<VerifyReport> {
+    const keys = await this.allKeys(this.scanPrefix(sessionId));
     // One slot per key keeps the report in key order while objects are fetched in parallel.
     const found: (VerifyIssue | undefined)[] = new Array<VerifyIssue | undefined>(keys.length);
     await inParallel(keys.length, VERIFY_PARALLEL, async (i) => {
@@ -299,9 +238,9 @@ export class S3Storage implements ManagedSnapshotStorage {
     return documentIssue(text, where, kind.kind === 'manifest' ? 'manifest' : 'snapshot');
   }
 
-  async du(params: { sessionId?: string } = {}): Promise<StoreUsage[]> {
+  protected async usage(sessionId: string | undefined): Promise<StoreUsage[]> {
     const byLocation = new Map<string, StoreUsage>();
-    for (const { key, size } of await this.allKeys(this.scanPrefix(params.sessionId))) {
+    for (const { key, size } of await this.allKeys(this.scanPrefix(sessionId))) {
       const kind = this.keys.classify(key);
       const location = 'location' in kind ? kind.location : undefined;
       if (location === undefined) continue;
@@ -321,7 +260,7 @@ export class S3Storage implements ManagedSnapshotStorage {
 
   // async so that every method of the contract returns a promise, even one with nothing to wait for
   // eslint-disable-next-line @typescript-eslint/require-await
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     if (this.ownsClient) this.client?.destroy?.();
     this.client = undefined;
   }
@@ -341,9 +280,12 @@ export class S3Storage implements ManagedSnapshotStorage {
   }
 
   private scanPrefix(sessionId: string | undefined): string {
-    if (sessionId === undefined) return this.prefix;
-    checkSessionId(sessionId);
-    return this.keys.session(sessionId);
+    return sessionId === undefined ? this.prefix : this.keys.session(sessionId);
+  }
+
+  private async readKey(key: string): Promise<StoredText | null> {
+    const text = await this.getText(key);
+    return text === null ? null : { text, where: this.url(key) };
   }
 
   private loadSdk(): Promise<S3Sdk> {
