@@ -107,3 +107,64 @@ describe('openStore and the stage reader', () => {
     await expect(lib.readStageSnapshotAsync(root, 'bad')).rejects.toMatchObject({ code: 'ERR_INVALID_TASK_ID', exitCode: 2 });
   });
 });
+
+// The very module dist/index.js re-exports: the same resident worker.
+const { residentCaptureThreadId } = (await import(pathToFileURL(path.join(REPO_ROOT, 'dist', 'session', 'capture', 'capture-async.js')).href)) as typeof import('../../src/session/capture/capture-async.js');
+
+describe('the resident capture worker (issue 21: a long-running caller reuses its state)', () => {
+  it('serves consecutive captures from one thread that keeps the library loaded, and sees the caller\'s environment as it is now', async () => {
+    const root = bigRepo();
+    const env = process.env.XDG_CACHE_HOME;
+    try {
+      process.env.XDG_CACHE_HOME = tempDir();
+      const first = await lib.capturePreSnapshotAsync(root, path.join(root, '.cairn', 'iterations', '001'));
+      const thread = residentCaptureThreadId();
+      expect(thread).not.toBeNull();
+      fs.writeFileSync(path.join(root, 'd1', 'new.txt'), 'new\n');
+      // A later change of the environment reaches the worker: its stat cache goes where the caller says now.
+      const later = tempDir();
+      process.env.XDG_CACHE_HOME = later;
+      const post = await lib.capturePostSnapshotAsync(root, path.join(root, '.cairn', 'iterations', '001'));
+      expect(residentCaptureThreadId()).toBe(thread);
+      expect(fs.readdirSync(path.join(later, 'cairn', 'snapshots')).length).toBeGreaterThan(0);
+      expect(new lib.SnapshotManager(root).calculateDiff(first, post).filesAdded).toEqual(['d1/new.txt']);
+      // An error comes back as the seed's method throws it, and the worker stays.
+      await expect(lib.capturePostSnapshotAsync(root, path.join(root, 'nowhere'))).rejects.toThrow(lib.PRE_SNAPSHOT_NOT_FOUND);
+      expect(residentCaptureThreadId()).toBe(thread);
+    } finally {
+      if (env === undefined) delete process.env.XDG_CACHE_HOME;
+      else process.env.XDG_CACHE_HOME = env;
+      removeDir(root);
+    }
+  });
+
+  it('takes the worker down with a capture aborted under way; the next capture gets a new one', async () => {
+    const root = bigRepo();
+    try {
+      await lib.capturePreSnapshotAsync(root, path.join(root, '.cairn', 'iterations', '001')); // a resident worker, free
+      const before = residentCaptureThreadId();
+      const controller = new AbortController();
+      const pending = lib.capturePreSnapshotAsync(root, path.join(root, '.cairn', 'iterations', '002'), { signal: controller.signal });
+      controller.abort();
+      await expect(pending).rejects.toMatchObject({ code: 'ERR_ABORTED' });
+      const again = await lib.capturePreSnapshotAsync(root, path.join(root, '.cairn', 'iterations', '003'));
+      expect(again.inventory?.files).toBe(2000);
+      expect(residentCaptureThreadId()).not.toBe(before);
+    } finally {
+      removeDir(root);
+    }
+  });
+
+  it('gives a capture asked for while the worker is busy a thread of its own', async () => {
+    const root = bigRepo();
+    try {
+      const [a, b] = await Promise.all([
+        lib.capturePreSnapshotAsync(root, path.join(root, '.cairn', 'iterations', '001')),
+        lib.capturePreSnapshotAsync(root, path.join(root, '.cairn', 'iterations', '002')),
+      ]);
+      expect(a.inventory?.digest).toBe(b.inventory?.digest);
+    } finally {
+      removeDir(root);
+    }
+  });
+});

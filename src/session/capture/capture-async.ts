@@ -4,10 +4,17 @@
  * whole-tree inventory of a big repository does not stop the caller's event loop. The worker
  * loads this package's own built session module; where there is none to load (running from
  * TypeScript sources), the capture runs in place and the promise still resolves the same record.
+ *
+ * The worker stays for the next call (unref'd while idle, so it never keeps a process alive): a
+ * long-running caller such as the MCP server pays for a thread and for loading and compiling the
+ * session library once, not per capture (on Node 20, ~60–80 ms of CPU a call), and whatever the
+ * library keeps in memory stays warm. It shares the caller's environment (SHARE_ENV), so it sees
+ * what a fresh one would. A capture asked for while it is busy gets a thread of its own, as before;
+ * an aborted capture takes its thread down with it, and the next call starts another.
  */
 import * as fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { SHARE_ENV, Worker } from 'node:worker_threads';
 import { CairnError } from '../../core/errors.js';
 import { SnapshotManager } from './snapshot-manager.js';
 import type { PostSnapshot, PreSnapshot, SnapshotManagerOptions } from '../types.js';
@@ -44,6 +51,52 @@ import(workerData.moduleUrl).then(({ SnapshotManager }) => {
   parentPort.postMessage({ ok: false, error: { name: e && e.name, message: e && e.message, code: e && e.code, exitCode: e && e.exitCode, path: e && e.path, details: e && e.details } });
 });
 `;
+
+/** The resident worker: answers one capture per message, for as long as the process lives. */
+const RESIDENT_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+let loading;
+parentPort.on('message', (m) => {
+  loading ??= import(workerData.moduleUrl);
+  loading.then(({ SnapshotManager }) => {
+    const manager = new SnapshotManager(m.projectRoot, m.options);
+    const record = m.phase === 'pre'
+      ? manager.capturePreSnapshot(m.projectRoot, m.iterationDir)
+      : manager.capturePostSnapshot(m.projectRoot, m.iterationDir);
+    parentPort.postMessage({ ok: true, record });
+  }).catch((e) => {
+    parentPort.postMessage({ ok: false, error: { name: e && e.name, message: e && e.message, code: e && e.code, exitCode: e && e.exitCode, path: e && e.path, details: e && e.details } });
+  });
+});
+`;
+
+interface Resident {
+  worker: Worker;
+  moduleUrl: string;
+  busy: boolean;
+}
+
+let resident: Resident | null = null;
+
+/** The resident worker when it is free (started on first use), or null while it runs another capture. */
+function freeResident(moduleUrl: string): Resident | null {
+  if (resident !== null && resident.moduleUrl === moduleUrl) return resident.busy ? null : resident;
+  const worker = new Worker(RESIDENT_SOURCE, { eval: true, workerData: { moduleUrl }, env: SHARE_ENV });
+  worker.unref();
+  const r: Resident = { worker, moduleUrl, busy: false };
+  const forget = (): void => {
+    if (resident === r) resident = null;
+  };
+  worker.on('exit', forget);
+  worker.on('error', forget);
+  resident = r;
+  return r;
+}
+
+/** The thread id of the resident capture worker, or null when none runs (for tests). */
+export function residentCaptureThreadId(): number | null {
+  return resident?.worker.threadId ?? null;
+}
 
 interface WorkerError {
   name?: string;
@@ -83,6 +136,8 @@ function capture<T>(phase: Phase, projectRoot: string, iterationDir: string, opt
       resolve((phase === 'pre' ? manager.capturePreSnapshot(projectRoot, iterationDir) : manager.capturePostSnapshot(projectRoot, iterationDir)) as T);
     });
   }
+  const r = freeResident(moduleUrl);
+  if (r !== null) return onResident<T>(r, { phase, projectRoot, iterationDir, options: managerOptions }, signal);
   return new Promise<T>((resolve, reject) => {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { moduleUrl, phase, projectRoot, iterationDir, options: managerOptions } });
     let settled = false;
@@ -103,6 +158,38 @@ function capture<T>(phase: Phase, projectRoot: string, iterationDir: string, opt
     });
     worker.once('error', (e) => finish(() => reject(e)));
     worker.once('exit', (code) => finish(() => reject(new CairnError('ERR_IO', `the capture worker stopped (exit ${code}) before it answered`, { exitCode: 1 }))));
+  });
+}
+
+function onResident<T>(r: Resident, request: { phase: Phase; projectRoot: string; iterationDir: string; options: Omit<CaptureAsyncOptions, 'signal'> }, signal: AbortSignal | undefined): Promise<T> {
+  r.busy = true;
+  r.worker.ref();
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const onMessage = (m: { ok: true; record: T } | { ok: false; error: WorkerError }): void => finish(() => (m.ok ? resolve(m.record) : reject(rebuild(m.error))));
+    const onError = (e: Error): void => finish(() => reject(e));
+    const onExit = (code: number): void => finish(() => reject(new CairnError('ERR_IO', `the capture worker stopped (exit ${code}) before it answered`, { exitCode: 1 })));
+    const onAbort = (): void => {
+      if (resident === r) resident = null; // no later call may reach the worker being stopped
+      finish(() => reject(aborted()));
+      void r.worker.terminate(); // the capture cannot be stopped halfway any other way; the next call starts a new worker
+    };
+    function finish(fn: () => void): void {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      r.worker.off('message', onMessage);
+      r.worker.off('error', onError);
+      r.worker.off('exit', onExit);
+      r.busy = false;
+      r.worker.unref();
+      fn();
+    }
+    r.worker.on('message', onMessage);
+    r.worker.on('error', onError);
+    r.worker.on('exit', onExit);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    r.worker.postMessage(request);
   });
 }
 
