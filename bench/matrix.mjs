@@ -5,19 +5,25 @@
 // `session pre` and `session post` with nothing changed and with 1 % of the tracked files
 // rewritten just before. Each line keeps its own cache directory, so every line sees the same
 // changes. Prints medians and ratios (to `git status`, and the difference to `node -e 0`).
+// Then the long-running caller's path: `pre`/`post` (nothing changed) through the async capture a
+// server such as the MCP server calls, N times in one process per line (bench/resident-loop.mjs).
+// Trees are generated on first use (bench/gen-tree.mjs), never committed; the 250k shape takes
+// ~4 GB and several minutes to generate.
 //
-//   node bench/matrix.mjs [--shapes 300,5000,30000+20000,76000,250000] [--runs N]
+//   node bench/matrix.mjs [--shapes 300,5000,30000+20000,76000,250000] [--runs N] [--runs-big N]
 //                         [--nodes /path/node:/path/node26]   (default: this node + .ci/.node-lines/26)
+//   --runs-big: rounds for shapes of 200k files or more (default: --runs)
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureTree } from './gen-tree.mjs';
-import { CLI, REPO_DIR, WORK_DIR, ensureDir, fmtMs, fmtRatio, log, machineMarkdown, requireBuilt, saveResult, stats, table, timeSpawn } from './lib.mjs';
+import { CLI, DIST_DIR, REPO_DIR, WORK_DIR, ensureDir, fmtMs, fmtRatio, log, machineMarkdown, requireBuilt, saveResult, stats, table, timeSpawn } from './lib.mjs';
 
 const argv = process.argv.slice(2);
 const opt = (name, dflt) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : dflt);
 const runs = Number(opt('--runs', 5));
-const shapes = opt('--shapes', '300,5000,30000+20000,76000').split(',').map((s) => {
+const runsBig = Number(opt('--runs-big', runs));
+const shapes = opt('--shapes', '300,5000,30000+20000,76000,250000').split(',').map((s) => {
   const [files, nm] = s.split('+').map(Number);
   return { label: nm ? `${files / 1000}k + ${nm / 1000}k ignored` : files >= 1000 ? `${files / 1000}k` : String(files), files, nodeModules: nm };
 });
@@ -30,6 +36,7 @@ requireBuilt();
 const machine = machineMarkdown();
 const header = () =>
   `## Start-up and hook-path matrix (issue 21)\n\n${machine}\nLines: ${lines.map((l) => l.v).join(', ')}. Each round runs every command once per line, the lines' order alternating; each line has its own cache directory. "1 % changed": 1 % of the tracked files appended to just before the run. CPU is user+sys of the process and its children (GNU time, 10 ms resolution).\n\n`;
+const signedMs = (d) => `${d < 0 ? '−' : '+'}${fmtMs(Math.abs(d))}`;
 const medianOf = (xs) => (xs.length ? stats(xs).median : NaN);
 const sections = [];
 const summary = [];
@@ -64,8 +71,9 @@ for (const shape of shapes) {
   };
   const envOf = (i) => ({ XDG_CACHE_HOME: ensureDir(join(scratch, `cache-${i}`)) });
   let round = -1;
-  log(`${shape.label}: ${tracked.length} tracked files, ${runs} rounds on ${lines.map((l) => l.v).join(', ')}`);
-  for (; round < runs; round++) {
+  const rounds = shape.files >= 200_000 ? runsBig : runs;
+  log(`${shape.label}: ${tracked.length} tracked files, ${rounds} rounds on ${lines.map((l) => l.v).join(', ')}`);
+  for (; round < rounds; round++) {
     const order = lines.map((_, i) => i);
     if (round % 2) order.reverse();
     const iter = (i, tag) => join(scratch, `iter-${i}-${round}-${tag}`);
@@ -87,6 +95,12 @@ for (const shape of shapes) {
     time('git status --porcelain (after edits)', 'git', ['status', '--porcelain']);
   }
   git('checkout', '-q', '--', '.');
+  // The long-running caller: one process per line, its capture worker reused between calls.
+  const resident = new Map();
+  for (const [i, { node, v }] of lines.entries()) {
+    const out = execFileSync(node, [join(REPO_DIR, 'bench', 'resident-loop.mjs'), DIST_DIR, root, scratch, String(rounds)], { cwd: root, env: { ...process.env, ...envOf(i) }, encoding: 'utf8', maxBuffer: 1 << 20 });
+    resident.set(v, JSON.parse(out));
+  }
   rmSync(scratch, { recursive: true, force: true });
 
   const gitMed = medianOf(samples.get('git status --porcelain').wall);
@@ -100,22 +114,30 @@ for (const shape of shapes) {
       const s = samples.get(`${v} ${key}`);
       const med = medianOf(s.wall);
       const cpu = medianOf(s.cpu);
-      rows.push([`${v} ${key}`, fmtMs(med), fmtRatio(med / gitMed), `+${fmtMs(med - nodeMed)}`, fmtMs(cpu), `+${fmtMs(cpu - nodeCpu)}`]);
+      rows.push([`${v} ${key}`, fmtMs(med), fmtRatio(med / gitMed), signedMs(med - nodeMed), fmtMs(cpu), signedMs(cpu - nodeCpu)]);
       summary.push({ shape: shape.label, v, key, med, ratio: med / gitMed, overNode: med - nodeMed, cpuOverNode: cpu - nodeCpu, cpuRatio: cpu / gitCpu });
     }
   }
-  sections.push(table(`${shape.label} files (${tracked.length} tracked, ${meta.params.nodeModulesFiles} ignored in node_modules; ${runs} rounds)`, ['command', 'median', 'ratio to git status', 'over `node -e 0`', 'CPU median', 'CPU over `node -e 0`'], rows));
+  for (const { v } of lines) {
+    const r = resident.get(v);
+    for (const [key, med, cpu] of [['session pre via a long-running process (reused worker)', r.pre, r.preCpu], ['session post via a long-running process (reused worker)', r.post, r.postCpu]]) {
+      rows.push([`${v} ${key}`, fmtMs(med), fmtRatio(med / gitMed), '', `${fmtMs(cpu)} (no git)`, '']);
+      summary.push({ shape: shape.label, v, key, med, ratio: med / gitMed });
+    }
+  }
+  sections.push(table(`${shape.label} files (${tracked.length} tracked, ${meta.params.nodeModulesFiles} ignored in node_modules; ${rounds} rounds)`, ['command', 'median', 'ratio to git status', 'over `node -e 0`', 'CPU median', 'CPU over `node -e 0`'], rows));
   saveResult('matrix', `${header()}${sections.join('')}`, { print: false }); // a shape's figures survive a later failure
 }
 
 let out = header() + sections.join('');
-out += table('Ratios at a glance (median wall time / `git status` median, same run)', ['shape', ...lines.map((l) => l.v).flatMap((v) => [`${v} snapshot`, `${v} pre / pre 1 %`, `${v} post / post 1 %`])],
+out += table('Ratios at a glance (median wall time / `git status` median, same run)', ['shape', ...lines.map((l) => l.v).flatMap((v) => [`${v} snapshot`, `${v} pre / pre 1 %`, `${v} post / post 1 %`, `${v} pre / post, long-running`])],
   shapes.map((sh) => {
     const get = (v, key) => summary.find((s) => s.shape === sh.label && s.v === v && s.key === key);
     return [sh.label, ...lines.flatMap(({ v }) => [
       fmtRatio(get(v, 'cairn snapshot, warm, unchanged').ratio),
       `${fmtRatio(get(v, 'session pre, unchanged').ratio)} / ${fmtRatio(get(v, 'session pre, 1 % changed').ratio)}`,
       `${fmtRatio(get(v, 'session post, unchanged').ratio)} / ${fmtRatio(get(v, 'session post, 1 % changed').ratio)}`,
+      `${fmtRatio(get(v, 'session pre via a long-running process (reused worker)').ratio)} / ${fmtRatio(get(v, 'session post via a long-running process (reused worker)').ratio)}`,
     ])];
   }));
 saveResult('matrix', out);
