@@ -34,7 +34,9 @@ rmSync(join(root, 'dist/bin'), { recursive: true, force: true });
 await build({
   absWorkingDir: root,
   // cairn.js turns on the compile cache, then loads main.js (an entry of its own, so its name is stable).
-  entryPoints: { cairn: 'dist/cli/bin.js', main: 'dist/cli/main.js', engine: 'dist/cli/engine.js' },
+  // The scanner's workers are entries too (dist/bin/<name>.js): the worker is started on its
+  // module file (src/inventory/io/worker-file.ts), which then loads the chunks it shares.
+  entryPoints: { cairn: 'dist/cli/bin.js', main: 'dist/cli/main.js', engine: 'dist/cli/engine.js', 'hash-worker': 'dist/inventory/io/hash-worker.js', 'verify-worker': 'dist/inventory/io/verify-worker.js' },
   outdir: 'dist/bin',
   bundle: true,
   splitting: true,

@@ -1,12 +1,9 @@
-import * as crypto from 'node:crypto';
-import * as fs from 'node:fs';
 import { CairnError } from '../core/errors.js';
 import { entryMode } from './entry-mode.js';
 import { HashPool } from './io/hash-pool.js';
-import { fastStatHere } from './io/fast-stat.js';
-import { abortError, prepare, READ_BUFFER_BYTES, type Prepared } from './walk/prepare.js';
+import { abortError, prepare, type Prepared } from './walk/prepare.js';
 import { earlierRacyFrom, isRacy, racyFromNow, type RacyFrom } from './rules/racy.js';
-import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome } from './io/read-file.js';
+import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, CACHED, fileReader, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome, type FileReader } from './io/read-file.js';
 import { canonicalMemoPath, renderMemoPath } from './cache/artefacts.js';
 import { emptyCache, ensureCacheDir, HAS_SHA, RACY, saveCache, type StatCacheData } from './cache/stat-cache.js';
 import { LINK_ROW, sameRows, type StoredResult } from './cache/result.js';
@@ -96,7 +93,8 @@ class ScanRun {
   private readonly racyFrom: RacyFrom;
   /** rootReal + '/': a regular file's read path is this + its rel. */
   private readonly rootPrefix: string;
-  readonly buf = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+  /** This thread's reads: .gitignore files, and batches hashed here. */
+  private readonly reader: FileReader;
   private knownSkips = 0;
   /**
    * Every directory and file this result depends on is in the new cache (directories not
@@ -119,6 +117,7 @@ class ScanRun {
   ) {
     this.racyFrom = earlierRacyFrom(racyFromNow(p.racy), p.checkRacyFrom);
     this.rootPrefix = p.rootReal.endsWith('/') ? p.rootReal : `${p.rootReal}/`;
+    this.reader = fileReader(p.withDigest);
     this.walker = new Walker({
       rootReal: p.rootReal,
       include: p.include,
@@ -171,7 +170,7 @@ class ScanRun {
 
   /** Reads a .gitignore for its rules; its stat goes into the cache even if it is itself ignored. */
   private readGitignore(abs: string, key: string): FileOutcome {
-    const o = processFile(fs, crypto, abs, null, false, this.p.withDigest, this.buf, true, fastStatHere());
+    const o = processFile(this.reader, abs, null, true);
     const st = o.stat;
     if (st === undefined) this.trusted = false;
     else if (this.p.cacheFile !== null) this.next.files.set(key, st, 0, o.sha ?? null, 0, this.isRacy(st, 0));
@@ -217,16 +216,16 @@ class ScanRun {
     for (let j = 0; j < batch.slots.length; j++) {
       const i = batch.cacheRows[j]!;
       if (i < 0) {
-        v.cachedHas[j] = 0;
+        v.cachedHas[j] = CACHED.NONE;
         continue;
       }
       v.cachedStats.set(prev.stats.subarray(i * STAT_FIELDS, i * STAT_FIELDS + STAT_FIELDS), j * STAT_FIELDS);
       const flags = prev.has[i]!;
       if ((flags & RACY) !== 0) {
-        v.cachedHas[j] = 0; // racy: read it again
+        v.cachedHas[j] = CACHED.NONE; // racy: read it again
         continue;
       }
-      v.cachedHas[j] = (flags & HAS_SHA) !== 0 ? 2 : 1;
+      v.cachedHas[j] = (flags & HAS_SHA) !== 0 ? CACHED.STAT_AND_SHA : CACHED.STAT;
       if ((flags & HAS_SHA) !== 0) v.cachedShas.set(prev.shas.subarray(i * 32, i * 32 + 32), j * 32);
     }
   }
@@ -245,7 +244,7 @@ class ScanRun {
   /** Hashes a batch on this thread. */
   runHere(batch: PendingBatch, v: BatchViews): void {
     this.fillRequest(batch, v);
-    this.applyBatch(batch, v, runBatch(fs, crypto, this.buf, batch.paths, v, this.p.withDigest, fastStatHere()));
+    this.applyBatch(batch, v, runBatch(this.reader, batch.paths, v));
   }
 
   private finishSlot(slot: ScanSlot, o: { status: number; detail?: string }, stats: ArrayLike<number> | null, statOff: number, shas: Uint8Array | null = null, shaOff = 0): void {

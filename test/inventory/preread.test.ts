@@ -1,27 +1,22 @@
 // What a thread of the stat-cache check reads again: changed regular files, within its budgets;
 // directories and .gitignore files (read later with their text) are left alone.
-import * as crypto from 'node:crypto';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fastStatHere } from '../../src/inventory/io/fast-stat.js';
-import { processFile, STATUS } from '../../src/inventory/io/read-file.js';
-import { NOT_READ, prereadArea, prereadRows } from '../../src/inventory/io/verifier.js';
+import { fileReader, processFile, STATUS } from '../../src/inventory/io/read-file.js';
+import { NOT_READ, prereadArea, prereadRows, ROW_DIR } from '../../src/inventory/io/verifier.js';
 import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
-const DIR_ROW = 8;
-
 function setup() {
   const root = tempDir();
   writeTree(root, { 'a.txt': 'alpha', 'big.bin': Buffer.alloc(5000, 1), 'sub/.gitignore': '*.log\n', 'sub/c.txt': 'gamma' });
-  // The verify table's rows: files, then directories (flag 8).
+  // The verify table's rows: files, then directories (ROW_DIR).
   const paths = ['a.txt', 'big.bin', 'gone.txt', 'sub/.gitignore', 'sub/c.txt', 'sub'];
-  const flags = new Uint8Array([2, 2, 2, 2, 2, DIR_ROW]);
+  const flags = new Uint8Array([2, 2, 2, 2, 2, ROW_DIR]);
   const read = (rows: number[], budgetBytes: number, budgetMs: number) => {
     const area = prereadArea(rows.length);
-    prereadRows(fs, crypto, fastStatHere(), processFile, `${root}/`, paths, flags, rows, true, area, budgetBytes, budgetMs);
+    prereadRows({ reader: fileReader(true), prefix: `${root}/`, paths, flags, area, budgetBytes, budgetMs }, rows);
     return area;
   };
   return { root, paths, read };
@@ -32,7 +27,7 @@ describe('prereadRows', () => {
     const { root, paths, read } = setup();
     const area = read([0, 4, 1], Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY);
     [0, 4, 1].forEach((row, k) => {
-      const direct = processFile(fs, crypto, path.join(root, paths[row]!), null, false, true, Buffer.alloc(1 << 16), false, fastStatHere());
+      const direct = processFile(fileReader(true, Buffer.alloc(1 << 16)), path.join(root, paths[row]!));
       expect(area.status[k]).toBe(STATUS.OK_HASHED);
       expect(Array.from(area.stats.subarray(k * 6, k * 6 + 6))).toEqual(direct.stat);
       expect(Buffer.from(area.shas.subarray(k * 32, k * 32 + 32))).toEqual(direct.sha);

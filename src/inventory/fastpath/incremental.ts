@@ -1,11 +1,8 @@
-import * as crypto from 'node:crypto';
-import * as fs from 'node:fs';
 import { compareUtf8 } from '../../core/utf8.js';
 import { parseGitignore, type GitignoreFile } from '../rules/gitignore.js';
-import { fastStatHere } from '../io/fast-stat.js';
 import { prefixOf, type Prepared } from '../walk/prepare.js';
 import type { RacyFrom } from '../rules/racy.js';
-import { processFile } from '../io/read-file.js';
+import { fileReader, processFile } from '../io/read-file.js';
 import type { CachedDir, Listing } from '../cache/stat-cache.js';
 import { LINK_ROW, type StoredResult } from '../cache/result.js';
 import { classifyEntry, listDirectory, V_DIR, V_FILE, V_OUT } from '../walk/walk.js';
@@ -299,7 +296,8 @@ class RulesReader {
   private readonly parsed = new Map<string, GitignoreFile | undefined | null>();
   /** sha256 of each .gitignore read here, by its path: a new one's row must hold these very bytes. */
   readonly shas = new Map<string, Buffer>();
-  private readonly buf = Buffer.allocUnsafe(64 * 1024);
+  /** .gitignore files are small: a 64 KiB buffer hashes one in a read. */
+  private readonly reader = fileReader(true, Buffer.allocUnsafe(64 * 1024));
 
   constructor(
     private readonly p: Prepared,
@@ -340,7 +338,7 @@ class RulesReader {
       let text = this.newRules.get(base);
       if (text === undefined) {
         const rel = base === '' ? '.gitignore' : `${base}/.gitignore`;
-        const o = processFile(fs, crypto, prefixOf(this.p.rootReal) + rel, null, false, true, this.buf, true, fastStatHere());
+        const o = processFile(this.reader, prefixOf(this.p.rootReal) + rel, null, true);
         text = o.text;
         if (o.sha !== undefined) this.shas.set(rel, o.sha);
       }

@@ -1,11 +1,9 @@
-import * as crypto from 'node:crypto';
-import * as fs from 'node:fs';
 import { compareUtf8 } from '../../core/utf8.js';
-import { abortError, prefixOf, READ_BUFFER_BYTES, type Prepared } from '../walk/prepare.js';
+import { abortError, prefixOf, type Prepared } from '../walk/prepare.js';
 import { isRacy, racyFromNow, type RacyFrom } from '../rules/racy.js';
-import { processFile, STATUS, STAT_FIELDS, type FileOutcome } from '../io/read-file.js';
+import { fileReader, processFile, STATUS, STAT_FIELDS, type FileOutcome, type FileReader } from '../io/read-file.js';
 import { resolveLink } from '../walk/walk.js';
-import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_BYTES, PREREAD_WORKER_BUDGET_MS, prereadArea, prereadRows, Verifier, type PrereadArea } from '../io/verifier.js';
+import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_BYTES, PREREAD_WORKER_BUDGET_MS, prereadArea, prereadRows, ROW_DIR, SHARED, Verifier, type PrereadArea, type VerifyRows } from '../io/verifier.js';
 import { fastStatHere } from '../io/fast-stat.js';
 import { applyDirChanges } from './incremental.js';
 import { entryMode } from '../entry-mode.js';
@@ -53,8 +51,6 @@ function isWalk(x: object): x is Walk {
   return 'walk' in x;
 }
 
-/** Verify-table row flag: a directory (see changedRows). */
-const DIR_ROW = 8;
 
 /** Every cached file and directory as one table of rows to lstat: files first (row = file row), then directories. */
 interface VerifyTable {
@@ -75,7 +71,7 @@ function verifyTable(p: Prepared): VerifyTable {
   const size = nFiles + dirs.paths.length;
   const flags = new Uint8Array(new SharedArrayBuffer(size));
   flags.set(t.has.subarray(0, nFiles));
-  flags.fill(DIR_ROW, nFiles);
+  flags.fill(ROW_DIR, nFiles);
   // Shared memory, handed to the verifying worker without a copy: a loaded cache's rows are
   // views of its file's bytes, in shared memory already.
   return { nFiles, size, paths: t.paths.concat(dirs.paths), fileStats: inShared(t.stats.subarray(0, nFiles * STAT_FIELDS)), dirStats: inShared(dirs.stats), flags };
@@ -173,7 +169,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   if (rows === undefined) return walk('the cache holds no entry rows');
   if (rows.length > p.maxFiles) return walk('the stored result is longer than maxFiles: the walk cuts'); // new files may now cross the budget
   const prefix = prefixOf(p.rootReal);
-  const buf = changed.length > 0 ? Buffer.allocUnsafe(READ_BUFFER_BYTES) : Buffer.alloc(0);
+  let reader: FileReader | undefined; // made for the first row not read during the pass
   let bytesHashed = prior.read.bytes;
   // Rows read again whose entry is not what it was: a racy row read again (a file written just
   // before the last scan) usually is, and then its entry, the digest and the rendering stand.
@@ -181,7 +177,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   for (const i of changed) {
     if (options.signal?.aborted) throw abortError();
     const rel = t.paths[i]!;
-    const o = prior.preread?.get(rel) ?? processFile(fs, crypto, prefix + rel, null, false, p.withDigest, buf, false, fastStatHere());
+    const o = prior.preread?.get(rel) ?? processFile((reader ??= fileReader(p.withDigest)), prefix + rel);
     if ((o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY) || o.stat === undefined) return walk(`${rel} changed and is now a skip or not a regular file`);
     if (stored.cut === 'bytes' && o.stat[0] !== t.stats[i * STAT_FIELDS]) return walk(`${rel} changed size in a result cut by maxBytes: the cut may move`);
     // A .gitignore with new rules can change which paths are in: only the walk can tell. Same
@@ -407,17 +403,19 @@ function startPass(p: Prepared, options: ScanOptions, onChange?: (cacheFile: str
   // takes every row checked and every file read here, however the threads shared the rows.
   const cap = 2 * limit;
   const verifier = v.size >= PARALLEL_VERIFY_MIN && p.jobs > 0 ? (p.verifier ?? new Verifier()) : null;
-  if (verifier === null) return { v, limit, verifier, prefix, shared: new Int32Array(0), mine: changedRows(fast.lstat, prefix, v.paths, v.fileStats, v.dirStats, v.nFiles, v.flags, 0, v.size, cap), mineRead: null, theirsRead: null, racyFrom };
+  const rows: VerifyRows = { lstat: fast.lstat, prefix, paths: v.paths, fileStats: v.fileStats, dirStats: v.dirStats, nFiles: v.nFiles, flags: v.flags, size: v.size };
+  if (verifier === null) return { v, limit, verifier, prefix, shared: new Int32Array(0), mine: changedRows(rows, 0, v.size, cap), mineRead: null, theirsRead: null, racyFrom };
   const theirsRead = prereadArea(cap + 1);
   const shared = startJob(p, verifier, v, prefix, cap, theirsRead);
-  const mine = claimChangedRows(fast.lstat, changedRows, shared, VERIFY_CHUNK, prefix, v.paths, v.fileStats, v.dirStats, v.nFiles, v.flags, v.size, cap);
-  if (mine === null) Atomics.store(shared, 0, v.size); // over the cap: the worker stops claiming too
+  const mine = claimChangedRows(rows, shared, VERIFY_CHUNK, cap);
+  if (mine === null) Atomics.store(shared, SHARED.NEXT_ROW, v.size); // over the cap: the worker stops claiming too
   else if (mine.length > 0) onChange?.(p.cacheFile);
   // While the worker finishes its share, this thread reads again the files it found changed.
   let mineRead: PrereadArea | null = null;
   if (mine !== null && mine.length > 0) {
     mineRead = prereadArea(mine.length);
-    prereadRows(fs, crypto, fast, processFile, prefixOf(p.rootReal), v.paths, v.flags, mine, p.withDigest, mineRead, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, () => options.signal?.aborted === true);
+    const reader = fileReader(p.withDigest, undefined, fast);
+    prereadRows({ reader, prefix: prefixOf(p.rootReal), paths: v.paths, flags: v.flags, area: mineRead, budgetBytes: Number.POSITIVE_INFINITY, budgetMs: Number.POSITIVE_INFINITY, stop: () => options.signal?.aborted === true }, mine);
   }
   return { v, limit, verifier, prefix, shared, mine, mineRead, theirsRead, racyFrom };
 }
@@ -467,7 +465,7 @@ function cwdHeld(p: Prepared, pass: Pass): boolean {
 }
 
 function startJob(p: Prepared, verifier: Verifier, v: VerifyTable, prefix: string, cap: number, preread: PrereadArea): Int32Array {
-  const shared = new Int32Array(new SharedArrayBuffer(4 * (3 + cap + 1)));
+  const shared = new Int32Array(new SharedArrayBuffer(4 * (SHARED.ROWS + cap + 1)));
   // The loaded cache's string table is exactly the row list (files, then directories), already joined.
   const paths = inShared<Uint8Array>(p.previous.pathsTable?.raw ?? Buffer.from(v.paths.join('\0'), 'utf8'));
   verifier.start({ prefix, paths, fileStats: v.fileStats, dirStats: v.dirStats, nFiles: v.nFiles, flags: v.flags, size: v.size, limit: cap, chunk: VERIFY_CHUNK, shared, preread: { area: preread, prefix: prefixOf(p.rootReal), withDigest: p.withDigest, budgetBytes: PREREAD_WORKER_BUDGET_BYTES, budgetMs: PREREAD_WORKER_BUDGET_MS } });
@@ -478,9 +476,9 @@ function startJob(p: Prepared, verifier: Verifier, v: VerifyTable, prefix: strin
 function withTheirs(pass: Pass): number[] | null {
   const { mine, shared, verifier } = pass;
   if (mine === null || verifier === null) return mine;
-  const n = shared[2]!;
+  const n = shared[SHARED.COUNT]!;
   if (n < 0) return null;
-  for (let k = 0; k < n; k++) mine.push(shared[3 + k]!);
+  for (let k = 0; k < n; k++) mine.push(shared[SHARED.ROWS + k]!);
   return mine;
 }
 
@@ -558,14 +556,14 @@ function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: Rac
   const rules = new Map<string, string>();
   const rest: number[] = [];
   const read: RulesRead = { files: 0, bytes: 0, changed: [] };
-  const buf = Buffer.allocUnsafe(64 * 1024);
+  const reader = fileReader(p.withDigest, Buffer.allocUnsafe(64 * 1024));
   for (const i of changed) {
     const rel = t.paths[i]!;
     if (!p.respectGitignore || !isGitignore(rel)) {
       rest.push(i);
       continue;
     }
-    const o = processFile(fs, crypto, prefixOf(p.rootReal) + rel, null, false, p.withDigest, buf, true, fastStatHere());
+    const o = processFile(reader, prefixOf(p.rootReal) + rel, null, true);
     if (o.status === STATUS.VANISHED) {
       rest.push(i); // deleted: its directory moved too, and the update sees the rules go
       continue;

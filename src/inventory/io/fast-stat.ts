@@ -26,8 +26,8 @@ export interface FastStat {
  * a call against 2.9 µs here, bench/RESULTS.md), so it is used when it is there and answers
  * exactly like the public API on `probe` (lstat, fstat, and a missing path); otherwise, or under
  * the permission model (which the binding would bypass) or --pending-deprecation (where touching
- * it warns), the public API is (`allowBinding` false: always).
- * Self-contained: also runs in worker threads as text.
+ * it warns), the public API is (`allowBinding` false: always). Each thread makes its own
+ * (fastStatHere), workers included.
  */
 export function makeFastStat(fs: typeof import('node:fs'), probe: string, allowBinding = true): FastStat {
   const fromStats = (st: import('node:fs').Stats, out: Float64Array): void => {

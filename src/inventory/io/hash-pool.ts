@@ -1,33 +1,24 @@
-import { Worker } from 'node:worker_threads';
-import { makeFastStat } from './fast-stat.js';
-import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, processFile, runBatch, type BatchViews } from './read-file.js';
+import type { Worker } from 'node:worker_threads';
+import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, type BatchViews } from './read-file.js';
+import { startWorker } from './worker-file.js';
 
-/**
- * Worker source: `processFile`, `runBatch` and `batchViews` are shipped as text and evaluated
- * inside the worker, so the same code hashes on the main thread (scanTreeSync) and in workers,
- * whether cairn runs from TypeScript sources or from the build. Each worker owns one reused
- * 1 MiB read buffer and sees every batch slot (shared memory).
- */
-function workerSource(): string {
-  return `'use strict';
-const fs = require('node:fs');
-const crypto = require('node:crypto');
-const { parentPort, workerData } = require('node:worker_threads');
-// Source transformers that keep function names (esbuild keepNames, used by tsx) wrap inner
-// functions in __name(fn, "name"); give the shipped text the same no-op helper.
-var __name = (fn) => fn;
-const makeFastStat = (${makeFastStat.toString()});
-const fast = makeFastStat(fs, '/');
-const processFile = (${processFile.toString()});
-const runBatch = (${runBatch.toString()});
-const batchViews = (${batchViews.toString()});
-const views = workerData.slots.map((b) => batchViews(b, ${BATCH_CAPACITY}));
-const buf = Buffer.allocUnsafe(1 << 20);
-parentPort.on('message', (m) => {
-  const details = runBatch(fs, crypto, buf, m.paths.split('\\0'), views[m.slot], m.withDigest, fast);
-  parentPort.postMessage({ id: m.id, details });
-});
-`;
+/** What each hash worker (hash-worker.ts) starts with: every batch slot, in shared memory. */
+export interface HashWorkerData {
+  slots: SharedArrayBuffer[];
+}
+
+/** A batch to hash: its slot (where the requests and results are) and its paths, NUL-joined. */
+export interface HashRequest {
+  id: number;
+  slot: number;
+  paths: string;
+  withDigest: boolean;
+}
+
+/** A batch hashed: the per-file error details (null when every file succeeded). */
+export interface HashReply {
+  id: number;
+  details: (string | null)[] | null;
 }
 
 interface Pending {
@@ -42,7 +33,9 @@ interface WorkerSlot {
 }
 
 /**
- * A small fixed pool fed during the walk. Batches go to the least-loaded worker; there are
+ * A small fixed pool fed during the walk. Each worker runs hash-worker.ts (processFile through
+ * runBatch, the code scanTreeSync runs on the main thread), owns one reused 1 MiB read buffer
+ * and sees every batch slot (shared memory). Batches go to the least-loaded worker; there are
  * `maxInFlight` batch slots per worker, so a worker stuck on a big file does not collect a
  * long queue while the other idles.
  */
@@ -63,11 +56,11 @@ export class HashPool {
       this.viewsOf.push(batchViews(b, BATCH_CAPACITY));
       this.free.push(i);
     }
-    const source = workerSource();
+    const workerData: HashWorkerData = { slots: this.buffers };
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(source, { eval: true, workerData: { slots: this.buffers } });
+      const worker = startWorker('hash-worker', { workerData });
       const ws: WorkerSlot = { worker, inFlight: 0, pending: new Map() };
-      worker.on('message', (m: { id: number; details: (string | null)[] | null }) => {
+      worker.on('message', (m: HashReply) => {
         const p = ws.pending.get(m.id);
         if (p === undefined) return;
         ws.pending.delete(m.id);
@@ -111,7 +104,8 @@ export class HashPool {
     best.inFlight++;
     return new Promise((resolve, reject) => {
       best.pending.set(id, { resolve, reject });
-      best.worker.postMessage({ id, slot, paths: paths.join('\0'), withDigest });
+      const request: HashRequest = { id, slot, paths: paths.join('\0'), withDigest };
+      best.worker.postMessage(request);
     });
   }
 

@@ -2,7 +2,7 @@
  * The NUL-separated UTF-8 strings of `raw` (a cache's paths). Decoded as latin1, a straight
  * copy, and only the few strings with non-ASCII bytes decoded again as UTF-8: decoding the whole
  * table as UTF-8 would make every path a two-byte string (twice the memory, slower everywhere)
- * as soon as one path has an accent. Self-contained: also runs in the verifying worker as text.
+ * as soon as one path has an accent. The loaded cache and the verifying worker both decode with it.
  */
 export function splitNulUtf8(raw: Buffer, isAscii: (b: Uint8Array) => boolean): string[] {
   if (raw.length === 0) return [''];

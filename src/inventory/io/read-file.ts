@@ -1,6 +1,6 @@
-import type * as FsModule from 'node:fs';
-import type * as CryptoModule from 'node:crypto';
-import type { FastStat } from './fast-stat.js';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import { fastStatHere, type FastStat } from './fast-stat.js';
 
 /**
  * Per-file status codes of a hash batch. OK_* carry bytes/mode/stat; the others are skip reasons.
@@ -23,6 +23,9 @@ export const STATUS = {
  * old (the racy guard), so any later write moves ctime by more than that.
  */
 export const STAT_FIELDS = 6;
+
+/** Read buffer of one hashing thread: files up to this size are hashed in one shot. */
+export const READ_BUFFER_BYTES = 1 << 20;
 
 /** Files per batch: the size of every shared batch slot. */
 export const BATCH_CAPACITY = 256;
@@ -50,16 +53,46 @@ export interface BatchViews {
   status: Uint8Array;
 }
 
-/** Views over a slot buffer. Self-contained: also shipped to workers as text. */
+/** BatchViews.cachedHas: no cache record, a stat only (the cached run had no digests), a stat and a digest. */
+export const CACHED = { NONE: 0, STAT: 1, STAT_AND_SHA: 2 } as const;
+
+/** Views over a slot buffer (used by the main thread and the hash workers alike). */
 export function batchViews(buffer: ArrayBufferLike, cap: number): BatchViews {
+  const statBytes = cap * STAT_FIELDS * 8;
   return {
-    cachedStats: new Float64Array(buffer, 0, cap * 6),
-    stats: new Float64Array(buffer, cap * 48, cap * 6),
-    cachedShas: new Uint8Array(buffer, cap * 96, cap * 32),
-    shas: new Uint8Array(buffer, cap * 128, cap * 32),
-    cachedHas: new Uint8Array(buffer, cap * 160, cap),
-    status: new Uint8Array(buffer, cap * 161, cap),
+    cachedStats: new Float64Array(buffer, 0, cap * STAT_FIELDS),
+    stats: new Float64Array(buffer, statBytes, cap * STAT_FIELDS),
+    cachedShas: new Uint8Array(buffer, 2 * statBytes, cap * 32),
+    shas: new Uint8Array(buffer, 2 * statBytes + cap * 32, cap * 32),
+    cachedHas: new Uint8Array(buffer, 2 * statBytes + cap * 64, cap),
+    status: new Uint8Array(buffer, 2 * statBytes + cap * 65, cap),
   };
+}
+
+/**
+ * How one thread reads files: made once (per thread, scan or batch) and used for every file, so
+ * the hot loop allocates nothing per file.
+ */
+export interface FileReader {
+  /** Hash what is read (else a stat only, STATUS.OK_STAT_ONLY). */
+  readonly withDigest: boolean;
+  /** This thread's read buffer: a file smaller than it is hashed in one read. */
+  readonly buf: Buffer;
+  /** This thread's stat calls (fast-stat.ts). */
+  readonly fast: FastStat;
+  /** Rows for the fstats before and after a read. */
+  readonly before: Float64Array;
+  readonly after: Float64Array;
+}
+
+export function fileReader(withDigest: boolean, buf: Buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES), fast: FastStat = fastStatHere()): FileReader {
+  return { withDigest, buf, fast, before: new Float64Array(STAT_FIELDS), after: new Float64Array(STAT_FIELDS) };
+}
+
+/** A cached row to confirm by lstat alone: its stat, and whether it holds a digest. */
+export interface CachedFile {
+  stat: ArrayLike<number>;
+  hasSha: boolean;
 }
 
 /** Result of `processFile` for one path. */
@@ -75,56 +108,31 @@ export interface FileOutcome {
 }
 
 /**
- * Reads and hashes one regular file, or confirms a cached record by lstat alone.
- *
- * Runs in hash workers AND on the main thread: it is shipped to workers as source text
- * (`processFile.toString()`), so it must stay self-contained — nothing from outside its body;
- * modules come in as parameters.
+ * Reads and hashes one regular file (as `reader` says), or confirms a `cached` record by lstat
+ * alone; `wantText` also returns the content as text (a .gitignore's rules). Runs on the main
+ * thread and in the workers (hash-worker.ts, verify-worker.ts) alike.
  *
  * Safety: open with O_NOFOLLOW (a file swapped for a link is not followed) and O_NONBLOCK (a
  * file swapped for a FIFO does not hang us); fstat before and after reading, and if size,
  * mtime or ctime moved, read again (3 attempts), then give up with UNSTABLE rather than record
  * a hash that matches no state of the file.
  */
-export function processFile(
-  fs: typeof FsModule,
-  crypto: typeof CryptoModule,
-  abs: string,
-  cachedStat: ArrayLike<number> | null,
-  cachedHasSha: boolean,
-  withDigest: boolean,
-  buf: Buffer,
-  wantText: boolean,
-  /** This thread's stat calls (fast-stat.ts: makeFastStat). */
-  fast: FastStat,
-  /** Rows for the two fstats: a batch passes one pair for all its files (no allocation per file). */
-  rows: { before: Float64Array; after: Float64Array } = { before: new Float64Array(6), after: new Float64Array(6) },
-): FileOutcome {
-  const failure = (e: unknown): FileOutcome => {
-    const c = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
-    const code = typeof c === 'string' ? c : 'EIO';
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { status: 3, detail: code };
-    // O_NOFOLLOW on a path that became a symlink gives ELOOP: the file changed under us.
-    if (code === 'ELOOP') return { status: 5, detail: 'replaced by a symlink during the scan' };
-    return { status: 4, detail: code };
-  };
-  const S_IFMT = 0o170000;
-  const S_IFREG = 0o100000;
-
-  if (!wantText && (cachedStat !== null || !withDigest)) {
-    let st: FsModule.Stats | undefined;
+export function processFile(reader: FileReader, abs: string, cached: CachedFile | null = null, wantText = false): FileOutcome {
+  const { withDigest, buf, fast } = reader;
+  if (!wantText && (cached !== null || !withDigest)) {
+    let st: fs.Stats | undefined;
     try {
       st = fs.lstatSync(abs, { throwIfNoEntry: false });
     } catch (e) {
       return failure(e);
     }
-    if (st === undefined) return { status: 3, detail: 'ENOENT' };
-    if ((st.mode & S_IFMT) !== S_IFREG) return { status: 5, detail: 'no longer a regular file' };
+    if (st === undefined) return { status: STATUS.VANISHED, detail: 'ENOENT' };
+    if ((st.mode & S_IFMT) !== S_IFREG) return { status: STATUS.UNSTABLE, detail: 'no longer a regular file' };
     const r = [st.size, st.mtimeMs, st.ctimeMs, st.ino, st.dev, st.mode];
-    if (!withDigest) return { status: 2, stat: r };
-    const c = cachedStat;
-    if (c !== null && cachedHasSha && c[0] === r[0] && c[1] === r[1] && c[2] === r[2] && c[3] === r[3] && c[4] === r[4] && c[5] === r[5]) {
-      return { status: 1, stat: r };
+    if (!withDigest) return { status: STATUS.OK_STAT_ONLY, stat: r };
+    const c = cached?.stat;
+    if (c !== undefined && cached!.hasSha && c[0] === r[0] && c[1] === r[1] && c[2] === r[2] && c[3] === r[3] && c[4] === r[4] && c[5] === r[5]) {
+      return { status: STATUS.OK_CACHED, stat: r };
     }
   }
 
@@ -136,9 +144,9 @@ export function processFile(
       return failure(e);
     }
     try {
-      const { before, after } = rows;
+      const { before, after } = reader;
       fast.fstat(fd, before);
-      if ((before[5]! & S_IFMT) !== S_IFREG) return { status: 6, detail: 'not a regular file when opened' };
+      if ((before[5]! & S_IFMT) !== S_IFREG) return { status: STATUS.NOT_REGULAR, detail: 'not a regular file when opened' };
       const size = before[0]!;
       let total = 0;
       let sha: Buffer;
@@ -169,7 +177,7 @@ export function processFile(
       }
       fast.fstat(fd, after);
       if (total === size && after[0] === before[0] && after[1] === before[1] && after[2] === before[2]) {
-        const out: FileOutcome = { status: withDigest ? 0 : 2, stat: [before[0]!, before[1]!, before[2]!, before[3]!, before[4]!, before[5]!] };
+        const out: FileOutcome = { status: withDigest ? STATUS.OK_HASHED : STATUS.OK_STAT_ONLY, stat: [before[0]!, before[1]!, before[2]!, before[3]!, before[4]!, before[5]!] };
         if (withDigest) out.sha = sha;
         if (text !== undefined) out.text = text;
         return out;
@@ -180,26 +188,41 @@ export function processFile(
       fs.closeSync(fd);
     }
   }
-  return { status: 5, detail: 'changed while being read (3 attempts)' };
+  return { status: STATUS.UNSTABLE, detail: 'changed while being read (3 attempts)' };
+}
+
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
+
+/** A failed open, read or stat as a skip: vanished, replaced by a link mid-read (unstable), else unreadable. */
+function failure(e: unknown): FileOutcome {
+  const c = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
+  const code = typeof c === 'string' ? c : 'EIO';
+  if (code === 'ENOENT' || code === 'ENOTDIR') return { status: STATUS.VANISHED, detail: code };
+  // O_NOFOLLOW on a path that became a symlink gives ELOOP: the file changed under us.
+  if (code === 'ELOOP') return { status: STATUS.UNSTABLE, detail: 'replaced by a symlink during the scan' };
+  return { status: STATUS.UNREADABLE, detail: code };
 }
 
 /**
  * Processes one batch: reads the requests from `v`, writes the results into `v`, returns the
- * error details (null when every file succeeded). Shipped to workers as text next to
- * `processFile` (which it calls by name) and called directly by the synchronous scanner, so
- * both paths run the same code.
+ * error details (null when every file succeeded). Run by the hash workers (hash-worker.ts) and
+ * directly by the synchronous scanner, so both paths run the same code.
  */
-export function runBatch(fs: typeof FsModule, crypto: typeof CryptoModule, buf: Buffer, paths: readonly string[], v: BatchViews, withDigest: boolean, fast: FastStat): (string | null)[] | null {
+export function runBatch(reader: FileReader, paths: readonly string[], v: BatchViews): (string | null)[] | null {
   let details: (string | null)[] | null = null;
-  const rows = { before: new Float64Array(6), after: new Float64Array(6) };
+  const cached: CachedFile = { stat: v.cachedStats, hasSha: false };
   for (let i = 0; i < paths.length; i++) {
     const has = v.cachedHas[i]!;
-    const cached = has === 0 ? null : v.cachedStats.subarray(i * 6, i * 6 + 6);
-    const o = processFile(fs, crypto, paths[i]!, cached, has === 2, withDigest, buf, false, fast, rows);
+    if (has !== CACHED.NONE) {
+      cached.stat = v.cachedStats.subarray(i * STAT_FIELDS, i * STAT_FIELDS + STAT_FIELDS);
+      cached.hasSha = has === CACHED.STAT_AND_SHA;
+    }
+    const o = processFile(reader, paths[i]!, has === CACHED.NONE ? null : cached);
     v.status[i] = o.status;
-    if (o.stat !== undefined) for (let k = 0; k < 6; k++) v.stats[i * 6 + k] = o.stat[k] ?? 0;
-    if (o.status === 0 && o.sha !== undefined) v.shas.set(o.sha, i * 32);
-    else if (o.status === 1) v.shas.set(v.cachedShas.subarray(i * 32, i * 32 + 32), i * 32);
+    if (o.stat !== undefined) for (let k = 0; k < STAT_FIELDS; k++) v.stats[i * STAT_FIELDS + k] = o.stat[k] ?? 0;
+    if (o.status === STATUS.OK_HASHED && o.sha !== undefined) v.shas.set(o.sha, i * 32);
+    else if (o.status === STATUS.OK_CACHED) v.shas.set(v.cachedShas.subarray(i * 32, i * 32 + 32), i * 32);
     if (o.detail !== undefined) {
       if (details === null) details = new Array<string | null>(paths.length).fill(null);
       details[i] = o.detail;

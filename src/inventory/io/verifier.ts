@@ -1,30 +1,49 @@
-import { Worker } from 'node:worker_threads';
-import { makeFastStat, type FastStat, type LstatInto } from './fast-stat.js';
-import { processFile } from './read-file.js';
-import { splitNulUtf8 } from './nul-strings.js';
+import type { Worker } from 'node:worker_threads';
+import type { LstatInto } from './fast-stat.js';
+import { processFile, STAT_FIELDS, type FileReader } from './read-file.js';
+import { startWorker } from './worker-file.js';
+
+/** Verify-table row flags: the file table's racy flag (always read again), and a directory row. */
+export const ROW_RACY = 4;
+export const ROW_DIR = 8;
 
 /**
- * Rows [from, to) of a verify table (cached files, then cached directories) whose lstat no
- * longer matches, or that are flagged racy (4: always re-read), or null as soon as more than
- * `limit` did. A file (row i < nFiles; `fileStats` row i: size, mtime, ctime, inode, device,
- * mode) matches on all six; a directory (flag 8; `dirStats` row i - nFiles: mtime, ctime, inode,
- * device) when it is still a directory with the same four, so no entry was added, removed or
- * renamed in it. A path that cannot be looked at (gone, a parent now a file, no permission) is
- * changed. Self-contained: also runs in the verifying worker as text.
+ * The verify table as one thread lstats it: every cached file (row i < nFiles; `fileStats` row
+ * i: size, mtime, ctime, inode, device, mode), then every cached directory (flag ROW_DIR;
+ * `dirStats` row i - nFiles: mtime, ctime, inode, device), their paths relative to the root and
+ * what to put before them ('' when the working directory is the root).
  */
-export function changedRows(lstatInto: LstatInto, prefix: string, paths: readonly string[], fileStats: Float64Array, dirStats: Float64Array, nFiles: number, flags: Uint8Array, from: number, to: number, limit: number): number[] | null {
+export interface VerifyRows {
+  lstat: LstatInto;
+  prefix: string;
+  paths: readonly string[];
+  fileStats: Float64Array;
+  dirStats: Float64Array;
+  nFiles: number;
+  flags: Uint8Array;
+  size: number;
+}
+
+/**
+ * Rows [from, to) of the table whose lstat no longer matches, or that are flagged racy, or null
+ * as soon as more than `limit` did. A file matches on all six fields; a directory when it is
+ * still a directory with the same four, so no entry was added, removed or renamed in it. A path
+ * that cannot be looked at (gone, a parent now a file, no permission) is changed.
+ */
+export function changedRows(t: VerifyRows, from: number, to: number, limit: number): number[] | null {
+  const { lstat, prefix, paths, fileStats, dirStats, nFiles, flags } = t;
   const out: number[] = [];
-  const st = new Float64Array(6);
+  const st = new Float64Array(STAT_FIELDS);
   for (let i = from; i < to; i++) {
     const f = flags[i]!;
     let same = false;
     // '' is the root itself when paths are looked up from it (prefix '').
-    if ((f & 4) === 0 && lstatInto(prefix + paths[i]! || '.', st)) {
-      if ((f & 8) !== 0) {
+    if ((f & ROW_RACY) === 0 && lstat(prefix + paths[i]! || '.', st)) {
+      if ((f & ROW_DIR) !== 0) {
         const o = (i - nFiles) * 4;
-        same = (st[5]! & 0o170000) === 0o040000 && st[1] === dirStats[o] && st[2] === dirStats[o + 1] && st[3] === dirStats[o + 2] && st[4] === dirStats[o + 3];
+        same = (st[5]! & S_IFMT) === S_IFDIR && st[1] === dirStats[o] && st[2] === dirStats[o + 1] && st[3] === dirStats[o + 2] && st[4] === dirStats[o + 3];
       } else {
-        const o = i * 6;
+        const o = i * STAT_FIELDS;
         same = st[0] === fileStats[o] && st[1] === fileStats[o + 1] && st[2] === fileStats[o + 2] && st[3] === fileStats[o + 3] && st[4] === fileStats[o + 4] && st[5] === fileStats[o + 5];
       }
     }
@@ -36,17 +55,26 @@ export function changedRows(lstatInto: LstatInto, prefix: string, paths: readonl
   return out;
 }
 
+const S_IFMT = 0o170000;
+const S_IFDIR = 0o040000;
+
 /**
- * Claims chunks of rows from a shared counter (`counter[0]`) until none are left, returning the
- * changed rows (or null past `limit`). The main thread and the worker both run it, so neither
- * waits on the other whatever the worker's start-up delay. Self-contained: also runs as text.
+ * Where the verifying threads meet, an Int32Array in shared memory: the next row to claim, the
+ * worker's "done" flag (waited on), its changed-row count (-1: over its limit), then its rows.
  */
-export function claimChangedRows(lstatInto: LstatInto, changed: typeof changedRows, counter: Int32Array, chunk: number, prefix: string, paths: readonly string[], fileStats: Float64Array, dirStats: Float64Array, nFiles: number, flags: Uint8Array, size: number, limit: number): number[] | null {
+export const SHARED = { NEXT_ROW: 0, DONE: 1, COUNT: 2, ROWS: 3 } as const;
+
+/**
+ * Claims chunks of `chunk` rows from the shared counter (`shared[SHARED.NEXT_ROW]`) until none
+ * are left, returning the changed rows (or null past `limit`). The main thread and the worker
+ * both run it, so neither waits on the other whatever the worker's start-up delay.
+ */
+export function claimChangedRows(t: VerifyRows, shared: Int32Array, chunk: number, limit: number): number[] | null {
   const out: number[] = [];
   for (;;) {
-    const from = Atomics.add(counter, 0, chunk);
-    if (from >= size) return out;
-    const rows = changed(lstatInto, prefix, paths, fileStats, dirStats, nFiles, flags, from, Math.min(size, from + chunk), limit - out.length);
+    const from = Atomics.add(shared, SHARED.NEXT_ROW, chunk);
+    if (from >= t.size) return out;
+    const rows = changedRows(t, from, Math.min(t.size, from + chunk), limit - out.length);
     if (rows === null) return null;
     for (const r of rows) out.push(r);
   }
@@ -73,9 +101,9 @@ export const NOT_READ = 255;
 /** A PrereadArea of `slots` slots in shared memory (the worker fills its own, the main thread reads it). */
 export function prereadArea(slots: number): PrereadArea {
   return {
-    stats: new Float64Array(new SharedArrayBuffer(slots * 6 * 8)),
+    stats: new Float64Array(new SharedArrayBuffer(slots * STAT_FIELDS * 8)),
     shas: new Uint8Array(new SharedArrayBuffer(slots * 32)),
-    status: new Uint8Array(new SharedArrayBuffer(slots)).fill(255),
+    status: new Uint8Array(new SharedArrayBuffer(slots)).fill(NOT_READ),
   };
 }
 
@@ -86,33 +114,46 @@ export function prereadArea(slots: number): PrereadArea {
 export const PREREAD_WORKER_BUDGET_BYTES = 64 * 1024 * 1024;
 export const PREREAD_WORKER_BUDGET_MS = 1000;
 
+/** What prereadRows reads with and into (see there). */
+export interface Preread {
+  reader: FileReader;
+  /** The root's absolute path, with a trailing slash: the worker's working directory is the process's. */
+  prefix: string;
+  paths: readonly string[];
+  flags: Uint8Array;
+  area: PrereadArea;
+  budgetBytes: number;
+  budgetMs: number;
+  /** Polled before each file: true stops the reads (an aborted scan). */
+  stop?: () => boolean;
+}
+
 /**
  * Reads again the changed file rows `rows` (processFile: open, fstat, read, hash, fstat) into
- * `area`, slot k for rows[k], while their sizes fit `budgetBytes` and `budgetMs` lasts. The two
- * threads of the check each read the rows they found, so a step that rewrote hundreds of files
- * is hashed on both cores instead of after the check on one. The worker's budgets keep its
- * report (which the main thread awaits with a timeout) from waiting on huge files or a slow
- * disk. `prefix` is the root's absolute path: the worker's working directory is the process's.
- * Self-contained: also runs in the verifying worker as text (processFile is given).
+ * `job.area`, slot k for rows[k], while their sizes fit the byte budget and the time budget
+ * lasts. The two threads of the check each read the rows they found, so a step that rewrote
+ * hundreds of files is hashed on both cores instead of after the check on one. The worker's
+ * budgets keep its report (which the main thread awaits with a timeout) from waiting on huge
+ * files or a slow disk.
  */
-export function prereadRows(fs: typeof import('node:fs'), crypto: typeof import('node:crypto'), fast: FastStat, read: typeof processFile, prefix: string, paths: readonly string[], flags: Uint8Array, rows: readonly number[], withDigest: boolean, area: PrereadArea, budgetBytes: number, budgetMs: number, stop?: () => boolean): void {
-  const buf = Buffer.allocUnsafe(1 << 20);
-  const scratch = { before: new Float64Array(6), after: new Float64Array(6) };
-  let budget = budgetBytes;
-  const until = Date.now() + budgetMs;
+export function prereadRows(job: Preread, rows: readonly number[]): void {
+  const { reader, prefix, paths, flags, area, stop } = job;
+  const size = new Float64Array(STAT_FIELDS);
+  let budget = job.budgetBytes;
+  const until = Date.now() + job.budgetMs;
   for (let k = 0; k < rows.length && k < area.status.length; k++) {
     if (stop?.() === true || Date.now() > until) return;
     const r = rows[k]!;
     const rel = paths[r]!;
-    if ((flags[r]! & 8) !== 0 || rel === '.gitignore' || rel.endsWith('/.gitignore')) continue;
+    if ((flags[r]! & ROW_DIR) !== 0 || rel === '.gitignore' || rel.endsWith('/.gitignore')) continue;
     // Over the budget, a file is left to the main thread's reads after the pass (NOT_READ). Its
     // size is looked up only when there is a budget: the read itself fstats the file.
     if (budget !== Number.POSITIVE_INFINITY) {
-      if (!fast.lstat(prefix + rel, scratch.before) || scratch.before[0]! > budget) continue;
-      budget -= scratch.before[0]!;
+      if (!reader.fast.lstat(prefix + rel, size) || size[0]! > budget) continue;
+      budget -= size[0]!;
     }
-    const o = read(fs, crypto, prefix + rel, null, false, withDigest, buf, false, fast, scratch);
-    if (o.stat !== undefined) area.stats.set(o.stat, k * 6);
+    const o = processFile(reader, prefix + rel);
+    if (o.stat !== undefined) area.stats.set(o.stat, k * STAT_FIELDS);
     if (o.sha !== undefined) area.shas.set(o.sha, k * 32);
     area.status[k] = o.status;
   }
@@ -135,36 +176,11 @@ export interface VerifyJob {
   size: number;
   limit: number;
   chunk: number;
-  /** [0] next row to claim, [1] set to 1 when done, [2] changed-row count (-1: over the limit), [3..] the rows. */
+  /** See SHARED. */
   shared: Int32Array;
   /** With a preread area: the changed file rows found are read again there (prereadRows), with this root prefix. */
   preread?: { area: PrereadArea; prefix: string; withDigest: boolean; budgetBytes: number; budgetMs: number };
 }
-
-const SOURCE = `'use strict';
-const fs = require('node:fs');
-const { parentPort } = require('node:worker_threads');
-var __name = (fn) => fn;
-const makeFastStat = (${makeFastStat.toString()});
-const changedRows = (${changedRows.toString()});
-const claimChangedRows = (${claimChangedRows.toString()});
-const processFile = (${processFile.toString()});
-const prereadRows = (${prereadRows.toString()});
-const splitNulUtf8 = (${splitNulUtf8.toString()});
-parentPort.once('message', (w) => {
-  const fast = makeFastStat(fs, '/');
-  const paths = splitNulUtf8(Buffer.from(w.paths.buffer, w.paths.byteOffset, w.paths.byteLength), require('node:buffer').isAscii);
-  const rows = claimChangedRows(fast.lstat, changedRows, w.shared, w.chunk, w.prefix, paths, w.fileStats, w.dirStats, w.nFiles, w.flags, w.size, w.limit);
-  if (rows === null) w.shared[2] = -1;
-  else {
-    if (w.preread) prereadRows(fs, require('node:crypto'), fast, processFile, w.preread.prefix, paths, w.flags, rows, w.preread.withDigest, w.preread.area, w.preread.budgetBytes, w.preread.budgetMs);
-    for (let k = 0; k < rows.length; k++) w.shared[3 + k] = rows[k];
-    w.shared[2] = rows.length;
-  }
-  Atomics.store(w.shared, 1, 1);
-  Atomics.notify(w.shared, 1);
-});
-`;
 
 /**
  * A second thread for the stat-cache check, spawned before the cache is even read: a worker
@@ -174,7 +190,7 @@ parentPort.once('message', (w) => {
  * never uses it does not keep the process alive, and `stop()` is idempotent.
  */
 export class Verifier {
-  private readonly worker = new Worker(SOURCE, { eval: true });
+  private readonly worker: Worker = startWorker('verify-worker');
   private failed = false;
   private stopped = false;
 
@@ -192,7 +208,7 @@ export class Verifier {
 
   /** Blocks until the worker reported (true) or `timeoutMs` passed or it failed (false). */
   waitSync(shared: Int32Array, timeoutMs: number): boolean {
-    return !this.failed && Atomics.wait(shared, 1, 0, timeoutMs) !== 'timed-out' && shared[1] === 1;
+    return !this.failed && Atomics.wait(shared, SHARED.DONE, 0, timeoutMs) !== 'timed-out' && shared[SHARED.DONE] === 1;
   }
 
   /** Resolves true once the worker reported, false on timeout or failure. */
@@ -201,10 +217,10 @@ export class Verifier {
     // Referenced while awaited: a pending waitAsync alone does not keep the event loop running.
     this.worker.ref();
     try {
-      const w = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: Promise<string> | string } }).waitAsync(shared, 1, 0, timeoutMs);
+      const w = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: Promise<string> | string } }).waitAsync(shared, SHARED.DONE, 0, timeoutMs);
       const exited = new Promise<string>((resolve) => this.worker.once('exit', () => resolve('exited')));
       const outcome = w.async ? await Promise.race([w.value as Promise<string>, exited]) : (w.value as string);
-      return outcome !== 'timed-out' && shared[1] === 1;
+      return outcome !== 'timed-out' && shared[SHARED.DONE] === 1;
     } finally {
       this.worker.unref();
     }

@@ -9,13 +9,8 @@ import type { FileOutcome } from '../io/read-file.js';
 import type { ScanOptions, ScanWarning } from '../types.js';
 import { Verifier } from '../io/verifier.js';
 
-/** Bumped when the scan's output for the same tree could change: old caches are then foreign. */
-
 /** Directory names never descended into, whatever the ignore rules say. */
 export const ALWAYS_SKIP: readonly string[] = ['.git', '.cairn'];
-
-/** Read buffer of one hashing thread: files up to this size are hashed in one shot. */
-export const READ_BUFFER_BYTES = 1 << 20;
 
 /** A scan's validated options, resolved root and loaded cache. */
 export interface Prepared {
