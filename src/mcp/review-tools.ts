@@ -33,7 +33,7 @@ export function addReviewTools(tools: ToolTable, allow: RootAllowlist, rootInput
     run: (args) => {
       const root = allow.resolveRoot(args.root);
       const it = loadIteration(root, resolveIteration(root, args.iteration));
-      const changes = iterationFileChanges(root, it);
+      const changes = iterationFileChanges(root, it, { hunks: args.format === 'patch' });
       const start = cursorStart(args.cursor, changes.length);
       const first = pageOf(changes.map(reviewFile), args.cursor, args.limit);
       let end = changes.length - first.remaining;

@@ -6,7 +6,7 @@
  * hunks and +/− line counts. Pure apart from the reads it asks of the ContentSource.
  */
 import { createHash } from 'node:crypto';
-import { structuredPatch } from 'diff';
+import { diffArrays, structuredPatch } from 'diff';
 import { compareUtf8 } from '../core/utf8.js';
 import type { InventoryEntry } from '../session/inventory-store/inventory-store.js';
 import type { ContentRequest, ContentSource, Side } from './content.js';
@@ -59,6 +59,11 @@ export interface DiffOptions {
   renameLimit?: number;
   /** Files bigger than this are not read and not diffed line by line (default 64 MiB). */
   maxFileBytes?: number;
+  /**
+   * Build hunks and blob ids (default true). False gives the +/- counts only, as `--stat`,
+   * `--numstat` and `--json` need: the same edit script's counts without writing its lines.
+   */
+  hunks?: boolean;
 }
 
 const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -96,9 +101,75 @@ interface Side2 {
   bytes: Buffer | null;
 }
 
+/** A text's lines, each with its own newline (the last may have none), as jsdiff's diffLines tokenises it. */
+function lineTokens(text: string): string[] {
+  const out: string[] = [];
+  let from = 0;
+  for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
+    out.push(text.slice(from, nl + 1));
+    from = nl + 1;
+  }
+  if (from < text.length) out.push(text.slice(from));
+  return out;
+}
+
+/**
+ * The +/- line counts `lineHunks` would give, without its hunks: the same engine (jsdiff's
+ * Myers, the same edit budget) over the lines between the common head and tail, lines as ids.
+ * Over the budget the file counts as one replace, as `lineHunks` writes it.
+ */
+export function lineCountsOfTexts(oldText: string, newText: string, maxEditLength = MAX_EDIT_LENGTH): { additions: number; deletions: number } {
+  const a = lineTokens(oldText);
+  const b = lineTokens(newText);
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > head && endB > head && a[endA - 1] === b[endB - 1]) {
+    endA--;
+    endB--;
+  }
+  if (endA === head || endB === head) {
+    // only additions or only deletions: the edit script is that long, and over the budget the patch is one replace too
+    const edits = endA - head + (endB - head);
+    return edits > maxEditLength ? { additions: b.length, deletions: a.length } : { additions: endB - head, deletions: endA - head };
+  }
+  const ids = new Map<string, number>();
+  const id = (line: string): number => {
+    let v = ids.get(line);
+    if (v === undefined) ids.set(line, (v = ids.size));
+    return v;
+  };
+  const changes = diffArrays(a.slice(head, endA).map(id), b.slice(head, endB).map(id), { maxEditLength });
+  if (changes === undefined) return { additions: b.length, deletions: a.length };
+  let additions = 0;
+  let deletions = 0;
+  for (const c of changes) {
+    if (c.added) additions += c.count;
+    else if (c.removed) deletions += c.count;
+  }
+  return { additions, deletions };
+}
+
+/**
+ * +/- line counts between two versions of a file's bytes (null: absent), as `git diff --numstat`
+ * counts them; null when either side is binary (a NUL in the first 8000 bytes, or not UTF-8).
+ * What `session restore --dry-run` shows per file.
+ */
+export function lineCounts(before: Uint8Array | null, after: Uint8Array | null): { additions: number; deletions: number } | null {
+  const text = (bytes: Uint8Array | null): string | null => {
+    if (bytes === null) return '';
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return isBinary(buf) ? null : asText(buf);
+  };
+  const oldText = text(before);
+  const newText = text(after);
+  return oldText === null || newText === null ? null : lineCountsOfTexts(oldText, newText);
+}
+
 /** Hunks and counts of two texts; an edit script too long to search is one replace hunk. */
-export function lineHunks(oldText: string, newText: string): { hunks: Hunk[]; additions: number; deletions: number } {
-  const patch = structuredPatch('a', 'b', oldText, newText, undefined, undefined, { context: 3, maxEditLength: MAX_EDIT_LENGTH });
+export function lineHunks(oldText: string, newText: string, maxEditLength = MAX_EDIT_LENGTH): { hunks: Hunk[]; additions: number; deletions: number } {
+  const patch = structuredPatch('a', 'b', oldText, newText, undefined, undefined, { context: 3, maxEditLength });
   const hunks: Hunk[] =
     patch === undefined
       ? replaceHunk(oldText, newText)
@@ -150,20 +221,20 @@ function replaceHunk(oldText: string, newText: string): Hunk[] {
   return [{ oldStart: 1, oldLines: a.lines.length, newStart: 1, newLines: b.lines.length, lines }];
 }
 
-/** Fills counts, binary flag, oids and hunks of `change` from the two sides' bytes. */
-function describe(change: FileChange, before: Side2 | undefined, after: Side2 | undefined): FileChange {
+/** Fills counts, binary flag, oids and (with `hunks`) the hunks of `change` from the two sides' bytes. */
+function describe(change: FileChange, before: Side2 | undefined, after: Side2 | undefined, withHunks: boolean): FileChange {
   const missing: Side[] = [];
   if (before !== undefined) {
     change.oldMode = gitMode(before.entry);
     change.oldSize = before.entry.bytes;
     if (before.bytes === null) missing.push('pre');
-    else change.oldOid = gitBlobId(before.bytes);
+    else if (withHunks) change.oldOid = gitBlobId(before.bytes);
   }
   if (after !== undefined) {
     change.newMode = gitMode(after.entry);
     change.newSize = after.entry.bytes;
     if (after.bytes === null) missing.push('post');
-    else change.newOid = gitBlobId(after.bytes);
+    else if (withHunks) change.newOid = gitBlobId(after.bytes);
   }
   if (missing.length > 0) {
     change.notCaptured = missing;
@@ -173,11 +244,20 @@ function describe(change: FileChange, before: Side2 | undefined, after: Side2 | 
   const newBytes = after?.bytes ?? Buffer.alloc(0);
   if (before !== undefined) change.oldSize = oldBytes.length;
   if (after !== undefined) change.newSize = newBytes.length;
-  if (change.oldOid !== undefined && change.oldOid === change.newOid) return change; // mode change or identical rename
+  // a mode change or an identical rename (the bytes read were checked against these digests)
+  if (before !== undefined && after !== undefined && before.entry.kind === after.entry.kind && before.entry.sha256 !== undefined && before.entry.sha256 === after.entry.sha256) return change;
+  if (change.oldOid !== undefined && change.oldOid === change.newOid) return change;
   const oldText = isBinary(oldBytes) ? null : asText(oldBytes);
   const newText = isBinary(newBytes) ? null : asText(newBytes);
   if (oldText === null || newText === null) {
     change.binary = true;
+    return change;
+  }
+  if (!withHunks) {
+    // a type change is the old file deleted and the new one added
+    const counts = change.status === 'typechange' ? { additions: lineTokens(newText).length, deletions: lineTokens(oldText).length } : lineCountsOfTexts(oldText, newText);
+    change.additions = counts.additions;
+    change.deletions = counts.deletions;
     return change;
   }
   if (change.status === 'typechange') {
@@ -212,6 +292,7 @@ export interface EntryChange {
 
 export function diffEntries(changes: readonly EntryChange[], source: ContentSource, options: DiffOptions = {}): FileChange[] {
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const hunks = options.hunks !== false;
   const requests: ContentRequest[] = [];
   const index = new Map<string, number>();
   const ask = (side: Side, entry: InventoryEntry): void => {
@@ -238,7 +319,7 @@ export function diffEntries(changes: readonly EntryChange[], source: ContentSour
     const after = side('post', c.after);
     if (before !== undefined && after !== undefined) {
       const status: ChangeStatus = before.entry.kind === after.entry.kind ? 'modified' : 'typechange';
-      out.push(describe({ path: c.path, status, additions: 0, deletions: 0, binary: false }, before, after));
+      out.push(describe({ path: c.path, status, additions: 0, deletions: 0, binary: false }, before, after, hunks));
     } else if (before !== undefined) deleted.push(before);
     else if (after !== undefined) added.push(after);
   }
@@ -247,10 +328,10 @@ export function diffEntries(changes: readonly EntryChange[], source: ContentSour
   const renamedFrom = new Set(renames.map((r) => r.from.entry.path));
   const renamedTo = new Set(renames.map((r) => r.to.entry.path));
   for (const r of renames) {
-    out.push(describe({ path: r.to.entry.path, oldPath: r.from.entry.path, status: 'renamed', score: scorePercent(r.score), additions: 0, deletions: 0, binary: false }, r.from, r.to));
+    out.push(describe({ path: r.to.entry.path, oldPath: r.from.entry.path, status: 'renamed', score: scorePercent(r.score), additions: 0, deletions: 0, binary: false }, r.from, r.to, hunks));
   }
-  for (const d of deleted) if (!renamedFrom.has(d.entry.path)) out.push(describe({ path: d.entry.path, status: 'deleted', additions: 0, deletions: 0, binary: false }, d, undefined));
-  for (const a of added) if (!renamedTo.has(a.entry.path)) out.push(describe({ path: a.entry.path, status: 'added', additions: 0, deletions: 0, binary: false }, undefined, a));
+  for (const d of deleted) if (!renamedFrom.has(d.entry.path)) out.push(describe({ path: d.entry.path, status: 'deleted', additions: 0, deletions: 0, binary: false }, d, undefined, hunks));
+  for (const a of added) if (!renamedTo.has(a.entry.path)) out.push(describe({ path: a.entry.path, status: 'added', additions: 0, deletions: 0, binary: false }, undefined, a, hunks));
   out.sort((a, b) => compareUtf8(a.path, b.path) || compareUtf8(a.oldPath ?? '', b.oldPath ?? ''));
   return out;
 }

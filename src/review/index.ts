@@ -6,7 +6,7 @@
  */
 export { iterationContentSource } from './content.js';
 export type { ContentRequest, ContentSource, Side } from './content.js';
-export { diffEntries, gitBlobId, gitMode, isBinary, lineHunks } from './diff.js';
+export { diffEntries, gitBlobId, gitMode, isBinary, lineCounts, lineCountsOfTexts, lineHunks } from './diff.js';
 export type { ChangeStatus, DiffOptions, EntryChange, FileChange, GitMode, Hunk } from './diff.js';
 export { quotePath, renameName, renderFilePatch, renderNameStatus, renderPatch, renderStat, statSummary, statusLetter } from './git-format.js';
 export { contentSourceFor, iterationFileChanges, iterationLabel, loadIteration, resolveIteration } from './iteration.js';

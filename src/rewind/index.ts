@@ -14,11 +14,11 @@
  * | `restore.ts` | restoreIteration / undoLastRestore: plan, conflicts, apply, recovery |
  * | `tree.ts` | the project tree through ContainedDir: read state, atomic write, delete, prune empty dirs |
  * | `journal.ts` | restore records under `.cairn/restores/` |
- * | `line-counts.ts` | +/− line counts for the dry run |
  */
 export { restoreIteration, undoLastRestore } from './restore.js';
 export type { RestoreAction, RestoreChange, RestoreOptions, RestoreResult } from './restore.js';
-export { lineCounts } from './line-counts.js';
+// The dry run's +/- counts come from the review's diff engine (one line-diff engine in cairn).
+export { lineCounts } from '../review/diff.js';
 export { standingRestores } from './journal.js';
 export type { RestoreMark } from './journal.js';
 export type { PathState } from './tree.js';

@@ -30,7 +30,7 @@ import { iterationName, listIterationDirs, resolveIterationDir } from '../sessio
 import { readPostSnapshot, readPreSnapshot } from '../session/capture/snapshot-manager.js';
 import type { PostSnapshot, PreSnapshot } from '../session/types.js';
 import { nextRecordId, openRestoresDir, readRecords, writeRecord, type RestoreOp, type RestoreRecord } from './journal.js';
-import { lineCounts } from './line-counts.js';
+import { lineCounts } from '../review/diff.js';
 import { ProjectTree, sameState, type PathState } from './tree.js';
 import * as fs from 'node:fs';
 

@@ -96,7 +96,8 @@ Exit codes: 0 ok, 1 failure, 2 usage (unknown iteration, bad flag).`,
       const lib = await load();
       const root = rootFor(io, opts.root, iterationArg);
       const it = lib.loadIteration(root, lib.resolveIteration(root, iterationArg, { cwd: io.cwd }));
-      const changes = lib.iterationFileChanges(root, it);
+      // Only the patch prints hunks: the other formats need the counts, not the lines.
+      const changes = lib.iterationFileChanges(root, it, { hunks: !(opts.json || opts.nameStatus || opts.stat) });
       const missing = changes.filter((c) => c.notCaptured !== undefined);
       if (opts.json) {
         writeJson(io, { iteration: it.iteration, files: changes.map(lib.reviewFile) });
