@@ -81,9 +81,25 @@ export function commitsOf(pre: PreSnapshot, post: PostSnapshot | null, side: Sid
   return side === 'pre' ? [...preCommits, ...postCommits] : [...postCommits, ...preCommits];
 }
 
+/**
+ * One ContentResolver per side, made on first use, looking in `store`, then in the commits
+ * `commits(side)` names, then on disk: how `openIteration` and the review read a side's bytes.
+ */
+export function resolversBySide(root: string, store: ContentStore, commits: (side: Side) => string[]): (side: Side) => ContentResolver {
+  const made = new Map<Side, ContentResolver>();
+  return (side) => {
+    let resolver = made.get(side);
+    if (resolver === undefined) {
+      resolver = new ContentResolver(root, store, commits(side));
+      made.set(side, resolver);
+    }
+    return resolver;
+  };
+}
+
 class IterationContentImpl implements IterationContent {
   private readonly cachedEntries = new Map<Side, Map<string, InventoryEntry> | null>();
-  private readonly resolvers = new Map<Side, ContentResolver>();
+  private readonly resolver: (side: Side) => ContentResolver;
 
   constructor(
     private readonly root: string,
@@ -92,8 +108,10 @@ class IterationContentImpl implements IterationContent {
     readonly pre: PreSnapshot,
     readonly post: PostSnapshot | null,
     private readonly inventories: InventoryStore,
-    private readonly store: ContentStore,
-  ) {}
+    store: ContentStore,
+  ) {
+    this.resolver = resolversBySide(root, store, (side) => commitsOf(pre, post, side));
+  }
 
   private digest(side: Side): string | null {
     return (side === 'pre' ? this.pre.inventory?.digest : this.post?.inventory?.digest) ?? null;
@@ -136,12 +154,7 @@ class IterationContentImpl implements IterationContent {
       out.target = target;
       return out;
     }
-    let resolver = this.resolvers.get(side);
-    if (resolver === undefined) {
-      resolver = new ContentResolver(this.root, this.store, commitsOf(this.pre, this.post, side));
-      this.resolvers.set(side, resolver);
-    }
-    const bytes = entry.bytes === 0 && entry.sha256 === EMPTY_SHA256 ? Buffer.alloc(0) : resolver.bytes(entry);
+    const bytes = entry.bytes === 0 && entry.sha256 === EMPTY_SHA256 ? Buffer.alloc(0) : this.resolver(side).bytes(entry);
     if (bytes === null) throw notRestorable(this.iteration, side, relPath);
     out.bytes = bytes;
     return out;

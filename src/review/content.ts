@@ -8,14 +8,13 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { commitsOf } from '../content/read.js';
+import { commitsOf, resolversBySide, type Side } from '../content/read.js';
 import { openContentStore } from '../content/capture.js';
-import { ContentResolver } from '../content/resolve.js';
 import { containedPath } from '../core/paths.js';
 import type { InventoryEntry } from '../session/inventory-store/inventory-store.js';
 import type { PostSnapshot, PreSnapshot } from '../session/types.js';
 
-export type Side = 'pre' | 'post';
+export type { Side };
 
 export interface ContentRequest {
   side: Side;
@@ -44,18 +43,10 @@ function linkOnDisk(root: string, rel: string): Buffer | null {
 
 /** The content of an iteration's two sides, from `<cairnDir>/content` and git. */
 export function iterationContentSource(root: string, cairnDir: string, pre: PreSnapshot, post: PostSnapshot): ContentSource {
-  const store = openContentStore(cairnDir);
   const kept = pre.content !== undefined || post.content !== undefined;
   const heads = (side: Side): string[] => (side === 'pre' ? [pre.git.commit, post.git.commit] : [post.git.commit, pre.git.commit]).filter((c) => COMMIT.test(c));
-  const resolvers = new Map<Side, ContentResolver>();
-  const resolver = (side: Side): ContentResolver => {
-    let r = resolvers.get(side);
-    if (r === undefined) {
-      r = new ContentResolver(root, store, kept ? [...new Set([...commitsOf(pre, post, side), ...heads(side)])] : heads(side));
-      resolvers.set(side, r);
-    }
-    return r;
-  };
+  // As openIteration reads a side, and the HEADs too: iterations kept before content was get their bytes from git
+  const resolver = resolversBySide(root, openContentStore(cairnDir), (side) => (kept ? [...new Set([...commitsOf(pre, post, side), ...heads(side)])] : heads(side)));
   return {
     read(requests) {
       for (const side of ['pre', 'post'] as const) {
