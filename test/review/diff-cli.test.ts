@@ -124,19 +124,24 @@ describe('cairn session diff', () => {
   });
 });
 
+/** One finished iteration: pre, the agent's work, post (no store). */
+function iterate(root: string, work: () => void): void {
+  expect(cli(['session', 'pre'], root).status).toBe(0);
+  work();
+  expect(cli(['session', 'post', '--no-store'], root).status).toBe(0);
+}
+
 describe('cairn session list', () => {
   it('lists every iteration with its counts, and --json gives the spec keys', () => {
     const root = repo();
     write(root, 'a.txt', '1\n2\n3\n');
     commitAll(root, 'init');
-    expect(cli(['session', 'pre'], root).status).toBe(0);
-    write(root, 'a.txt', '1\nTWO\n3\n4\n');
-    expect(cli(['session', 'post', '--no-store'], root).status).toBe(0);
-    expect(cli(['session', 'pre'], root).status).toBe(0);
-    write(root, 'b.txt', 'new\n');
-    commitAll(root, 'add b');
-    write(root, 'test-results.json', JSON.stringify({ numTotalTests: 3, numPassedTests: 2, numFailedTests: 1, numPendingTests: 0 }));
-    expect(cli(['session', 'post', '--no-store'], root).status).toBe(0);
+    iterate(root, () => write(root, 'a.txt', '1\nTWO\n3\n4\n'));
+    iterate(root, () => {
+      write(root, 'b.txt', 'new\n');
+      commitAll(root, 'add b');
+      write(root, 'test-results.json', JSON.stringify({ numTotalTests: 3, numPassedTests: 2, numFailedTests: 1, numPendingTests: 0 }));
+    });
     expect(cli(['session', 'pre'], root).status).toBe(0); // an open iteration
 
     const json = cli(['session', 'list', '--json'], root);
@@ -159,12 +164,8 @@ describe('cairn session list', () => {
     const root = repo();
     write(root, 'a.txt', '1\n2\n3\n');
     commitAll(root, 'init');
-    expect(cli(['session', 'pre'], root).status).toBe(0);
-    write(root, 'a.txt', '1\nTWO\n3\n');
-    expect(cli(['session', 'post', '--no-store'], root).status).toBe(0);
-    expect(cli(['session', 'pre'], root).status).toBe(0);
-    write(root, 'b.txt', 'b\n');
-    expect(cli(['session', 'post', '--no-store'], root).status).toBe(0);
+    iterate(root, () => write(root, 'a.txt', '1\nTWO\n3\n'));
+    iterate(root, () => write(root, 'b.txt', 'b\n'));
     const before = JSON.parse(cli(['session', 'list', '--json'], root).stdout) as { iterations: Array<{ restored: unknown }> };
     expect(before.iterations.map((i) => i.restored)).toEqual([null, null]);
     expect(cli(['session', 'report', '1'], root).stdout).toContain('\n  restored: no\n');
