@@ -5,7 +5,7 @@
  * a patch cut at a file boundary with the cursor where it stopped.
  */
 import { z } from 'zod';
-import { iterationFileChanges, listIterations, loadIteration, renderFilePatch, resolveIteration, reviewFile, type FileChange } from '../review/index.js';
+import { iterationFileChanges, listIterations, loadIteration, renderFilePatch, resolveIteration, reviewFile, savedFileChanges, type FileChange } from '../review/index.js';
 import { PAGE_CHARS, RESULT_BOUND, cursorStart, pageOf } from './paging.js';
 import { jsonResult } from './results.js';
 import type { RootAllowlist } from './roots.js';
@@ -33,7 +33,8 @@ export function addReviewTools(tools: ToolTable, allow: RootAllowlist, rootInput
     run: (args) => {
       const root = allow.resolveRoot(args.root);
       const it = loadIteration(root, resolveIteration(root, args.iteration));
-      const changes = iterationFileChanges(root, it, { hunks: args.format === 'patch' });
+      // The file list comes from the review kept at post when there is one (no inventory or content read).
+      const changes = (args.format === 'files' ? savedFileChanges(it) : null) ?? iterationFileChanges(root, it, { hunks: args.format === 'patch' });
       const start = cursorStart(args.cursor, changes.length);
       const first = pageOf(changes.map(reviewFile), args.cursor, args.limit);
       let end = changes.length - first.remaining;

@@ -13,7 +13,7 @@ export { contentSourceFor, iterationFileChanges, iterationLabel, loadIteration, 
 export type { LoadedIteration } from './iteration.js';
 export { listIterations, renderIterationList } from './list.js';
 export type { ListedIteration } from './list.js';
-export { REVIEW_FILE, REVIEW_KIND, REVIEW_PATCH_MAX, boundPatch, buildReview, readSavedReview, reviewFile, reviewFinishedIteration, saveReview, summarise, testCounts } from './summary.js';
+export { REVIEW_FILE, REVIEW_KIND, REVIEW_PATCH_MAX, boundPatch, buildReview, readSavedReview, reviewFile, reviewFinishedIteration, saveReview, savedFileChanges, savedPatch, summarise, testCounts } from './summary.js';
 export type { IterationReview, IterationSummary, ReviewFile, TestCounts } from './summary.js';
 export { renderIterationHtml, renderTimelineHtml } from './html.js';
 export type { HtmlReportOptions, ReportIteration } from './html.js';

@@ -47,6 +47,9 @@ export interface ReviewFile {
   binary: boolean;
   /** Similarity percentage of a rename (100: identical content), as git's `R<score>`. */
   score?: number;
+  /** Binary files: the sizes of the two sides (for `--stat`'s `Bin 4 -> 5 bytes`); not part of `--json`. */
+  oldSize?: number;
+  newSize?: number;
 }
 
 export interface IterationReview {
@@ -58,11 +61,48 @@ export interface IterationReview {
   patch: { text: string; cut: boolean; chars: number };
 }
 
+/** A file of `session diff --json` (the spec's keys, and `score` for renames). */
 export function reviewFile(c: FileChange): ReviewFile {
   const out: ReviewFile = { path: c.path, status: c.status, additions: c.additions, deletions: c.deletions, binary: c.binary };
   if (c.oldPath !== undefined) out.oldPath = c.oldPath;
   if (c.score !== undefined) out.score = c.score;
   return out;
+}
+
+/** A file as the review keeps it: `reviewFile`, and a binary file's sizes. */
+function keptFile(c: FileChange): ReviewFile {
+  const out = reviewFile(c);
+  if (c.binary) {
+    if (c.oldSize !== undefined) out.oldSize = c.oldSize;
+    if (c.newSize !== undefined) out.newSize = c.newSize;
+  }
+  return out;
+}
+
+/**
+ * The changes of a finished iteration as its saved review has them (status, counts, renames,
+ * binary sizes; no hunks): what `--stat`, `--name-status` and `--json` print, without reading
+ * inventories or content again. Null when there is no saved review of this iteration, or it
+ * cannot answer alone (a file whose content was not captured, a binary file without sizes).
+ */
+export function savedFileChanges(it: LoadedIteration): FileChange[] | null {
+  const review = readSavedReview(it.dir);
+  if (review === null || review.summary.iteration !== it.iteration || review.notCaptured.length > 0) return null;
+  const out: FileChange[] = [];
+  for (const f of review.files) {
+    if (f.binary && f.oldSize === undefined && f.newSize === undefined) return null;
+    const c: FileChange = { path: f.path, status: f.status, additions: f.additions, deletions: f.deletions, binary: f.binary };
+    for (const [k, v] of [['oldPath', f.oldPath], ['score', f.score], ['oldSize', f.oldSize], ['newSize', f.newSize]] as const) if (v !== undefined) Object.assign(c, { [k]: v });
+    out.push(c);
+  }
+  return out;
+}
+
+/** The whole patch of a finished iteration as its saved review keeps it; null when absent or cut. */
+export function savedPatch(it: LoadedIteration): string | null {
+  const review = readSavedReview(it.dir);
+  if (review === null || review.summary.iteration !== it.iteration || review.notCaptured.length > 0 || review.patch.cut) return null;
+  return review.patch.text;
 }
 
 export function testCounts(summary: unknown): TestCounts | undefined {
@@ -104,7 +144,7 @@ export function boundPatch(text: string, max = REVIEW_PATCH_MAX): { text: string
 /** Diffs a finished iteration and builds its review. */
 export function buildReview(root: string, it: LoadedIteration, changes?: readonly FileChange[]): IterationReview {
   const list = changes ?? iterationFileChanges(root, it);
-  const files = list.map(reviewFile);
+  const files = list.map(keptFile);
   return {
     kind: REVIEW_KIND,
     summary: summarise(it, files),

@@ -29,6 +29,24 @@ describe('cairn session diff', () => {
     expect(cli(['session', 'diff', '1', '--patch'], root).stdout).toBe(gitView());
   });
 
+  it('answers from the review kept at post, and computes the same output without it', () => {
+    const { root } = iterationWithEveryChange();
+    const formats = [['--name-status'], ['--stat'], ['--patch'], ['--json']];
+    const kept = formats.map((f) => cli(['session', 'diff', ...f], root));
+    const review = path.join(root, '.cairn', 'iterations', '001', 'review.json');
+    const saved = JSON.parse(fs.readFileSync(review, 'utf8')) as { files: Array<{ path: string; oldSize?: number; newSize?: number }>; patch: { cut: boolean } };
+    expect(saved.patch.cut).toBe(false);
+    expect(saved.files.find((f) => f.path === 'data.bin')).toMatchObject({ oldSize: 4, newSize: 5 });
+    // A review that says other counts is what is printed: the kept review is read, not recomputed.
+    const edited = fs.readFileSync(review, 'utf8').replace('"path":"a.txt","status":"modified","additions":2', '"path":"a.txt","status":"modified","additions":7');
+    fs.writeFileSync(review, edited);
+    expect(cli(['session', 'diff', '--stat'], root).stdout).toMatch(/ a\.txt +\| +8 /);
+    fs.rmSync(review);
+    const computed = formats.map((f) => cli(['session', 'diff', ...f], root));
+    expect(computed.map((r) => r.stdout)).toEqual(kept.map((r) => r.stdout));
+    expect(JSON.parse(kept[3]?.stdout ?? '{}')).not.toHaveProperty('files.0.oldSize');
+  });
+
   it('names renames with their similarity (R100 for a pure move), type changes and mode changes', () => {
     const { root } = iterationWithEveryChange();
     const lines = cli(['session', 'diff', '--name-status'], root).stdout.split('\n');
@@ -116,6 +134,9 @@ describe('cairn session diff', () => {
     expect(r.stdout).toContain('-uncommitted before pre\n+changed during the iteration\n');
 
     fs.rmSync(path.join(root, '.cairn', 'content'), { recursive: true, force: true });
+    // The review kept at post still has the patch; without it, the diff is computed and names what is lost.
+    expect(cli(['session', 'diff'], root).stdout).toBe(r.stdout);
+    fs.rmSync(path.join(root, '.cairn', 'iterations', '001', 'review.json'));
     const lost = cli(['session', 'diff'], root);
     expect(lost.status).toBe(0);
     expect(lost.stdout).toContain('diff --git a/kept.txt b/kept.txt');

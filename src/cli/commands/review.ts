@@ -96,8 +96,16 @@ Exit codes: 0 ok, 1 failure, 2 usage (unknown iteration, bad flag).`,
       const lib = await load();
       const root = rootFor(io, opts.root, iterationArg);
       const it = lib.loadIteration(root, lib.resolveIteration(root, iterationArg, { cwd: io.cwd }));
-      // Only the patch prints hunks: the other formats need the counts, not the lines.
-      const changes = lib.iterationFileChanges(root, it, { hunks: !(opts.json || opts.nameStatus || opts.stat) });
+      const patch = !(opts.json || opts.nameStatus || opts.stat);
+      // The review `session post` kept answers without reading inventories or content again;
+      // else the diff is computed, hunks only for the patch (the other formats print counts).
+      const saved = patch ? null : lib.savedFileChanges(it);
+      const savedText = patch ? lib.savedPatch(it) : null;
+      if (savedText !== null) {
+        io.stdout.write(savedText);
+        return;
+      }
+      const changes = saved ?? lib.iterationFileChanges(root, it, { hunks: patch });
       const missing = changes.filter((c) => c.notCaptured !== undefined);
       if (opts.json) {
         writeJson(io, { iteration: it.iteration, files: changes.map(lib.reviewFile) });
