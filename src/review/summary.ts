@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { writeFileAtomicSync } from '../core/atomic-write.js';
 import { CairnError } from '../core/errors.js';
 import { durationBetween } from '../session/duration.js';
-import type { FileChange } from './diff.js';
+import type { FileChange, GitMode, Hunk } from './diff.js';
 import { renderPatch } from './git-format.js';
 import { iterationFileChanges, loadIteration, type LoadedIteration } from './iteration.js';
 
@@ -85,9 +85,10 @@ function keptFile(c: FileChange): ReviewFile {
  * inventories or content again. Null when there is no saved review of this iteration, or it
  * cannot answer alone (a file whose content was not captured, a binary file without sizes).
  */
-export function savedFileChanges(it: LoadedIteration): FileChange[] | null {
+export function savedFileChanges(it: LoadedIteration, options: { hunks?: boolean } = {}): FileChange[] | null {
   const review = readSavedReview(it.dir);
   if (review === null || review.summary.iteration !== it.iteration || review.notCaptured.length > 0) return null;
+  if (options.hunks === true && review.patch.cut) return null;
   const out: FileChange[] = [];
   for (const f of review.files) {
     if (f.binary && f.oldSize === undefined && f.newSize === undefined) return null;
@@ -95,7 +96,76 @@ export function savedFileChanges(it: LoadedIteration): FileChange[] | null {
     for (const [k, v] of [['oldPath', f.oldPath], ['score', f.score], ['oldSize', f.oldSize], ['newSize', f.newSize]] as const) if (v !== undefined) Object.assign(c, { [k]: v });
     out.push(c);
   }
-  return out;
+  return options.hunks === true && !attachHunks(out, review.patch.text) ? null : out;
+}
+
+const HUNK_HEAD = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(?: (.*))?$/;
+const MODE_LINE = /^(old mode|new mode|new file mode|deleted file mode|index [0-9a-f]+\.\.[0-9a-f]+) (\d{6})$/;
+
+/**
+ * Gives each file the hunks and modes of its block in `patch` — the patch `renderPatch` wrote
+ * from these same files, in their order: one `diff --git` block a file, two for a type change.
+ * False when the text does not have that shape (then the caller computes the diff instead).
+ */
+function attachHunks(files: FileChange[], patch: string): boolean {
+  const lines = patch.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  let i = 0;
+  const block = (): { hunks: Hunk[]; modes: Map<string, GitMode> } | null => {
+    if (!(lines[i] ?? '').startsWith('diff --git ')) return null;
+    i++;
+    const modes = new Map<string, GitMode>();
+    const hunks: Hunk[] = [];
+    while (i < lines.length && !(lines[i] as string).startsWith('diff --git ')) {
+      const line = lines[i] as string;
+      const mode = MODE_LINE.exec(line);
+      if (mode !== null) modes.set((mode[1] as string).startsWith('index') ? 'index' : (mode[1] as string), mode[2] as GitMode);
+      const head = HUNK_HEAD.exec(line);
+      i++;
+      if (head === null) continue;
+      const h: Hunk = { oldStart: Number(head[1]), oldLines: head[2] === undefined ? 1 : Number(head[2]), newStart: Number(head[3]), newLines: head[4] === undefined ? 1 : Number(head[4]), lines: [] };
+      // git writes an empty side's start as one less (`-0,0`); the FileChange keeps jsdiff's
+      if (h.oldLines === 0) h.oldStart++;
+      if (h.newLines === 0) h.newStart++;
+      if (head[5] !== undefined) h.section = head[5];
+      let oldLeft = h.oldLines;
+      let newLeft = h.newLines;
+      while (i < lines.length && (oldLeft > 0 || newLeft > 0 || (lines[i] as string).startsWith('\\'))) {
+        const body = lines[i] as string;
+        const c = body[0];
+        if (c === ' ') {
+          oldLeft--;
+          newLeft--;
+        } else if (c === '-') oldLeft--;
+        else if (c === '+') newLeft--;
+        else if (c !== '\\') return null;
+        h.lines.push(body);
+        i++;
+      }
+      hunks.push(h);
+    }
+    return { hunks, modes };
+  };
+  for (const f of files) {
+    const first = block();
+    if (first === null) return false;
+    if (f.status === 'typechange') {
+      const second = block();
+      if (second === null) return false;
+      f.oldMode = first.modes.get('deleted file mode');
+      f.newMode = second.modes.get('new file mode');
+      const gone = first.hunks[0] ?? { oldStart: 1, oldLines: 0, newStart: 1, newLines: 0, lines: [] };
+      const made = second.hunks[0] ?? { oldStart: 1, oldLines: 0, newStart: 1, newLines: 0, lines: [] };
+      if (!f.binary) f.hunks = [gone, made];
+      continue;
+    }
+    const oldMode = first.modes.get('old mode') ?? first.modes.get('deleted file mode') ?? first.modes.get('index');
+    const newMode = first.modes.get('new mode') ?? first.modes.get('new file mode') ?? first.modes.get('index');
+    if (oldMode !== undefined) f.oldMode = oldMode;
+    if (newMode !== undefined) f.newMode = newMode;
+    if (!f.binary && first.hunks.length > 0) f.hunks = first.hunks;
+  }
+  return i === lines.length;
 }
 
 /** The whole patch of a finished iteration as its saved review keeps it; null when absent or cut. */

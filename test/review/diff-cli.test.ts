@@ -33,6 +33,12 @@ describe('cairn session diff', () => {
     const { root } = iterationWithEveryChange();
     const formats = [['--name-status'], ['--stat'], ['--patch'], ['--json']];
     const kept = formats.map((f) => cli(['session', 'diff', ...f], root));
+    const html = (name: string): string => {
+      const file = path.join(scratch('html-'), name);
+      expect(cli(['session', 'report', '--html', file], root).status).toBe(0);
+      return fs.readFileSync(file, 'utf8');
+    };
+    const keptPage = html('kept.html');
     const review = path.join(root, '.cairn', 'iterations', '001', 'review.json');
     const saved = JSON.parse(fs.readFileSync(review, 'utf8')) as { files: Array<{ path: string; oldSize?: number; newSize?: number }>; patch: { cut: boolean } };
     expect(saved.patch.cut).toBe(false);
@@ -42,6 +48,8 @@ describe('cairn session diff', () => {
     fs.writeFileSync(review, edited);
     expect(cli(['session', 'diff', '--stat'], root).stdout).toMatch(/ a\.txt +\| +8 /);
     fs.rmSync(review);
+    // The page built from the kept patch is the page built from the computed diff, byte for byte.
+    expect(html('computed.html')).toBe(keptPage);
     const computed = formats.map((f) => cli(['session', 'diff', ...f], root));
     expect(computed.map((r) => r.stdout)).toEqual(kept.map((r) => r.stdout));
     expect(JSON.parse(kept[3]?.stdout ?? '{}')).not.toHaveProperty('files.0.oldSize');

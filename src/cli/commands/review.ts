@@ -162,7 +162,8 @@ Examples:
       const restores = standingRestores(root);
       const restored = (it: { iteration: string }) => restores.get(it.iteration) ?? null;
       if (opts.html !== undefined) {
-        const rows = iterations.map((it) => ({ it, changes: lib.iterationFileChanges(root, it), restored: restored(it) }));
+        // From the review kept at post when its patch is whole, else computed.
+        const rows = iterations.map((it) => ({ it, changes: lib.savedFileChanges(it, { hunks: true }) ?? lib.iterationFileChanges(root, it), restored: restored(it) }));
         const options = { project: path.basename(root) };
         const html = opts.all ? lib.renderTimelineHtml(rows, options) : lib.renderIterationHtml(rows[0] as (typeof rows)[number], options);
         const target = path.resolve(io.cwd, opts.html);
