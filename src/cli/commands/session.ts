@@ -55,8 +55,31 @@ interface RootOptions {
   json?: boolean;
 }
 
+/**
+ * `git status` started before the session library loads (see session/capture/git-prefetch.ts),
+ * handed to the capture through a manager whose captureGitStatus takes it.
+ */
+type Prefetch = import('../../session/capture/git-prefetch.js').PrefetchedGitStatus;
+async function prefetchGit(io: CliIO, rootFlag: string | undefined): Promise<Prefetch | null> {
+  try {
+    const { root } = projectContext(io, rootFlag);
+    return (await import('../../session/capture/git-prefetch.js')).prefetchGitStatus(root);
+  } catch {
+    return null; // the command reports a bad root itself
+  }
+}
+
+function withPrefetched(lib: SessionLib, prefetched: Prefetch | null): typeof SnapshotManager {
+  if (prefetched === null) return lib.SnapshotManager;
+  return class extends lib.SnapshotManager {
+    override captureGitStatus(projectRoot: string): ReturnType<SnapshotManager['captureGitStatus']> {
+      return prefetched.take(projectRoot) ?? super.captureGitStatus(projectRoot);
+    }
+  };
+}
+
 /** `config` adds the project's excludes, and for `pre` its state dir (flag > env > config). */
-function managerFor(lib: SessionLib, io: CliIO, root: string, opts: RootOptions, config: CairnConfig = {}, phase: 'pre' | 'post' = 'post'): SnapshotManager {
+function managerFor(lib: SessionLib, io: CliIO, root: string, opts: RootOptions, config: CairnConfig = {}, phase: 'pre' | 'post' = 'post', prefetched: Prefetch | null = null): SnapshotManager {
   const options: ConstructorParameters<typeof SnapshotManager>[1] = {};
   const stateDir = phase === 'pre' ? configuredStateDir(config, io.env, opts.stateDir) : opts.stateDir;
   if (stateDir !== undefined) options.stateDir = stateDir;
@@ -74,7 +97,7 @@ function managerFor(lib: SessionLib, io: CliIO, root: string, opts: RootOptions,
       }
     };
   }
-  return new lib.SnapshotManager(root, options);
+  return new (withPrefetched(lib, prefetched))(root, options);
 }
 
 function relativeForHumans(io: CliIO, p: string): string {
@@ -125,49 +148,57 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .option('--json', 'print {iterationDir, pre, openIterations} as one JSON document')
     .addHelpText('after', PRE_HELP)
     .action(async (opts: RootOptions & { iterationDir?: string; amend?: boolean }) => {
-      const lib = await load();
-      const { root, config } = projectContext(io, opts.root);
-      // A state dir outside the root is a usage error before anything is created.
-      if (opts.stateDir !== undefined) lib.stateDirParts(root, opts.stateDir);
-      const open = lib.openIterationDirs(root);
-      let iterationDir: string;
-      let claimed = false;
-      if (opts.iterationDir !== undefined) {
-        iterationDir = path.resolve(io.cwd, opts.iterationDir);
-        lib.assertIterationNotFinished(iterationDir);
-        if (!opts.amend) lib.assertNoPreSnapshot(iterationDir);
-      } else if (opts.amend && open.length > 0) {
-        iterationDir = open.at(-1)!;
-      } else {
-        iterationDir = lib.createNextIterationDir(root);
-        claimed = true;
-      }
-      let pre: import('../../session/index.js').PreSnapshot;
+      const prefetched = await prefetchGit(io, opts.root);
       try {
-        pre = managerFor(lib, io, root, opts, config, 'pre').capturePreSnapshot(root, iterationDir);
-      } catch (e) {
-        // A failed capture leaves no empty iteration behind (it would read as an open one).
-        if (claimed) {
-          try {
-            fs.rmdirSync(iterationDir); // only ever an empty directory
-          } catch {
-            // something was written there after all: keep it
-          }
-        }
-        throw e;
-      }
-      const stillOpen = open.filter((dir) => dir !== iterationDir);
-      if (opts.json) {
-        writeJson(io, { iterationDir, pre, openIterations: stillOpen });
-        return;
-      }
-      writeLine(io.stdout, iterationDir);
-      const tree = pre.inventory ? `, ${pre.inventory.files} files inventoried` : '';
-      writeLine(io.stderr, `cairn: pre-snapshot written to ${relativeForHumans(io, path.join(iterationDir, lib.PRE_SNAPSHOT_FILE))} (branch ${pre.git.branch}, HEAD ${pre.git.commit.slice(0, 12)}${tree})`);
-      for (const dir of stillOpen) {
-        writeLine(io.stderr, `cairn: note: iteration ${path.basename(dir)} is still open (no post-snapshot); finish it with \`cairn session post --iteration-dir ${relativeForHumans(io, dir)}\`, or use --amend next time to take an open iteration's pre-snapshot again`);
+        takePre(await load(), opts, prefetched);
+      } finally {
+        prefetched?.dispose();
       }
     });
+
+  function takePre(lib: Awaited<ReturnType<typeof load>>, opts: RootOptions & { iterationDir?: string; amend?: boolean }, prefetched: Prefetch | null): void {
+    const { root, config } = projectContext(io, opts.root);
+    // A state dir outside the root is a usage error before anything is created.
+    if (opts.stateDir !== undefined) lib.stateDirParts(root, opts.stateDir);
+    const open = lib.openIterationDirs(root);
+    let iterationDir: string;
+    let claimed = false;
+    if (opts.iterationDir !== undefined) {
+      iterationDir = path.resolve(io.cwd, opts.iterationDir);
+      lib.assertIterationNotFinished(iterationDir);
+      if (!opts.amend) lib.assertNoPreSnapshot(iterationDir);
+    } else if (opts.amend && open.length > 0) {
+      iterationDir = open.at(-1)!;
+    } else {
+      iterationDir = lib.createNextIterationDir(root);
+      claimed = true;
+    }
+    let pre: import('../../session/index.js').PreSnapshot;
+    try {
+      pre = managerFor(lib, io, root, opts, config, 'pre', prefetched).capturePreSnapshot(root, iterationDir);
+    } catch (e) {
+      // A failed capture leaves no empty iteration behind (it would read as an open one).
+      if (claimed) {
+        try {
+          fs.rmdirSync(iterationDir); // only ever an empty directory
+        } catch {
+          // something was written there after all: keep it
+        }
+      }
+      throw e;
+    }
+    const stillOpen = open.filter((dir) => dir !== iterationDir);
+    if (opts.json) {
+      writeJson(io, { iterationDir, pre, openIterations: stillOpen });
+      return;
+    }
+    writeLine(io.stdout, iterationDir);
+    const tree = pre.inventory ? `, ${pre.inventory.files} files inventoried` : '';
+    writeLine(io.stderr, `cairn: pre-snapshot written to ${relativeForHumans(io, path.join(iterationDir, lib.PRE_SNAPSHOT_FILE))} (branch ${pre.git.branch}, HEAD ${pre.git.commit.slice(0, 12)}${tree})`);
+    for (const dir of stillOpen) {
+      writeLine(io.stderr, `cairn: note: iteration ${path.basename(dir)} is still open (no post-snapshot); finish it with \`cairn session post --iteration-dir ${relativeForHumans(io, dir)}\`, or use --amend next time to take an open iteration's pre-snapshot again`);
+    }
+  }
 
   session
     .command('post')
@@ -182,41 +213,49 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .option('--json', 'print {iterationDir, diff, saved: {sessionId, snapshotId} | null} as one JSON document (as cairn_session_post)')
     .addHelpText('after', POST_HELP)
     .action(async (opts: RootOptions & { iterationDir?: string; store?: string | false; session?: string }) => {
-      const lib = await load();
-      const { root, config } = projectContext(io, opts.root);
-      const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : lib.latestIterationDir(root);
-      if (iterationDir === null) {
-        throw new CairnError('ERR_NOT_FOUND', `no iteration with a pre-snapshot under ${path.join(root, '.cairn', 'iterations')}; run \`cairn session pre\` first or pass --iteration-dir`);
-      }
-      lib.assertIterationNotFinished(iterationDir);
-      // Every option is checked, and the store opened, before the post-snapshot is written.
-      const sessionId = opts.session ?? DEFAULT_SESSION_ID;
-      const storage = opts.store === false ? null : await lib.openStore(storeSpec(io, root, typeof opts.store === 'string' ? opts.store : undefined, config), { cwd: io.cwd, env: io.env, within: root });
+      const prefetched = await prefetchGit(io, opts.root);
       try {
-        // A file store that cannot be reached (a planted link) fails before the post-snapshot is written.
-        if (storage !== null && 'baseDir' in storage) {
-          await storage.listSessions().catch((e: unknown) => {
-            if ((e as { code?: unknown }).code === 'ERR_CONTAINMENT') throw e;
-          });
-        }
-        const manager = managerFor(lib, io, root, opts, config);
-        const post = manager.capturePostSnapshot(root, iterationDir);
-        const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
-        const diff = manager.calculateDiff(pre, post);
-        const review = await reviewOf(root, iterationDir);
-        if (!opts.json) io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff, ...reportFiles(review) }));
-        let saved: { sessionId: string; snapshotId: string } | null = null;
-        if (storage !== null) {
-          const r = await lib.saveIterationRecord(storage, { iterationDir, pre, post, diff, ...(review ? { review } : {}) }, sessionId);
-          saved = { sessionId, snapshotId: r.snapshotId };
-          writeLine(io.stderr, `cairn: iteration record saved to the store (session ${sessionId}, scope agent/iterations, id ${r.snapshotId})`);
-        }
-        // The shape cairn_session_post returns.
-        if (opts.json) writeJson(io, { iterationDir, diff, saved });
+        await takePost(await load(), opts, prefetched);
       } finally {
-        await storage?.close();
+        prefetched?.dispose();
       }
     });
+
+  async function takePost(lib: Awaited<ReturnType<typeof load>>, opts: RootOptions & { iterationDir?: string; store?: string | false; session?: string }, prefetched: Prefetch | null): Promise<void> {
+    const { root, config } = projectContext(io, opts.root);
+    const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : lib.latestIterationDir(root);
+    if (iterationDir === null) {
+      throw new CairnError('ERR_NOT_FOUND', `no iteration with a pre-snapshot under ${path.join(root, '.cairn', 'iterations')}; run \`cairn session pre\` first or pass --iteration-dir`);
+    }
+    lib.assertIterationNotFinished(iterationDir);
+    // Every option is checked, and the store opened, before the post-snapshot is written.
+    const sessionId = opts.session ?? DEFAULT_SESSION_ID;
+    const storage = opts.store === false ? null : await lib.openStore(storeSpec(io, root, typeof opts.store === 'string' ? opts.store : undefined, config), { cwd: io.cwd, env: io.env, within: root });
+    try {
+      // A file store that cannot be reached (a planted link) fails before the post-snapshot is written.
+      if (storage !== null && 'baseDir' in storage) {
+        await storage.listSessions().catch((e: unknown) => {
+          if ((e as { code?: unknown }).code === 'ERR_CONTAINMENT') throw e;
+        });
+      }
+      const manager = managerFor(lib, io, root, opts, config, 'post', prefetched);
+      const post = manager.capturePostSnapshot(root, iterationDir);
+      const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
+      const diff = manager.calculateDiff(pre, post);
+      const review = await reviewOf(root, iterationDir);
+      if (!opts.json) io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff, ...reportFiles(review) }));
+      let saved: { sessionId: string; snapshotId: string } | null = null;
+      if (storage !== null) {
+        const r = await lib.saveIterationRecord(storage, { iterationDir, pre, post, diff, ...(review ? { review } : {}) }, sessionId);
+        saved = { sessionId, snapshotId: r.snapshotId };
+        writeLine(io.stderr, `cairn: iteration record saved to the store (session ${sessionId}, scope agent/iterations, id ${r.snapshotId})`);
+      }
+      // The shape cairn_session_post returns.
+      if (opts.json) writeJson(io, { iterationDir, diff, saved });
+    } finally {
+      await storage?.close();
+    }
+  }
 
   registerReviewCommands(session, io);
   registerRestoreCommand(session, io);

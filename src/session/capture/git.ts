@@ -12,12 +12,12 @@ import type { FileDiff, GitStatus } from '../types.js';
 
 export const UNKNOWN = 'unknown';
 
-const GIT_BASE_ARGS = ['-c', 'core.quotePath=false', '--literal-pathspecs', '--no-optional-locks'];
+export const GIT_BASE_ARGS = ['-c', 'core.quotePath=false', '--literal-pathspecs', '--no-optional-locks'];
 
 /** Variables that would point git at another repository than the one at projectRoot. */
 const REDIRECTING_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_COMMON_DIR', 'GIT_NAMESPACE', 'GIT_PREFIX'];
 
-function gitEnv(): NodeJS.ProcessEnv {
+export function gitEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of REDIRECTING_ENV) delete env[name];
   // Pager, prompts and editors must never start from a library call.
@@ -55,13 +55,13 @@ function isSafeRevision(rev: string): boolean {
 const NOT_A_REPO: GitStatus = { branch: UNKNOWN, commit: UNKNOWN, staged: [], unstaged: [], untracked: [] };
 
 /** The two outputs a status is read from: `rev-parse --is-inside-work-tree --show-prefix`, then (inside a work tree) `status`. */
-interface StatusOutputs {
+export interface StatusOutputs {
   revParse: string | null;
   status: string | null;
 }
 
-const REV_PARSE_ARGS = ['rev-parse', '--is-inside-work-tree', '--show-prefix'];
-const STATUS_ARGS = ['status', '--porcelain=v2', '-z', '--branch', '--no-renames', '--untracked-files=all', '--', '.'];
+export const REV_PARSE_ARGS = ['rev-parse', '--is-inside-work-tree', '--show-prefix'];
+export const STATUS_ARGS = ['status', '--porcelain=v2', '-z', '--branch', '--no-renames', '--untracked-files=all', '--', '.'];
 
 /** Runs both commands (the second only inside a work tree). Self-contained: also runs as text. */
 function statusOutputs(run: (args: string[]) => string | null, revParseArgs: string[], statusArgs: string[]): StatusOutputs {
@@ -98,7 +98,8 @@ export function captureGitStatus(projectRoot: string): GitStatus {
   return parseStatus(statusOutputs((args) => runGit(projectRoot, args), REV_PARSE_ARGS, STATUS_ARGS));
 }
 
-function parseStatus(outputs: StatusOutputs): GitStatus {
+/** The status from the outputs of the two commands (null: the command failed), as captureGitStatus reads them. */
+export function parseStatus(outputs: StatusOutputs): GitStatus {
   const prefix = workTreePrefix(outputs.revParse);
   if (prefix === null) return { ...NOT_A_REPO, staged: [], unstaged: [], untracked: [] };
   const out = outputs.status;
