@@ -219,7 +219,7 @@ Examples:
       .description('print one snapshot as JSON: the latest, or a history snapshot with --id; an iteration record as its text report with --report, or its patch with --patch')
       .option('--session <id>', 'session id (required)')
       .option('--scope <scope>', 'agent or multiAgent (default: agent)')
-      .option('--scope-id <id>', 'agent or orchestrator id (required)')
+      .option('--scope-id <id>', "agent or orchestrator id (required, except with --report or --patch: 'iterations')")
       .option('--id <snapshotId>', 'a history snapshot id (default: the latest snapshot)')
       .option('--report', "print an iteration record (saved by `cairn session post`) as `cairn session report` does: summary, files with status and +/- lines, commits, tests; --scope-id defaults to 'iterations'")
       .option('--patch', 'print the patch kept with an iteration record (cut at 256 KiB when bigger; stderr says so)'),
