@@ -8,9 +8,11 @@
  * Precedence, everywhere: command-line flags > environment (`CAIRN_STORE`, `CAIRN_STATE_DIR`) >
  * this file > built-in defaults.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { parseJsonBounded } from '../core/bounded-json.js';
+import { readFileWithin } from '../core/contained-dir.js';
 import { CairnError, errnoCode } from '../core/errors.js';
+import { decodeUtf8Strict } from '../core/utf8.js';
 
 export const CONFIG_FILE = path.join('.cairn', 'config.json');
 /** A config is a few hundred bytes; anything past this is not one. */
@@ -100,37 +102,34 @@ export function validateConfig(value: unknown, file = CONFIG_FILE): CairnConfig 
   return value as CairnConfig;
 }
 
-/** Reads `<root>/.cairn/config.json`; a project without one gets `{}`. */
+/**
+ * Reads `<root>/.cairn/config.json`; a project without one gets `{}`. It is reached from the root
+ * with no link followed in any component (a planted `.cairn` or config link is refused),
+ * non-blocking, size-bounded, strict UTF-8 and depth-bounded: the shared readers of every file
+ * cairn reads from a tree (src/core/contained-dir.ts, bounded-json.ts, utf8.ts). Every refusal is
+ * ERR_CONFIG (exit 2) naming the file.
+ */
 export function loadConfig(root: string): LoadedConfig {
   const file = path.join(root, CONFIG_FILE);
+  let bytes: Buffer | null;
   let text: string;
-  let fd: number;
+  let parsed: unknown;
   try {
-    // No-follow and non-blocking: a planted link or FIFO in .cairn/ is refused, not followed or waited on.
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    bytes = readFileWithin(file, path.resolve(root), { maxBytes: MAX_CONFIG_BYTES });
+    if (bytes === null) return { config: {}, file: null };
+    text = decodeUtf8Strict(bytes, file);
+    parsed = parseJsonBounded(text, { file, what: 'config file' });
   } catch (e) {
     const code = errnoCode(e);
     if (code === 'ENOENT' || code === 'ENOTDIR') return { config: {}, file: null };
-    throw new CairnError('ERR_CONFIG', `${file}: cannot be read (${code ?? String(e)}); it must be a regular file`, { exitCode: 2, path: file, cause: e });
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile()) throw new CairnError('ERR_CONFIG', `${file}: is not a regular file`, { exitCode: 2, path: file });
-    if (st.size > MAX_CONFIG_BYTES) throw new CairnError('ERR_CONFIG', `${file}: ${st.size} bytes is too large for a config (at most ${MAX_CONFIG_BYTES})`, { exitCode: 2, path: file });
-    const buf = Buffer.alloc(Math.min(st.size + 1, MAX_CONFIG_BYTES + 1));
-    const n = fs.readSync(fd, buf, 0, buf.length, 0);
-    text = new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, n));
-  } catch (e) {
-    if (e instanceof CairnError) throw e;
-    throw new CairnError('ERR_CONFIG', `${file}: cannot be read as UTF-8 text`, { exitCode: 2, path: file, cause: e });
-  } finally {
-    fs.closeSync(fd);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (e) {
-    throw new CairnError('ERR_CONFIG', `${file}: not valid JSON (${(e as Error).message}); fix the file or remove it`, { exitCode: 2, path: file, cause: e });
+    const why = !(e instanceof CairnError)
+      ? `cannot be read (${code ?? String(e)}); it must be a regular file`
+      : e.code === 'ERR_TOO_LARGE'
+        ? `too large for a config (at most ${MAX_CONFIG_BYTES} bytes)`
+        : e.code === 'ERR_CORRUPT' && e.cause instanceof Error
+          ? `not valid JSON (${e.cause.message}); fix the file or remove it`
+          : e.message;
+    throw new CairnError('ERR_CONFIG', `${file}: ${why}`, { exitCode: 2, path: file, cause: e });
   }
   return { config: validateConfig(parsed, file), file };
 }

@@ -40,7 +40,7 @@ function restoreKeeps(cairnDir: string, into: Set<string>): void {
 
 /** Every sha256 that a live inventory or a restore record references. */
 export function liveContent(cairnDir: string): { live: Set<string>; roots: string[] } {
-  const inventories = new InventoryStore(path.join(cairnDir, 'inventories'));
+  const inventories = new InventoryStore(path.join(cairnDir, 'inventories'), { within: path.dirname(path.resolve(cairnDir)) });
   const live = new Set<string>();
   const seenTrees = new Set<string>();
   const roots = inventories.liveRoots();

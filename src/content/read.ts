@@ -64,7 +64,7 @@ export function openIteration(projectRoot: string, iteration?: string | number, 
   } catch (e) {
     if (!(e instanceof CairnError && e.code === 'ERR_NOT_FOUND')) throw e;
   }
-  const inventories = new InventoryStore(path.join(cairnDir, 'inventories'));
+  const inventories = new InventoryStore(path.join(cairnDir, 'inventories'), { within: path.dirname(path.resolve(cairnDir)) });
   const store = openContentStore(cairnDir);
   return new IterationContentImpl(root, iterationName(dir), dir, pre, post, inventories, store);
 }

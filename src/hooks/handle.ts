@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ContainedDir, readFileWithin, writeFileWithin } from '../core/contained-dir.js';
 import { acquireDirLock, type DirLock } from '../core/lock.js';
 import { findProjectRoot } from '../core/root.js';
 import { loadConfig, configuredStateDir, configuredStore, type CairnConfig } from '../config/index.js';
@@ -43,10 +44,13 @@ function hash(s: string): string {
   return createHash('sha256').update(s).digest('hex');
 }
 
-function readAgentFile(dir: string): AgentIteration | null {
+/** An iteration's agent.json (no link followed below the project root), or null. */
+export function readAgentFile(dir: string, root: string): AgentIteration | null {
   try {
-    const doc = JSON.parse(fs.readFileSync(path.join(dir, AGENT_FILE), 'utf8')) as AgentIteration;
-    return typeof doc.sessionId === 'string' ? doc : null;
+    const bytes = readFileWithin(path.join(dir, AGENT_FILE), root, { maxBytes: 64 * 1024 });
+    if (bytes === null) return null;
+    const doc = JSON.parse(bytes.toString('utf8')) as AgentIteration;
+    return typeof doc === 'object' && doc !== null && typeof doc.sessionId === 'string' ? doc : null;
   } catch {
     return null;
   }
@@ -55,7 +59,7 @@ function readAgentFile(dir: string): AgentIteration | null {
 /** The open iterations (pre, no post) this agent session started, oldest first. */
 export function openIterationsOf(lib: SessionLib, root: string, agent: string, sessionId: string): string[] {
   return lib.openIterationDirs(root).filter((dir) => {
-    const a = readAgentFile(dir);
+    const a = readAgentFile(dir, root);
     return a !== null && a.agent === agent && a.sessionId === sessionId;
   });
 }
@@ -75,7 +79,7 @@ function turnStart(lib: SessionLib, root: string, config: CairnConfig, agent: Ag
   const dir = lib.createNextIterationDir(root);
   const record: AgentIteration = { agent: agent.id, sessionId: p.sessionId, startedAt: new Date().toISOString() };
   if (p.transcriptPath !== undefined) record.transcriptPath = p.transcriptPath;
-  fs.writeFileSync(path.join(dir, AGENT_FILE), `${JSON.stringify(record, null, 2)}\n`);
+  writeFileWithin(path.join(dir, AGENT_FILE), root, `${JSON.stringify(record, null, 2)}\n`, { exclusive: true });
   new lib.SnapshotManager(root, managerOptions(config, env, 'pre')).capturePreSnapshot(root, dir);
   return { did: 'pre', iteration: path.basename(dir) };
 }
@@ -87,13 +91,13 @@ async function turnEnd(lib: SessionLib, root: string, config: CairnConfig, agent
   const { openStore } = await import('../store/open.js');
   // The store is opened first: a bad store fails before the post-snapshot is written.
   const spec = configuredStore(config, root, env, undefined) ?? path.join(root, '.cairn', 'store');
-  const storage = await openStore(spec, { cwd: root, env });
+  const storage = await openStore(spec, { cwd: root, env, within: root });
   try {
     const manager = new lib.SnapshotManager(root, managerOptions(config, env, 'post'));
     const post = manager.capturePostSnapshot(root, dir);
-    const pre = lib.readPreSnapshot(path.join(dir, lib.PRE_SNAPSHOT_FILE));
+    const pre = lib.readPreSnapshot(path.join(dir, lib.PRE_SNAPSHOT_FILE), root);
     const diff = manager.calculateDiff(pre, post);
-    const started = readAgentFile(dir);
+    const started = readAgentFile(dir, root);
     const agentInfo: { name: string; sessionId: string; transcriptPath?: string } = { name: agent.id, sessionId: p.sessionId };
     const transcript = p.transcriptPath ?? started?.transcriptPath;
     if (transcript !== undefined) agentInfo.transcriptPath = transcript;
@@ -111,23 +115,24 @@ async function turnEnd(lib: SessionLib, root: string, config: CairnConfig, agent
   return { did: 'post', iteration: path.basename(dir) };
 }
 
-/** The newest stage note under the stage dir, as `{file, text}`, or null. */
+/** The newest stage note under the stage dir, as `{file, text}`, or null. No link is followed below the root. */
 function latestStageNote(root: string, stageDir: string): { file: string; text: string; stage?: string; next?: string } | null {
-  const dir = path.resolve(root, stageDir);
-  let newest: { name: string; mtime: number } | null = null;
+  const rel = path.relative(root, path.resolve(root, stageDir));
+  if (rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) return null;
+  let dir: ContainedDir | null = null;
   try {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    dir = ContainedDir.open(root, rel.split(path.sep));
+    if (dir === null) return null;
+    let newest: { name: string; mtime: number } | null = null;
+    for (const e of dir.entries()) {
       if (!e.isFile() || !e.name.endsWith('.snapshot.md')) continue;
-      const mtime = fs.lstatSync(path.join(dir, e.name)).mtimeMs;
+      const mtime = dir.lstat(e.name)?.mtimeMs ?? 0;
       if (newest === null || mtime > newest.mtime || (mtime === newest.mtime && e.name > newest.name)) newest = { name: e.name, mtime };
     }
-  } catch {
-    return null;
-  }
-  if (newest === null) return null;
-  const file = path.join(dir, newest.name);
-  try {
-    const text = fs.readFileSync(file, 'utf8');
+    if (newest === null) return null;
+    const file = dir.shown(newest.name);
+    const text = dir.readFile(newest.name, { maxBytes: 64 * 1024 })?.toString('utf8');
+    if (text === undefined) return null;
     const fm = /^---\n([\s\S]*?)\n---\n?([\s\S]*)$/.exec(text);
     const field = (name: string): string | undefined => {
       const m = fm === null ? null : new RegExp(`^${name}:\\s*"?([^"\\n]*)"?\\s*$`, 'm').exec(fm[1]!);
@@ -140,7 +145,9 @@ function latestStageNote(root: string, stageDir: string): { file: string; text: 
     if (next !== undefined) note.next = next;
     return note;
   } catch {
-    return null;
+    return null; // a link, a file or something unreadable where the notes should be: no context
+  } finally {
+    dir?.close();
   }
 }
 
@@ -152,8 +159,8 @@ function plural(n: number, word: string): string {
 export function lastIterationSummary(lib: SessionLib, root: string): string[] | null {
   const dir = lib.latestIterationDir(root, { needPost: true });
   if (dir === null) return null;
-  const pre = lib.readPreSnapshot(path.join(dir, lib.PRE_SNAPSHOT_FILE));
-  const post = lib.readPostSnapshot(path.join(dir, lib.POST_SNAPSHOT_FILE));
+  const pre = lib.readPreSnapshot(path.join(dir, lib.PRE_SNAPSHOT_FILE), root);
+  const post = lib.readPostSnapshot(path.join(dir, lib.POST_SNAPSHOT_FILE), root);
   const diff = new lib.SnapshotManager(root).calculateDiff(pre, post);
   const n = path.basename(dir);
   const added = diff.filesAdded.length;
@@ -206,6 +213,7 @@ export async function handleHook(agent: AgentSpec, stdin: string, cwd: string, e
   let root: string | null = null;
   let output: unknown = null;
   let lock: DirLock | null = null;
+  let locks: ContainedDir | null = null;
   try {
     let doc: unknown;
     try {
@@ -240,11 +248,13 @@ export async function handleHook(agent: AgentSpec, stdin: string, cwd: string, e
       return { output, entry, root };
     }
     // One agent session's hooks one at a time; bounded, so a stuck holder never stalls the agent.
-    const lockDir = path.join(root, '.cairn', 'hooks', 'locks');
-    fs.mkdirSync(lockDir, { recursive: true });
-    lock = await acquireDirLock(path.join(lockDir, `${agent.id}-${hash(payload.sessionId).slice(0, 16)}`), {
+    // Reached through the opened directory (no link followed below the root), as the stage lock is.
+    locks = ContainedDir.require(root, ['.cairn', 'hooks', 'locks'], { create: true });
+    const lockName = `${agent.id}-${hash(payload.sessionId).slice(0, 16)}`;
+    lock = await acquireDirLock(locks.at(lockName), {
       timeoutMs: Math.max(1000, Math.floor((timeoutSeconds(config) * 1000) / 2)),
       releaseOnSignal: true,
+      shownPath: locks.shown(lockName),
     });
     const result = action === 'turn-start' ? turnStart(lib, root, config, agent, payload, env) : await turnEnd(lib, root, config, agent, payload, env);
     Object.assign(entry, result);
@@ -255,6 +265,7 @@ export async function handleHook(agent: AgentSpec, stdin: string, cwd: string, e
     return { output, entry, root };
   } finally {
     if (lock !== null) await lock.release().catch(() => false);
+    locks?.close();
     entry.ms = Date.now() - started;
     if (root !== null) appendHookLog(root, entry);
   }

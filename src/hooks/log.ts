@@ -6,6 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ContainedDir } from '../core/contained-dir.js';
 
 export const HOOK_LOG = path.join('.cairn', 'hooks', 'hook.log');
 const MAX_LOG_BYTES = 1024 * 1024;
@@ -23,44 +24,60 @@ export interface HookLogEntry {
   message?: string;
 }
 
+/** `<root>/.cairn/hooks`, reached without following a link below the root (a planted link is refused). */
+function openHooksDir(root: string, create: boolean): ContainedDir | null {
+  return ContainedDir.open(root, path.dirname(HOOK_LOG).split(path.sep), { create });
+}
+
 export function appendHookLog(root: string, entry: HookLogEntry): void {
-  const file = path.join(root, HOOK_LOG);
+  const name = path.basename(HOOK_LOG);
+  let dir: ContainedDir | null = null;
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    dir = openHooksDir(root, true)!;
+    if ((dir.lstat(name)?.size ?? 0) > MAX_LOG_BYTES) dir.rename(name, `${name}.1`);
+    const fd = fs.openSync(dir.at(name), fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK, 0o644);
     try {
-      if (fs.statSync(file).size > MAX_LOG_BYTES) fs.renameSync(file, `${file}.1`);
-    } catch {
-      // no log yet
-    }
-    const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o644);
-    try {
-      fs.writeSync(fd, `${JSON.stringify(entry)}\n`);
+      if (fs.fstatSync(fd).isFile()) fs.writeSync(fd, `${JSON.stringify(entry)}\n`);
     } finally {
       fs.closeSync(fd);
     }
   } catch {
-    // Nowhere left to report to; the hook still exits 0.
+    // Nowhere left to report to (or a link planted there); the hook still exits 0.
+  } finally {
+    dir?.close();
   }
 }
 
 /** The newest `limit` entries, newest last. */
 export function readHookLog(root: string, limit = 200): HookLogEntry[] {
   const out: HookLogEntry[] = [];
-  for (const file of [`${path.join(root, HOOK_LOG)}.1`, path.join(root, HOOK_LOG)]) {
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
+  let dir: ContainedDir | null;
+  try {
+    dir = openHooksDir(root, false);
+  } catch {
+    return out; // a link or a file where .cairn/hooks should be: no log to show
+  }
+  if (dir === null) return out;
+  const name = path.basename(HOOK_LOG);
+  try {
+    for (const file of [`${name}.1`, name]) {
+      let text: string;
       try {
-        out.push(JSON.parse(line) as HookLogEntry);
+        text = dir.readFile(file, { maxBytes: 4 * MAX_LOG_BYTES })?.toString('utf8') ?? '';
       } catch {
-        // a torn line
+        continue;
+      }
+      for (const line of text.split('\n')) {
+        if (line === '') continue;
+        try {
+          out.push(JSON.parse(line) as HookLogEntry);
+        } catch {
+          // a torn line
+        }
       }
     }
+  } finally {
+    dir.close();
   }
   return out.slice(-limit);
 }

@@ -9,10 +9,15 @@
  * (no comments) that reads back exactly as `JSON.stringify` with its own indentation writes it.
  * Anything else is refused with the entries to add by hand (or rewritten with `reformat`, which
  * keeps a backup). Writes go to a temp file renamed into place, keeping the file's mode.
+ *
+ * The file is reached from its scope's base (the project root, or the home directory for scope
+ * user) without following a link in any component (ContainedDir): a planted `.claude` link cannot
+ * carry the write, the read or the removal anywhere else; a link at the file itself is refused.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CairnError, errnoCode } from '../core/errors.js';
+import { ContainedDir, rootedAt } from '../core/contained-dir.js';
+import { parseJsonBounded } from '../core/bounded-json.js';
+import { CairnError } from '../core/errors.js';
 import type { AgentSpec } from './agents.js';
 
 type Json = Record<string, unknown>;
@@ -63,23 +68,38 @@ function serialise(doc: Json, indent: string | number): string {
   return `${JSON.stringify(doc, null, indent)}\n`;
 }
 
-function load(file: string): Loaded {
-  let text: string;
+/** The settings file's directory, opened from `within` with no link followed below it; null when missing. */
+function openDir(file: string, within: string | undefined, create: boolean): ContainedDir | null {
+  const { root, parts } = rootedAt(path.dirname(file), within);
+  return ContainedDir.open(root, parts, { create });
+}
+
+function withDir<T>(file: string, within: string | undefined, create: boolean, fn: (dir: ContainedDir | null, name: string) => T): T {
+  const dir = openDir(file, within, create);
   try {
-    const st = fs.lstatSync(file);
+    return fn(dir, path.basename(file));
+  } finally {
+    dir?.close();
+  }
+}
+
+function load(file: string, within: string | undefined): Loaded {
+  const text = withDir(file, within, false, (dir, name) => {
+    const st = dir?.lstat(name) ?? null;
+    if (dir === null || st === null) return null;
     if (!st.isFile()) throw new CairnError('ERR_SETTINGS', `${file} is not a regular file (a link or a directory); cairn will not write through it`, { exitCode: 2, path: file });
     if (st.size > MAX_SETTINGS_BYTES) throw new CairnError('ERR_SETTINGS', `${file} is ${st.size} bytes, too large for a settings file`, { exitCode: 2, path: file });
-    text = fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    if (errnoCode(e) === 'ENOENT') return { doc: {}, exists: false, indent: 2, odd: false, text: '' };
-    throw e;
-  }
+    return dir.readFile(name, { maxBytes: MAX_SETTINGS_BYTES })?.toString('utf8') ?? null;
+  });
+  if (text === null) return { doc: {}, exists: false, indent: 2, odd: false, text: '' };
   if (text.trim() === '') return { doc: {}, exists: true, indent: 2, odd: false, text };
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    doc = parseJsonBounded(text, { file, what: 'settings file' });
   } catch (e) {
-    throw new CairnError('ERR_SETTINGS', `${file} is not plain JSON (${(e as Error).message}; comments and trailing commas are not JSON); cairn will not rewrite it. Add the entries shown below by hand, or remove the comments and run this again`, { exitCode: 2, path: file });
+    const cause = (e as { cause?: unknown }).cause;
+    const why = cause instanceof Error ? cause.message : (e as Error).message;
+    throw new CairnError('ERR_SETTINGS', `${file} is not plain JSON (${why}; comments and trailing commas are not JSON); cairn will not rewrite it. Add the entries shown below by hand, or remove the comments and run this again`, { exitCode: 2, path: file });
   }
   if (!isObject(doc)) throw new CairnError('ERR_SETTINGS', `${file} does not hold a JSON object; cairn will not rewrite it`, { exitCode: 2, path: file });
   const indent = detectIndent(text);
@@ -87,27 +107,20 @@ function load(file: string): Loaded {
   return { doc, exists: true, indent, odd, text };
 }
 
-function write(file: string, loaded: Loaded, doc: Json, reformat: boolean): string | undefined {
+function write(file: string, within: string | undefined, loaded: Loaded, doc: Json, reformat: boolean): string | undefined {
   let backup: string | undefined;
-  if (loaded.exists && loaded.odd) {
-    if (!reformat) {
-      throw new CairnError('ERR_SETTINGS_FORMAT', `${file} is formatted in a way cairn cannot keep byte for byte; nothing was changed. Run again with --reformat to rewrite it as standard JSON (a backup is kept), or add the entries shown below by hand`, { exitCode: 2, path: file });
-    }
-    backup = `${file}.cairn-backup`;
-    fs.writeFileSync(backup, loaded.text, { mode: 0o600 });
+  if (loaded.exists && loaded.odd && !reformat) {
+    throw new CairnError('ERR_SETTINGS_FORMAT', `${file} is formatted in a way cairn cannot keep byte for byte; nothing was changed. Run again with --reformat to rewrite it as standard JSON (a backup is kept), or add the entries shown below by hand`, { exitCode: 2, path: file });
   }
   const keepsNewline = !loaded.exists || loaded.text.endsWith('\n') || loaded.odd;
   const text = keepsNewline ? serialise(doc, loaded.indent) : JSON.stringify(doc, null, loaded.indent);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  let mode = 0o644;
-  try {
-    mode = fs.statSync(file).mode & 0o777;
-  } catch {
-    // a new file
-  }
-  const tmp = `${file}.cairn-${process.pid}.tmp`;
-  fs.writeFileSync(tmp, text, { mode, flag: 'wx' });
-  fs.renameSync(tmp, file);
+  withDir(file, within, true, (dir, name) => {
+    if (loaded.exists && loaded.odd) {
+      backup = `${file}.cairn-backup`;
+      dir!.writeFile(`${name}.cairn-backup`, loaded.text, { mode: 0o600 });
+    }
+    dir!.writeFile(name, text, { mode: (dir!.lstat(name)?.mode ?? 0o644) & 0o777 });
+  });
   return backup;
 }
 
@@ -142,8 +155,14 @@ function ours(agent: AgentSpec, list: unknown[]): [number, number][] {
   return out;
 }
 
-export function installHooks(agent: AgentSpec, file: string, command: string, timeoutSeconds: number, options: { reformat?: boolean } = {}): SettingsChange {
-  const loaded = load(file);
+/** Options of install and uninstall: `within` is the scope's base (project root or home), below which no link is followed. */
+export interface SettingsWriteOptions {
+  reformat?: boolean;
+  within?: string;
+}
+
+export function installHooks(agent: AgentSpec, file: string, command: string, timeoutSeconds: number, options: SettingsWriteOptions = {}): SettingsChange {
+  const loaded = load(file, options.within);
   const doc = structuredClone(loaded.doc);
   if (agent.layout === 'cursor' && doc.version === undefined) doc.version = 1;
   if (doc.hooks !== undefined && !isObject(doc.hooks)) throw new CairnError('ERR_SETTINGS', `${file}: "hooks" is not an object; cairn will not rewrite it`, { exitCode: 2, path: file });
@@ -171,7 +190,7 @@ export function installHooks(agent: AgentSpec, file: string, command: string, ti
     if (found.length > 1 && !events.includes(event)) events.push(event);
   }
   if (events.length === 0 && loaded.exists) return { file, events, changed: false };
-  const backup = write(file, loaded, doc, options.reformat === true);
+  const backup = write(file, options.within, loaded, doc, options.reformat === true);
   return backup === undefined ? { file, events, changed: true } : { file, events, changed: true, backup };
 }
 
@@ -186,8 +205,8 @@ function removeAt(list: unknown[], g: number, h: number): void {
   if (inner.length === 0) list.splice(g, 1);
 }
 
-export function uninstallHooks(agent: AgentSpec, file: string, options: { reformat?: boolean } = {}): SettingsChange {
-  const loaded = load(file);
+export function uninstallHooks(agent: AgentSpec, file: string, options: SettingsWriteOptions = {}): SettingsChange {
+  const loaded = load(file, options.within);
   if (!loaded.exists) return { file, events: [], changed: false };
   const doc = structuredClone(loaded.doc);
   const hooks = isObject(doc.hooks) ? doc.hooks : undefined;
@@ -208,17 +227,17 @@ export function uninstallHooks(agent: AgentSpec, file: string, options: { reform
   const onlyVersion = agent.layout === 'cursor' && Object.keys(doc).length === 1 && doc.version === 1;
   if (Object.keys(doc).length === 0 || onlyVersion) {
     // Nothing but what cairn added is left: the file goes, as if it had never been written.
-    fs.rmSync(file);
+    withDir(file, options.within, false, (dir, name) => dir?.unlink(name));
     return { file, events, changed: true };
   }
-  const backup = write(file, loaded, doc, options.reformat === true);
+  const backup = write(file, options.within, loaded, doc, options.reformat === true);
   return backup === undefined ? { file, events, changed: true } : { file, events, changed: true, backup };
 }
 
-export function hooksStatus(agent: AgentSpec, file: string): SettingsStatus {
+export function hooksStatus(agent: AgentSpec, file: string, within?: string): SettingsStatus {
   let loaded: Loaded;
   try {
-    loaded = load(file);
+    loaded = load(file, within);
   } catch (e) {
     return { file, exists: true, installed: [], missing: Object.keys(agent.events), problem: (e as Error).message };
   }

@@ -7,10 +7,9 @@
  * before cairn kept content are read the same way from their pre and post HEAD commits.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { commitsOf, resolversBySide, type Side } from '../content/read.js';
 import { openContentStore } from '../content/capture.js';
-import { containedPath } from '../core/paths.js';
+import { ContainedDir } from '../core/contained-dir.js';
 import type { InventoryEntry } from '../session/inventory-store/inventory-store.js';
 import type { PostSnapshot, PreSnapshot } from '../session/types.js';
 
@@ -31,13 +30,22 @@ export interface ContentSource {
 
 const COMMIT = /^[0-9a-f]{40,64}$/;
 
-/** A symlink's target read from the working tree, when the path is still a symlink (post only). */
+/**
+ * A symlink's target read from the working tree, when the path is still a symlink (post only).
+ * Its directory is reached from the root with no link followed (ContainedDir): a directory
+ * swapped for a link cannot make this read a link outside the project.
+ */
 function linkOnDisk(root: string, rel: string): Buffer | null {
+  const parts = rel.split('/');
+  const name = parts.pop()!;
+  let dir: ContainedDir | null = null;
   try {
-    const file = path.join(containedPath(root, path.dirname(rel)), path.basename(rel));
-    return fs.lstatSync(file).isSymbolicLink() ? fs.readlinkSync(file, { encoding: 'buffer' }) : null;
+    dir = ContainedDir.open(root, parts);
+    return dir?.lstat(name)?.isSymbolicLink() === true ? fs.readlinkSync(dir.at(name), { encoding: 'buffer' }) : null;
   } catch {
     return null;
+  } finally {
+    dir?.close();
   }
 }
 

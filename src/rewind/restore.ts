@@ -18,6 +18,7 @@
  * temp file is left) and says so.
  */
 import * as path from 'node:path';
+import { ContainedDir } from '../core/contained-dir.js';
 import { acquireDirLock } from '../core/lock.js';
 import { CairnError } from '../core/errors.js';
 import { commitsOf } from '../content/read.js';
@@ -130,16 +131,26 @@ interface Context {
 
 async function withRestoreLock<T>(root: string, timeoutMs: number, fn: (ctx: Context) => T): Promise<T> {
   const restores = openRestoresDir(root, true) as NonNullable<ReturnType<typeof openRestoresDir>>;
-  const lock = await acquireDirLock(path.join(root, '.cairn', 'restore.lock'), {
-    timeoutMs,
-    timeoutMessage: (ms, p) => `another restore of this project is running (lock ${p} held for ${Math.round(ms / 1000)} s); wait for it and retry`,
-  });
+  // The lock is made through the opened .cairn (no link followed below the root), as the stage lock is.
+  const cairn = ContainedDir.require(root, ['.cairn']);
+  let lock: Awaited<ReturnType<typeof acquireDirLock>>;
+  try {
+    lock = await acquireDirLock(cairn.at('restore.lock'), {
+      timeoutMs,
+      shownPath: cairn.shown('restore.lock'),
+      timeoutMessage: (ms) => `another restore of this project is running (lock ${cairn.shown('restore.lock')} held for ${Math.round(ms / 1000)} s); wait for it and retry`,
+    });
+  } catch (e) {
+    cairn.close();
+    restores.close();
+    throw e;
+  }
   const tree = new ProjectTree(root);
   try {
     const ctx: Context = {
       root,
       tree,
-      inventories: new InventoryStore(path.join(root, '.cairn', 'inventories')),
+      inventories: new InventoryStore(path.join(root, '.cairn', 'inventories'), { within: root }),
       store: openContentStore(path.join(root, '.cairn')),
       records: readRecords(restores),
     };
@@ -148,6 +159,7 @@ async function withRestoreLock<T>(root: string, timeoutMs: number, fn: (ctx: Con
     tree.close();
     restores.close();
     lock.releaseSync();
+    cairn.close();
   }
 }
 

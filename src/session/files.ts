@@ -7,7 +7,7 @@ import { isTempName } from '../core/atomic-write.js';
 import type { AiwgState, FileSnapshot } from './types.js';
 import { isRecord } from '../core/jcs.js';
 import { STATE_JSON_DEPTH, parseJsonBounded } from '../core/bounded-json.js';
-import { ContainedDir, rootedAt } from '../core/contained-dir.js';
+import { ContainedDir, ContainmentError, rootedAt } from '../core/contained-dir.js';
 import { CairnError } from '../core/errors.js';
 
 /** The seed's key files, in the seed's order. */
@@ -33,26 +33,32 @@ export function toPosixRelative(from: string, to: string): string {
 }
 
 /**
- * SHA-256, size and mtime of one file; `path` is POSIX and relative to projectRoot. One open:
- * the size is that of the bytes hashed and the mtime that of the file read (no second stat that
- * could see another version). Opened non-blocking, so a FIFO in its place cannot hang the
- * snapshot; anything but a regular file is refused.
+ * SHA-256, size and mtime of one file; `path` is POSIX and relative to projectRoot. The file is
+ * reached from the root with no link followed in any component (ContainedDir); a path outside
+ * the root, a link or anything but a regular file is refused with ERR_CONTAINMENT. One open:
+ * the size is that of the bytes hashed and the mtime that of the file read. Opened
+ * non-blocking, so a FIFO in its place cannot hang the snapshot.
  */
 export function createFileSnapshot(projectRoot: string, filePath: string): FileSnapshot {
-  const absolute = path.resolve(projectRoot, filePath);
-  const fd = fs.openSync(absolute, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  const root = path.resolve(projectRoot);
+  const absolute = path.resolve(root, filePath);
+  const { root: from, parts } = rootedAt(path.dirname(absolute), root);
+  if (from !== root) throw new ContainmentError(absolute, 'outside');
+  const dir = ContainedDir.require(root, parts);
   try {
-    const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) throw Object.assign(new Error(`not a regular file: ${absolute}`), { code: stat.isDirectory() ? 'EISDIR' : 'EINVAL' });
-    const content = fs.readFileSync(fd);
-    return {
-      path: toPosixRelative(path.resolve(projectRoot), absolute),
-      hash: createHash('sha256').update(content).digest('hex'),
-      size: content.length,
-      mtime: stat.mtime.toISOString(),
-    };
+    const name = path.basename(absolute);
+    const fd = dir.openFile(name);
+    if (fd === null) throw Object.assign(new Error(`ENOENT: no such file ${absolute}`), { code: 'ENOENT' });
+    try {
+      const stat = fs.fstatSync(fd);
+      if (!stat.isFile()) throw new ContainmentError(absolute, 'not-a-file');
+      const content = fs.readFileSync(fd);
+      return { path: toPosixRelative(root, absolute), hash: createHash('sha256').update(content).digest('hex'), size: content.length, mtime: stat.mtime.toISOString() };
+    } finally {
+      fs.closeSync(fd);
+    }
   } finally {
-    fs.closeSync(fd);
+    dir.close();
   }
 }
 

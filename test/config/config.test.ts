@@ -70,6 +70,17 @@ describe('the config schema and the loader', () => {
     writeConfig(root, `{"exclude": [${'"a",'.repeat(100_000)}"b"]}`);
     expect(() => loadConfig(root)).toThrow(/too large/);
   });
+
+  it('never reads a config through a link at any component: .cairn planted as a link is refused (ERR_CONFIG)', () => {
+    const root = scratch();
+    const outsideDir = scratch();
+    write(outsideDir, 'config.json', '{"store": "/outside/store"}');
+    fs.symlinkSync(outsideDir, path.join(root, '.cairn'));
+    expect(() => loadConfig(root)).toThrow(expect.objectContaining({ code: 'ERR_CONFIG', exitCode: 2, message: expect.stringContaining('symbolic link') as unknown }));
+    fs.rmSync(path.join(root, '.cairn'));
+    writeConfig(root, `${'['.repeat(600)}${']'.repeat(600)}`);
+    expect(() => loadConfig(root)).toThrow(expect.objectContaining({ code: 'ERR_CONFIG', message: expect.stringContaining('nests more than') as unknown }));
+  });
 });
 
 describe('commands read the config', () => {

@@ -93,7 +93,7 @@ export function registerHooksCommands(program: Command, io: CliIO): void {
       const command = `${opts.command ?? selfCommand(io)} hook ${agent.id}`;
       let change;
       try {
-        change = installHooks(agent, file, command, timeoutSeconds(config), { reformat: opts.reformat === true });
+        change = installHooks(agent, file, command, timeoutSeconds(config), { reformat: opts.reformat === true, within: opts.scope === 'user' ? home(io) : root });
       } catch (e) {
         writeLine(io.stderr, `cairn hooks install: the entries to add to ${file}:\n${JSON.stringify(settingsFragment(agent, command, timeoutSeconds(config)), null, 2)}`);
         throw e;
@@ -117,7 +117,7 @@ export function registerHooksCommands(program: Command, io: CliIO): void {
       const root = projectRoot(io, opts.root);
       const { uninstallHooks } = await import('../../hooks/settings.js');
       const file = agent.settingsFile(opts.scope, root, opts.scope === 'user' ? home(io) : '');
-      const change = uninstallHooks(agent, file, { reformat: opts.reformat === true });
+      const change = uninstallHooks(agent, file, { reformat: opts.reformat === true, within: opts.scope === 'user' ? home(io) : root });
       if (opts.json) writeJson(io, change);
       else writeLine(io.stdout, change.changed ? `${agent.name}: cairn's hooks (${change.events.join(', ')}) removed from ${file}` : `${agent.name}: no cairn hooks in ${file}; nothing changed`);
     });
@@ -136,7 +136,7 @@ export function registerHooksCommands(program: Command, io: CliIO): void {
       const userHome = io.env.HOME || io.env.USERPROFILE || '';
       const rows = agents.map((agent) => ({
         agent: agent.id,
-        scopes: (['project', 'user'] as const).filter((s) => s === 'project' || userHome !== '').map((scope) => ({ scope, ...hooksStatus(agent, agent.settingsFile(scope, root, userHome)) })),
+        scopes: (['project', 'user'] as const).filter((s) => s === 'project' || userHome !== '').map((scope) => ({ scope, ...hooksStatus(agent, agent.settingsFile(scope, root, userHome), scope === 'user' ? userHome : root) })),
       }));
       const log = readHookLog(root).filter((e) => agents.some((a) => a.id === e.agent));
       const errors = log.filter((e) => e.level === 'error').slice(-10);

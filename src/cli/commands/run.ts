@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
+import { readFileWithin } from '../../core/contained-dir.js';
 import { UsageError, ExitCode, writeLine, type CliIO } from '../io.js';
 import { ROOT_HELP, projectRoot } from '../root.js';
 
@@ -46,8 +47,10 @@ function openIteration(lib: SessionLib, io: CliIO, root: string, flag: string | 
   if (agentSession) {
     for (let i = open.length - 1; i >= 0; i--) {
       try {
-        const agent = JSON.parse(fs.readFileSync(path.join(open[i]!, 'agent.json'), 'utf8')) as { sessionId?: unknown };
-        if (agent.sessionId === agentSession) return open[i]!;
+        // No link followed below the root: a planted agent.json link must not be read.
+        const bytes = readFileWithin(path.join(open[i]!, 'agent.json'), root, { maxBytes: 64 * 1024 });
+        const agent = bytes === null ? null : (JSON.parse(bytes.toString('utf8')) as { sessionId?: unknown } | null);
+        if (agent?.sessionId === agentSession) return open[i]!;
       } catch {
         // not an agent's iteration
       }
