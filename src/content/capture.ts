@@ -85,7 +85,7 @@ export function openContentStore(cairnDir: string): ContentStore {
       if (errnoCode(e) !== 'ENOENT') throw e;
     }
   }
-  return new ContentStore(dir);
+  return new ContentStore(dir, { within: path.dirname(path.resolve(cairnDir)) });
 }
 
 function inGit(ctx: CaptureContext): boolean {

@@ -22,8 +22,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { writeFileAtomicSync } from '../core/atomic-write.js';
-import { CairnError, errnoCode } from '../core/errors.js';
+import { ContainedDir, rootedAt } from '../core/contained-dir.js';
+import { CairnError } from '../core/errors.js';
 
 const MAGIC = Buffer.from('CAIRNPK1');
 const HEADER_FIXED = MAGIC.length + 4;
@@ -104,24 +104,49 @@ export class ContentStore {
   private locations: Map<string, Location> | null = null;
   private readonly blockCache = new Map<string, Buffer>();
 
-  constructor(dir: string) {
+  private readonly within: string | undefined;
+
+  /**
+   * `within` (the project root): every pack is reached from it through opened directories, no
+   * link followed in any component (ContainedDir), so a directory swapped for a link mid-capture
+   * cannot send a pack, a read or a deletion outside.
+   */
+  constructor(dir: string, options: { within?: string } = {}) {
     this.dir = path.resolve(dir);
+    this.within = options.within === undefined ? undefined : path.resolve(options.within);
   }
 
   private packsDir(): string {
     return path.join(this.dir, 'packs');
   }
 
+  /** Runs `fn` with `<dir>/packs` opened (null when missing and not `create`). */
+  private withPacks<T>(create: boolean, fn: (dir: ContainedDir | null) => T): T {
+    const { root, parts } = rootedAt(this.packsDir(), this.within);
+    const dir = ContainedDir.open(root, parts, { create });
+    try {
+      return fn(dir);
+    } finally {
+      dir?.close();
+    }
+  }
+
+  /** Names of the regular `.pack` files (links and the rest are passed over). */
+  private static packNames(dir: ContainedDir | null): string[] {
+    return dir === null ? [] : dir.entries().filter((e) => e.isFile() && e.name.endsWith('.pack')).map((e) => e.name);
+  }
+
   /** Every stored object's location, from the pack headers (read once per store object). */
   private index(): Map<string, Location> {
     if (this.locations !== null) return this.locations;
     const map = new Map<string, Location>();
-    for (const name of safeReaddir(this.packsDir())) {
-      if (!name.endsWith('.pack')) continue;
-      const header = readPackHeader(path.join(this.packsDir(), name));
-      if (header === null) continue;
-      for (const [sha, block, off, len] of header.index.objects) if (!map.has(sha)) map.set(sha, { pack: name, block, off, len });
-    }
+    this.withPacks(false, (dir) => {
+      for (const name of ContentStore.packNames(dir)) {
+        const header = readPackHeader(dir!.at(name));
+        if (header === null) continue;
+        for (const [sha, block, off, len] of header.index.objects) if (!map.has(sha)) map.set(sha, { pack: name, block, off, len });
+      }
+    });
     this.locations = map;
     return map;
   }
@@ -139,7 +164,7 @@ export class ContentStore {
     if (loc === undefined) return false;
     const now = new Date();
     try {
-      fs.utimesSync(path.join(this.packsDir(), loc.pack), now, now);
+      this.withPacks(false, (dir) => fs.lutimesSync(dir!.at(loc.pack), now, now));
     } catch {
       this.locations = null;
       return this.index().has(sha256);
@@ -164,20 +189,22 @@ export class ContentStore {
     const cached = this.blockCache.get(key);
     if (cached !== undefined) return cached;
     const file = path.join(this.packsDir(), pack);
-    const header = readPackHeader(file);
-    const info = header?.index.blocks[block];
-    if (header === null || info === undefined) throw new CairnError('ERR_CORRUPT', `content pack ${file} is unreadable or damaged`, { path: file });
-    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-    let packed: Buffer;
-    try {
-      packed = Buffer.alloc(info.len);
-      readFully(fd, packed, header.dataStart + info.off);
-    } finally {
-      fs.closeSync(fd);
-    }
+    const packed = this.withPacks(false, (dir) => {
+      const header = dir === null ? null : readPackHeader(dir.at(pack));
+      const info = header?.index.blocks[block];
+      if (header === null || info === undefined) throw new CairnError('ERR_CORRUPT', `content pack ${file} is unreadable or damaged`, { path: file });
+      const fd = fs.openSync(dir!.at(pack), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+      try {
+        const bytes = Buffer.alloc(info.len);
+        readFully(fd, bytes, header.dataStart + info.off);
+        return { bytes, codec: info.codec };
+      } finally {
+        fs.closeSync(fd);
+      }
+    });
     let raw: Buffer;
     try {
-      raw = info.codec === 'br' ? zlib.brotliDecompressSync(packed) : packed;
+      raw = packed.codec === 'br' ? zlib.brotliDecompressSync(packed.bytes) : packed.bytes;
     } catch (e) {
       throw new CairnError('ERR_CORRUPT', `content pack ${file} block ${block} does not decompress`, { path: file, cause: e });
     }
@@ -200,7 +227,7 @@ export class ContentStore {
     if (fresh.length === 0) return { objectsWritten: 0, rawBytes: 0, packBytes: 0, pack: null };
     const { buffer, index: packIndex } = buildPack(fresh);
     const name = `${Date.now().toString(36).padStart(9, '0')}-${randomBytes(6).toString('hex')}.pack`;
-    writeFileAtomicSync(path.join(this.packsDir(), name), buffer, { mkdir: true, mode: 0o600 });
+    this.withPacks(true, (dir) => dir!.writeFile(name, buffer, { mode: 0o600 }));
     for (const [sha, block, off, len] of packIndex.objects) index.set(sha, { pack: name, block, off, len });
     return { objectsWritten: fresh.length, rawBytes: fresh.reduce((s, i) => s + i.bytes.length, 0), packBytes: buffer.length, pack: name };
   }
@@ -208,22 +235,18 @@ export class ContentStore {
   /** Packs, objects and sizes (raw, as stored, on disk). */
   du(): ContentUsage {
     const usage: ContentUsage = { packs: 0, objects: 0, rawBytes: 0, storedBytes: 0, diskBytes: 0 };
-    for (const name of safeReaddir(this.packsDir())) {
-      if (!name.endsWith('.pack')) continue;
-      const file = path.join(this.packsDir(), name);
-      const header = readPackHeader(file);
-      if (header === null) continue;
-      try {
-        const st = fs.statSync(file);
+    this.withPacks(false, (dir) => {
+      for (const name of ContentStore.packNames(dir)) {
+        const header = readPackHeader(dir!.at(name));
+        const st = dir!.lstat(name);
+        if (header === null || st === null) continue;
         usage.storedBytes += st.size;
         usage.diskBytes += st.blocks * 512;
-      } catch {
-        continue;
+        usage.packs++;
+        usage.objects += header.index.objects.length;
+        for (const [, , , len] of header.index.objects) usage.rawBytes += len;
       }
-      usage.packs++;
-      usage.objects += header.index.objects.length;
-      for (const [, , , len] of header.index.objects) usage.rawBytes += len;
-    }
+    });
     return usage;
   }
 
@@ -237,49 +260,48 @@ export class ContentStore {
     const result: ContentGcResult = { packsDeleted: 0, packsRewritten: 0, objectsKept: 0, objectsDeleted: 0, bytesFreed: 0, dryRun };
     const cutoff = Date.now() - graceMs;
     const keptElsewhere = new Set<string>();
-    const names = safeReaddir(this.packsDir()).filter((n) => n.endsWith('.pack')).sort();
-    for (const name of names) {
-      const file = path.join(this.packsDir(), name);
-      const header = readPackHeader(file);
-      let stat: fs.Stats;
-      try {
-        stat = fs.statSync(file);
-      } catch {
-        continue;
+    const packs = this.withPacks(false, (dir) => dir?.reopen() ?? null);
+    if (packs === null) return result;
+    try {
+      for (const name of ContentStore.packNames(packs).sort()) {
+        const header = readPackHeader(packs.at(name));
+        const stat = packs.lstat(name);
+        if (stat === null || !stat.isFile()) continue;
+        if (header === null) continue; // not ours or torn: left for a person to look at
+        const objects = header.index.objects;
+        if (stat.mtimeMs > cutoff) {
+          result.objectsKept += objects.length;
+          for (const [sha] of objects) keptElsewhere.add(sha);
+          continue;
+        }
+        const wanted = objects.filter(([sha]) => live.has(sha) && !keptElsewhere.has(sha));
+        if (wanted.length === objects.length) {
+          result.objectsKept += objects.length;
+          for (const [sha] of objects) keptElsewhere.add(sha);
+          continue;
+        }
+        result.objectsDeleted += objects.length - wanted.length;
+        result.objectsKept += wanted.length;
+        if (wanted.length === 0) {
+          result.packsDeleted++;
+          result.bytesFreed += stat.size;
+          if (!dryRun) packs.unlink(name);
+          continue;
+        }
+        result.packsRewritten++;
+        const items = wanted.map(([sha]) => ({ sha256: sha, bytes: this.get(sha) }));
+        const { buffer } = buildPack(items);
+        result.bytesFreed += Math.max(0, stat.size - buffer.length);
+        for (const [sha] of wanted) keptElsewhere.add(sha);
+        if (dryRun) continue;
+        const rewritten = `${name.slice(0, -'.pack'.length)}-r${randomBytes(3).toString('hex')}.pack`;
+        packs.writeFile(rewritten, buffer, { mode: 0o600 });
+        // The rewrite keeps the old pack's age, so it is judged by the same grace period next time.
+        fs.lutimesSync(packs.at(rewritten), stat.atime, stat.mtime);
+        packs.unlink(name);
       }
-      if (header === null) continue; // not ours or torn: left for a person to look at
-      const objects = header.index.objects;
-      if (stat.mtimeMs > cutoff) {
-        result.objectsKept += objects.length;
-        for (const [sha] of objects) keptElsewhere.add(sha);
-        continue;
-      }
-      const wanted = objects.filter(([sha]) => live.has(sha) && !keptElsewhere.has(sha));
-      if (wanted.length === objects.length) {
-        result.objectsKept += objects.length;
-        for (const [sha] of objects) keptElsewhere.add(sha);
-        continue;
-      }
-      result.objectsDeleted += objects.length - wanted.length;
-      result.objectsKept += wanted.length;
-      if (wanted.length === 0) {
-        result.packsDeleted++;
-        result.bytesFreed += stat.size;
-        if (!dryRun) fs.rmSync(file, { force: true });
-        continue;
-      }
-      result.packsRewritten++;
-      const items = wanted.map(([sha]) => ({ sha256: sha, bytes: this.get(sha) }));
-      const { buffer } = buildPack(items);
-      result.bytesFreed += Math.max(0, stat.size - buffer.length);
-      for (const [sha] of wanted) keptElsewhere.add(sha);
-      if (dryRun) continue;
-      const rewritten = `${name.slice(0, -'.pack'.length)}-r${randomBytes(3).toString('hex')}.pack`;
-      const target = path.join(this.packsDir(), rewritten);
-      writeFileAtomicSync(target, buffer, { mode: 0o600 });
-      // The rewrite keeps the old pack's age, so it is judged by the same grace period next time.
-      fs.utimesSync(target, stat.atime, stat.mtime);
-      fs.rmSync(file, { force: true });
+    } finally {
+      packs.close();
     }
     this.locations = null;
     this.blockCache.clear();
@@ -409,11 +431,3 @@ function readFully(fd: number, into: Buffer, position: number): void {
   }
 }
 
-function safeReaddir(dir: string): string[] {
-  try {
-    return fs.readdirSync(dir);
-  } catch (e) {
-    if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return [];
-    throw e;
-  }
-}

@@ -126,11 +126,15 @@ export async function startSwapper(dir: string, link: string, target: string, ro
   const done = new Promise<number>((resolve) => child.once('exit', () => resolve(Number(out.split('\n')[1] ?? '0'))));
   return {
     async stop() {
-      fs.writeFileSync(link + '.stop', '');
+      try {
+        fs.writeFileSync(link + '.stop', '');
+      } catch {
+        child.kill(); // cairn deleted the swapped directory's parent (a prune): nothing left to swap
+      }
       const swaps = await done;
       fs.rmSync(link + '.stop', { force: true });
-      // Leave the real directory at `dir` and the link at `link`.
-      if (fs.lstatSync(dir).isSymbolicLink()) {
+      // Leave the real directory at `dir` and the link at `link` (unless a prune removed them).
+      if (fs.lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink() === true && fs.existsSync(link)) {
         fs.renameSync(dir, dir + '.l');
         fs.renameSync(link, dir);
         fs.renameSync(dir + '.l', link);
