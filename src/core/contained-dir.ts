@@ -21,7 +21,8 @@
  * Limits everywhere: the root itself is the caller's choice and is followed; a directory that
  * another process moves out of the root after cairn opened it takes later operations with it
  * (as with openat: only a process that can already write there can do that). The hostile-tree
- * suite (test/hostile) proves the Linux form with a swapper process and canary files.
+ * suite (test/hostile) proves the Linux form with a swapper process and canary files. The
+ * user-facing account of the approach and its limits is docs/containment.md.
  *
  * API: ContainedDir.open(root, parts, {create}) / require / withContainedDir; then child/sub,
  * readFile (no-follow, non-blocking, size-bounded), writeFile (atomic temp + rename/link in the

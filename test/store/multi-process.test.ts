@@ -58,4 +58,31 @@ describe('FileStorage across processes', () => {
     const report = await storage.verify();
     expect(report).toMatchObject({ ok: true, checked: 400 });
   });
+
+  it('the next writers sweep stale temps of a killed writer, and 6 concurrent writers never lose a live temp', async () => {
+    const snapDir = path.join(dir, 'shared/scopes/agent/worker-test/snapshots');
+    const histDir = path.join(snapDir, 'immutable_history');
+    await fs.mkdir(histDir, { recursive: true });
+    // What a kill -9 leaves: temps of both documents, a minute past the grace the workers use.
+    const stale = [path.join(snapDir, '.snapshot_latest.json.cairn-tmp-1-aaaaaaaaaaaa'), path.join(snapDir, 'snapshot_latest.json.tmp'), path.join(histDir, '.snapshot_01800000-0000-7000-8000-000000000000.json.cairn-tmp-2-bbbbbbbbbbbb')];
+    const old = new Date(Date.now() - 60_000);
+    for (const file of stale) {
+      await fs.writeFile(file, '{"torn":');
+      await fs.utimes(file, old, old);
+    }
+    // A temp inside the grace may be a live writer's: never removed.
+    const young = path.join(snapDir, '.manifest.json.cairn-tmp-3-cccccccccccc');
+    await fs.writeFile(young, 'a live writer owns this');
+    // Every save is a new store object, so every save sweeps while the others write: a swept live
+    // temp would fail its writer's rename (ENOENT), so exit 0 everywhere proves none was.
+    const results = await runReleasedTogether(WORKER, Array.from({ length: 6 }, (_, w) => ['fresh', dir, String(w), '15']), { env: { ...process.env, CAIRN_TEST_TEMP_GRACE_MS: '20000' } });
+    for (const r of results) expect(r, r.stderr).toMatchObject({ code: 0, stderr: '' });
+    for (const file of stale) await expect(fs.access(file)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await fs.readFile(young, 'utf8')).toBe('a live writer owns this');
+    const storage = new FileStorage(dir);
+    expect(await storage.listSnapshotIds({ location })).toHaveLength(90);
+    const report = await storage.verify();
+    expect(report.issues.map((i) => [i.kind, i.where])).toEqual([['temp-file', young]]);
+    expect(report.issues[0]!.message).toContain('a plain `cairn store prune`');
+  });
 });

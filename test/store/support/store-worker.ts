@@ -4,6 +4,9 @@
  *   store-worker.ts history <baseDir> <writer> <count>  appends count history snapshots, prints their ids
  *   store-worker.ts forever <baseDir> <writer>          alternates latest and history saves until killed,
  *                                                       printing `saved` after each pair
+ *   store-worker.ts fresh <baseDir> <writer> <count>    count pairs of latest + history saves, each through a
+ *                                                       new store object (so each is a "next writer" that sweeps
+ *                                                       stale temps; grace $CAIRN_TEST_TEMP_GRACE_MS)
  * It prints `ready` once loaded, then waits for a line on stdin, so a test can release every writer at once.
  */
 import { FileStorage, uuidV7, type Snapshot, type SnapshotLocation } from '../../../src/store/index.js';
@@ -30,6 +33,12 @@ async function run(): Promise<void> {
       ids.push(id);
     }
     process.stdout.write(`${JSON.stringify(ids)}\n`);
+  } else if (mode === 'fresh') {
+    const tempFileGraceMs = Number(process.env.CAIRN_TEST_TEMP_GRACE_MS ?? 60_000);
+    for (let i = 0; i < count; i++) {
+      await new FileStorage(baseDir!, { tempFileGraceMs }).saveSnapshot({ location, snapshotId: 'latest', isLatest: true, snapshot: snapshotOf(i) });
+      await new FileStorage(baseDir!, { tempFileGraceMs }).saveSnapshot({ location, snapshotId: uuidV7(), isLatest: false, snapshot: snapshotOf(i) });
+    }
   } else if (mode === 'forever') {
     for (let i = 0; ; i++) {
       await storage.saveSnapshot({ location, snapshotId: 'latest', isLatest: true, snapshot: snapshotOf(i) });

@@ -21,7 +21,7 @@ export interface FileStorageOptions {
   historyIndex?: HistoryIndexOptions | false;
   /** fsync file and directory on every write (default true). Off only for throw-away stores. */
   fsync?: boolean;
-  /** Temp files of interrupted writes younger than this are left alone by `prune`: they may be live (default 60 s). */
+  /** Temp files of interrupted writes younger than this are left alone by `prune` and by the next writer: they may be live (default 60 s). */
   tempFileGraceMs?: number;
   /**
    * A directory above baseDir that cairn owns (the CLI passes the project root for its default
@@ -68,6 +68,8 @@ export class FileStorage extends SnapshotStorageBase {
   private readonly fs: ContainedFs;
   private readonly fsync: boolean;
   private readonly tempFileGraceMs: number;
+  /** Locations whose stale temps this store object already swept (see sweepStaleTemps). */
+  private readonly swept = new Set<string>();
   private readonly index: Required<HistoryIndexOptions> | false;
 
   constructor(baseDir: string, options: FileStorageOptions = {}) {
@@ -98,10 +100,26 @@ export class FileStorage extends SnapshotStorageBase {
 
   protected async writeLatest(location: SnapshotLocation, text: string): Promise<void> {
     await this.writeDocument(FileStorage.dirOf(location), LATEST, text, false);
+    await this.sweepStaleTemps(location);
+  }
+
+  /**
+   * The next writer of a location cleans up after a killed one: once per store object and
+   * location (a CLI run is one store object), after its own write succeeded, it removes the
+   * temp files older than the grace period there. A live writer's temp lives for milliseconds
+   * (create, write, fsync, rename), far inside the grace, so it is never touched. Best effort:
+   * the save already succeeded, and a temp that cannot be removed is left for `store prune`.
+   */
+  private async sweepStaleTemps(location: SnapshotLocation): Promise<void> {
+    const key = FileStorage.dirOf(location).join('/');
+    if (this.swept.has(key)) return;
+    this.swept.add(key);
+    await this.removeStaleTemps(location, false).catch(() => undefined);
   }
 
   protected async createHistory(location: SnapshotLocation, snapshotId: string, text: string): Promise<void> {
     await this.writeDocument([...FileStorage.dirOf(location), HISTORY_DIR], historyFileName(snapshotId), text, true);
+    await this.sweepStaleTemps(location);
   }
 
   protected async readSnapshot(location: SnapshotLocation, snapshotId: string | undefined): Promise<StoredText | null> {
