@@ -5,9 +5,11 @@
  * of `session list`, the per-file status and +/− counts, and the patch up to a bound (cut, and
  * marked so, when over).
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomicSync } from '../core/atomic-write.js';
+import { parseJsonBounded } from '../core/bounded-json.js';
+import { readFileWithin } from '../core/contained-dir.js';
+import { decodeUtf8Strict } from '../core/utf8.js';
 import { CairnError } from '../core/errors.js';
 import { durationBetween } from '../session/duration.js';
 import type { FileChange, GitMode, Hunk } from './diff.js';
@@ -232,8 +234,12 @@ export function saveReview(dir: string, review: IterationReview): void {
 /** The saved review of an iteration, or null when absent or not one. */
 export function readSavedReview(dir: string): IterationReview | null {
   try {
-    const value = JSON.parse(fs.readFileSync(path.join(dir, REVIEW_FILE), 'utf8')) as IterationReview;
-    return value.kind === REVIEW_KIND && Array.isArray(value.files) ? value : null;
+    // No link at the name (a planted review.json link is not this iteration's), bounded, strict UTF-8.
+    const file = path.join(dir, REVIEW_FILE);
+    const bytes = readFileWithin(file, undefined, { maxBytes: 64 * 1024 * 1024 });
+    if (bytes === null) return null;
+    const value = parseJsonBounded(decodeUtf8Strict(bytes, file), { file, what: 'review' }) as IterationReview | null;
+    return value !== null && value.kind === REVIEW_KIND && Array.isArray(value.files) ? value : null;
   } catch {
     return null;
   }

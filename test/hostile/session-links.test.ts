@@ -180,3 +180,84 @@ describe('hostile tree: the reported cases through the CLI and MCP', () => {
     expectOutsideIntact(outside);
   });
 });
+
+describe('hostile tree: the plain-path readers and writers the matrix found', () => {
+  const commit = (): void => {
+    git(root, 'add', '-A');
+    git(root, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'c');
+  };
+
+  it('session list never takes a review.json link as the iteration review', () => {
+    commit();
+    expect(cli(['session', 'pre']).status).toBe(0);
+    fs.writeFileSync(path.join(root, 'app.ts'), 'export const b = 1;\n');
+    expect(cli(['session', 'post']).status).toBe(0);
+    const review = path.join(root, '.cairn', 'iterations', '001', 'review.json');
+    const forged = JSON.parse(fs.readFileSync(review, 'utf8')) as { summary: Record<string, unknown> };
+    forged.summary.filesChanged = 4242;
+    fs.writeFileSync(path.join(tmp, 'forged-review.json'), JSON.stringify(forged));
+    fs.rmSync(review);
+    fs.symlinkSync(path.join(tmp, 'forged-review.json'), review);
+    const r = cli(['session', 'list', '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('4242');
+  });
+
+  it('hooks install, uninstall and status never write or read through a .claude link (project and user scope)', () => {
+    const home = path.join(tmp, 'home');
+    fs.mkdirSync(home);
+    for (const [base, scope] of [[root, 'project'], [home, 'user']] as const) {
+      plantLink(path.join(base, '.claude'), 'outside-dir', outside);
+      for (const action of ['install', 'uninstall']) {
+        const r = runCli(['hooks', action, 'claude-code', '--scope', scope], { cwd: root, env: { HOME: home, XDG_CACHE_HOME: cache } });
+        expect(r.status, r.stderr).toBe(1);
+        expect(errorJson(r.stderr).code).toBe('ERR_CONTAINMENT');
+      }
+      expectOutsideIntact(outside);
+    }
+    fs.writeFileSync(path.join(outside.dir, 'settings.json'), '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"cairn hook claude-code"}]}]}}\n');
+    outside.canaries.set(path.join(outside.dir, 'settings.json'), fs.readFileSync(path.join(outside.dir, 'settings.json')));
+    const status = runCli(['hooks', 'status', 'claude-code', '--json'], { cwd: root, env: { HOME: home, XDG_CACHE_HOME: cache } });
+    expect(status.status, status.stderr).toBe(0);
+    expect(status.stdout).not.toContain('"installed": [\n            {');
+    expectOutsideIntact(outside);
+  });
+
+  it('the agent hook writes its log and locks, and reads its stage note, never through a link', () => {
+    commit();
+    plantLink(path.join(root, '.cairn', 'hooks'), 'outside-dir', outside);
+    const note = path.join(outside.dir, 'TASK-0001.snapshot.md');
+    fs.writeFileSync(note, '---\nstage: secret\n---\nsecret outside note\n');
+    outside.canaries.set(note, fs.readFileSync(note));
+    plantLink(path.join(root, 'datarim', 'snapshots'), 'outside-dir', outside);
+    for (const event of ['SessionStart', 'UserPromptSubmit', 'Stop']) {
+      const r = runCli(['hook', 'claude-code'], { cwd: root, env: { XDG_CACHE_HOME: cache }, input: JSON.stringify({ session_id: 's1', hook_event_name: event, cwd: root }) });
+      expect(r.status).toBe(0);
+      expect(r.stdout).not.toContain('secret outside note');
+    }
+    expectOutsideIntact(outside);
+  });
+
+  it('cairn run never takes an agent.json link as the iteration of its agent session', () => {
+    commit();
+    expect(cli(['session', 'pre']).status).toBe(0);
+    expect(cli(['session', 'pre']).status).toBe(0);
+    fs.writeFileSync(path.join(tmp, 'agent.json'), '{"agent":"claude-code","sessionId":"s-out"}');
+    fs.symlinkSync(path.join(tmp, 'agent.json'), path.join(root, '.cairn', 'iterations', '001', 'agent.json'));
+    const r = runCli(['run', '--', 'true'], { cwd: root, env: { XDG_CACHE_HOME: cache, CAIRN_AGENT_SESSION: 's-out' } });
+    expect(r.status, r.stderr).toBe(0);
+    expect(fs.readdirSync(path.join(root, '.cairn', 'iterations', '001')).filter((n) => n.startsWith('run-'))).toEqual([]);
+    expect(fs.readdirSync(path.join(root, '.cairn', 'iterations', '002')).filter((n) => n.startsWith('run-')).sort()).toEqual(['run-001.json', 'run-001.log']);
+  });
+
+  it('createFileSnapshot refuses a link in any component and a path outside the root', () => {
+    fs.mkdirSync(path.join(outside.dir, 'src'));
+    fs.writeFileSync(path.join(outside.dir, 'src', 'mod.ts'), 'outside');
+    outside.canaries.set(path.join(outside.dir, 'src', 'mod.ts'), Buffer.from('outside'));
+    plantLink(path.join(root, 'lib'), 'outside-dir', outside);
+    const manager = new SnapshotManager(root, { cacheDir: cache });
+    expect(() => manager.createFileSnapshot(root, path.join(root, 'lib', 'src', 'mod.ts'))).toThrow(expect.objectContaining({ code: 'ERR_CONTAINMENT' }) as Error);
+    expect(() => manager.createFileSnapshot(root, path.join(outside.dir, 'canary.json'))).toThrow(expect.objectContaining({ code: 'ERR_CONTAINMENT' }) as Error);
+    expect(manager.createFileSnapshot(root, path.join(root, 'app.ts')).path).toBe('app.ts');
+  });
+});
