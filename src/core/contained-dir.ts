@@ -30,7 +30,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { CairnError, errnoCode } from './errors.js';
 
 /** Whether the race-free form (descriptor-relative magic links) is available. */
@@ -321,7 +320,8 @@ export class ContainedDir {
   /** Temp name of a write of `name`: `.name.cairn-tmp-<pid>-<12 hex>` (atomic-write's form). */
   static tempName(name: string): string {
     const shown = Buffer.byteLength(name) > 160 ? Array.from(name).slice(0, 40).join('') : name;
-    return `.${shown}.cairn-tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+    // Web Crypto, not node:crypto: this module is on the CLI's start-up path (the config reader).
+    return `.${shown}.cairn-tmp-${process.pid}-${Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(6))).toString('hex')}`;
   }
 
   /** Removes `name` if it is a file or a link (a link goes, its target stays); false when missing. */
