@@ -8,3 +8,15 @@ export function debugChannel(name: string, env: NodeJS.ProcessEnv = process.env)
   const on = (env.CAIRN_DEBUG ?? '').split(/[\s,]+/).some((c) => c === name || c === '*');
   return on ? (message) => void process.stderr.write(`cairn:${name} ${message}\n`) : null;
 }
+
+/**
+ * For a part that falls back quietly (a memo it cannot read, a stamp it cannot write): the
+ * reason in a word or two (the errno code, else the message), or null when the failure is the
+ * ordinary absence of something not made yet (ENOENT), which is no fallback worth a line.
+ */
+export function fallbackReason(e: unknown): string | null {
+  const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
+  if (code === 'ENOENT') return null;
+  if (typeof code === 'string') return code;
+  return e instanceof Error ? e.message : String(e);
+}

@@ -7,8 +7,8 @@ import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, CACHED, fileReader, proce
 import { canonicalMemoPath, renderMemoPath } from './cache/artefacts.js';
 import { emptyCache, ensureCacheDir, HAS_SHA, RACY, saveCache, type StatCacheData } from './cache/stat-cache.js';
 import { LINK_ROW, sameRows, type StoredResult } from './cache/result.js';
-import { tryStoredResult, tryStoredResultParallel, type FastPathOutcome } from './fastpath/stored-result.js';
-import { debugChannel } from '../core/debug.js';
+import { tryStoredResult, tryStoredResultParallel, type Confirmed, type FastPathOutcome } from './fastpath/stored-result.js';
+import { debugChannel, fallbackReason } from '../core/debug.js';
 import { computeDigestOf, freezeFiles, scannedBody, type ScannedBody } from './digest.js';
 import { digestWithMemo } from './memo/digest-memo.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanProgress, ScanResult, SkipReason, SkippedEntry } from './types.js';
@@ -112,10 +112,12 @@ class ScanRun {
   constructor(
     readonly p: Prepared,
     readonly options: ScanOptions,
+    /** What the fast path's lstat pass confirmed before it left the decision to the walk. */
+    private readonly confirmed: Confirmed | undefined,
     /** The caller makes a RepoSnapshot of the result: compute its digest once, store it with the result. */
     private readonly digestBody = false,
   ) {
-    this.racyFrom = earlierRacyFrom(racyFromNow(p.racy), p.checkRacyFrom);
+    this.racyFrom = earlierRacyFrom(racyFromNow(p.racy), confirmed?.racyFrom);
     this.rootPrefix = p.rootReal.endsWith('/') ? p.rootReal : `${p.rootReal}/`;
     this.reader = fileReader(p.withDigest);
     this.walker = new Walker({
@@ -128,7 +130,7 @@ class ScanRun {
       previous: p.previous,
       next: this.next,
       racyFrom: this.racyFrom,
-      changedDirs: p.verified !== undefined ? (p.changedDirs ?? new Set()) : null,
+      changedDirs: confirmed?.changedDirs ?? null,
       readGitignore: (abs, key) => this.readGitignore(abs, key),
       onSkip: (s, position) => {
         this.walkSkips.push({ s, position });
@@ -178,16 +180,17 @@ class ScanRun {
   }
 
   /**
-   * Finishes a slot from what the stored-result check found this run (see Prepared.verified):
+   * Finishes a slot from what the stored-result check found this run (see Confirmed):
    * the file it read again, or the cache row its lstat confirmed; false when the file must be
    * looked at.
    */
   takeVerified(slot: ScanSlot): boolean {
-    const v = this.p.verified;
-    if (v === undefined) return false;
+    const c = this.confirmed;
+    if (c === undefined) return false;
+    const v = c.verified;
     const key = slot.targetRel ?? slot.rel;
     // A changed file the check read again: that read stands (its stat and digest are this run's).
-    const early = this.p.preread?.get(key);
+    const early = c.preread.get(key);
     if (early?.stat !== undefined && (early.status === STATUS.OK_HASHED || early.status === STATUS.OK_STAT_ONLY)) {
       this.finishSlot(slot, early, early.stat, 0, early.sha ?? null, 0);
       return true;
@@ -319,8 +322,9 @@ class ScanRun {
       if (this.p.cacheFile !== null) {
         try {
           ensureCacheDir(this.p.cacheFile);
-        } catch {
+        } catch (e) {
           // no memo then; the cache save that follows gives the notice
+          debug?.(`fallback: cache directory not made, no canonical memo (${fallbackReason(e) ?? 'ENOENT'})`);
         }
       }
       stored.digest = this.p.cacheFile === null ? computeDigestOf(files, bytes, cut !== undefined) : digestWithMemo(files, bytes, cut !== undefined, canonicalMemoPath(this.p.cacheFile));
@@ -420,7 +424,7 @@ function runSync(prepared: Prepared, options: ScanOptions): Scanned {
   const fast = tryStoredResult(prepared, options);
   explain(prepared, fast);
   if (fast.kind !== 'walk') return { result: fast.result, body: fast.body };
-  const run = new ScanRun(prepared, options);
+  const run = new ScanRun(prepared, options, fast.confirmed);
   const views = batchViews(new ArrayBuffer(BATCH_SLOT_BYTES), BATCH_CAPACITY);
   // With a budget, each result must be known before pulling more (files beyond it are not read).
   const batchFiles = Number.isFinite(prepared.maxFiles) || Number.isFinite(prepared.maxBytes) ? 1 : BATCH_FILES;
@@ -491,7 +495,7 @@ async function scanWithWorkers(root: string, options: ScanOptions): Promise<Scan
   });
   aborted.catch(() => undefined);
   try {
-    const run = new ScanRun(prepared, options, true);
+    const run = new ScanRun(prepared, options, fast.confirmed, true);
     const inlineViews = batchViews(new ArrayBuffer(BATCH_SLOT_BYTES), BATCH_CAPACITY);
     let failure: Error | undefined;
     const inFlight = new Set<Promise<void>>();

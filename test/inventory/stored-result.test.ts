@@ -87,6 +87,22 @@ describe('the fast path says why (CAIRN_DEBUG=inventory)', () => {
     expect(r.lines[0]).not.toContain('walk: no cache');
   });
 
+  it('says why a quiet fallback cost speed: a memo it could not read', async () => {
+    const { root, cacheDir } = tree();
+    await sleep(3 * MARGIN);
+    scan(root, { cacheDir });
+    scan(root, { cacheDir }); // the stored result, with its digest and canonical memo
+    const memo = path.join(cacheDir, fs.readdirSync(cacheDir).find((n) => n.endsWith('.canonical'))!);
+    fs.rmSync(memo);
+    fs.mkdirSync(memo); // a memo that cannot be read
+    fs.appendFileSync(path.join(root, 'src', 'm3.ts'), '// edited\n');
+    await sleep(3 * MARGIN);
+    const r = scan(root, { cacheDir });
+    expect(r.files).toBe(21);
+    expect(r.lines).toContain(`cairn:inventory fallback: memo ${memo} not read: made again (EISDIR)`);
+    expect(r.lines).toContain(`cairn:inventory updated: the stored result, 1 row read again (${root})`);
+  });
+
   it('stays silent without CAIRN_DEBUG, and for another channel', async () => {
     const { root, cacheDir } = tree();
     await sleep(3 * MARGIN);

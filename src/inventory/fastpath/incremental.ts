@@ -3,14 +3,29 @@ import { parseGitignore, type GitignoreFile } from '../rules/gitignore.js';
 import { prefixOf, type Prepared } from '../walk/prepare.js';
 import type { RacyFrom } from '../rules/racy.js';
 import { fileReader, processFile } from '../io/read-file.js';
-import type { CachedDir, Listing } from '../cache/stat-cache.js';
+import type { CachedDir, FileTable, Listing } from '../cache/stat-cache.js';
 import { LINK_ROW, type StoredResult } from '../cache/result.js';
 import { classifyEntry, listDirectory, V_DIR, V_FILE, V_OUT } from '../walk/walk.js';
+import { walk, type Walk } from './outcome.js';
 
 const T_FILE = 'f'.charCodeAt(0);
 const T_DIR = 'd'.charCodeAt(0);
 /** New files the update adds (and reads on the main thread) before the walk, hashing on every core, is the better way. */
 const NEW_FILES_MAX = 2000;
+
+/** What an update that applies did: see applyDirChanges. */
+export interface DirUpdate {
+  /** The rows to read: the lstat pass's changed rows, renumbered, plus the new files and rules files. */
+  changed: number[];
+  /** Entries came or went: a digest stored with the result is stale. */
+  entriesChanged: boolean;
+  /** For each entry now, its index in the stored result before (-1: added). */
+  entryFrom: Int32Array;
+  /** The .gitignore files read for their rules, by path, with their sha256. */
+  rulesRead: ReadonlyMap<string, Buffer>;
+  /** With rows removed from the file table: each old row's new index (-1: gone); null when none went. */
+  rowsNow: Int32Array | null;
+}
 
 /**
  * Brings a stored result up to date with directories whose stat moved and .gitignore files
@@ -22,267 +37,323 @@ const NEW_FILES_MAX = 2000;
  * edited, with the text read for it; or a .gitignore appeared or went), that directory's subtree
  * is classified again from the cached listings. A new directory is listed, with all it holds,
  * and classified the same way. Anything else (a new symlink, a type change, a new name to report
- * as skipped, a new directory inside a subtree being classified again) returns null: the walk
- * decides.
+ * as skipped, a new directory inside a subtree being classified again) is a Walk, with its reason.
  *
- * Nothing is changed until the whole update is known to apply. Then `p.previous` (file table,
- * directory listings, entry rows), `stored` and `p.verified` are updated in place, and the rows
- * to read (the verified pass's changed rows, renumbered, plus the new files) are returned, with
- * whether the list of entries itself changed (then a digest stored with the result is stale)
- * and, for each new entry, the index it had before (-1: added).
+ * The steps (Update) look and stage; nothing is changed until the whole update is known to
+ * apply. Then, in one place (Update.commit), the cache (`p.previous`: file table, directory
+ * listings, entry rows) and `stored` are brought up to date in place.
  */
-export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles: readonly number[], changedDirs: ReadonlySet<string>, newRules: ReadonlyMap<string, string>, racyFrom: RacyFrom): { changed: number[]; entriesChanged: boolean; entryFrom: Int32Array; rulesRead: ReadonlyMap<string, Buffer> } | null {
-  const prev = p.previous;
-  const t = prev.files;
-  const entryRows = prev.entryRows;
-  if (entryRows === undefined) return null;
-  const prefix = prefixOf(p.rootReal);
-  const staged = new Map<string, CachedDir>();
-  const removedDirs = new Set<string>();
-  const removedPaths = new Set<string>();
-  const added: string[] = [];
-  const listingOf = (rel: string): Listing | undefined => (staged.get(rel) ?? prev.dirs.get(rel))?.listing;
-  // Asked for every row of the table: a set lookup per ancestor, not a scan of every removed directory.
-  const removedOrUnder = (rel: string): boolean => {
-    if (removedDirs.size === 0) return false;
-    for (let at = rel.length; at > 0; at = rel.lastIndexOf('/', at - 1)) if (removedDirs.has(rel.slice(0, at))) return true;
+export function applyDirChanges(p: Prepared, stored: StoredResult, changedFiles: readonly number[], changedDirs: ReadonlySet<string>, newRules: ReadonlyMap<string, string>, racyFrom: RacyFrom): DirUpdate | Walk {
+  const entryRows = p.previous.entryRows;
+  if (entryRows === undefined) return walk('the cache holds no entry rows');
+  const u = new Update(p, stored, entryRows, newRules, racyFrom);
+  return u.listMoved(changedDirs) ?? u.placeNames() ?? u.reclassify() ?? u.commit(changedFiles);
+}
+
+/** A directory listed again: the names that came and went since its cached listing. */
+interface ListingDiff {
+  dir: string;
+  added: [string, number][];
+  removed: [string, number][];
+}
+
+/** One update under way: what the steps found and staged, applied by commit alone. */
+class Update {
+  private readonly t: FileTable;
+  private readonly prefix: string;
+  private readonly staged = new Map<string, CachedDir>();
+  private readonly removedDirs = new Set<string>();
+  private readonly removedPaths = new Set<string>();
+  private readonly added: string[] = [];
+  private readonly diffs: ListingDiff[] = [];
+  private readonly reclassifyAt: Set<string>;
+  /** The outermost directories whose subtree is classified again. */
+  private roots: string[] = [];
+  private readonly rules: RulesReader;
+
+  constructor(
+    private readonly p: Prepared,
+    private readonly stored: StoredResult,
+    private readonly entryRows: Uint32Array,
+    newRules: ReadonlyMap<string, string>,
+    private readonly racyFrom: RacyFrom,
+  ) {
+    this.t = p.previous.files;
+    this.prefix = prefixOf(p.rootReal);
+    this.rules = new RulesReader(p, newRules, (rel) => this.listingOf(rel));
+    this.reclassifyAt = new Set(newRules.keys());
+  }
+
+  private listingOf(rel: string): Listing | undefined {
+    return (this.staged.get(rel) ?? this.p.previous.dirs.get(rel))?.listing;
+  }
+
+  /** Asked for every row of the table: a set lookup per ancestor, not a scan of every removed directory. */
+  private removedOrUnder(rel: string): boolean {
+    if (this.removedDirs.size === 0) return false;
+    for (let at = rel.length; at > 0; at = rel.lastIndexOf('/', at - 1)) if (this.removedDirs.has(rel.slice(0, at))) return true;
     return false;
-  };
-  const join = (dir: string, name: string): string => (dir === '' ? name : `${dir}/${name}`);
-  // An entry's path: its row's, or its link's (renumbering rows below never changes a link's path).
-  const storedPath = (e: number): string => (e >= LINK_ROW ? stored.links[e - LINK_ROW]![0] : t.paths[e]!);
+  }
+
+  /** An entry's path: its row's, or its link's (renumbering rows never changes a link's path). */
+  private storedPath(e: number): string {
+    return e >= LINK_ROW ? this.stored.links[e - LINK_ROW]![0] : this.t.paths[e]!;
+  }
+
   /** The run [from, to) of stored entries under directory `dir` ('' holds all): entries are in path order. */
-  const entriesUnder = (dir: string): [number, number] => {
-    if (dir === '') return [0, entryRows.length];
+  private entriesUnder(dir: string): [number, number] {
+    const rows = this.entryRows;
+    if (dir === '') return [0, rows.length];
     const prefix = `${dir}/`;
     let lo = 0;
-    let hi = entryRows.length;
+    let hi = rows.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (compareUtf8(storedPath(entryRows[mid]!), prefix) < 0) lo = mid + 1;
+      if (compareUtf8(this.storedPath(rows[mid]!), prefix) < 0) lo = mid + 1;
       else hi = mid;
     }
     let to = lo;
-    while (to < entryRows.length && storedPath(entryRows[to]!).startsWith(prefix)) to++;
+    while (to < rows.length && this.storedPath(rows[to]!).startsWith(prefix)) to++;
     return [lo, to];
-  };
-  const rules = new RulesReader(p, newRules, listingOf);
-  const reclassify = new Set(newRules.keys());
-  const diffs: { dir: string; added: [string, number][]; removed: [string, number][] }[] = [];
-
-  // 1. List every moved directory again. Parents sort before their children, so a removed
-  //    directory is known before its subdirectories come up.
-  for (const dir of [...changedDirs].sort()) {
-    if (removedOrUnder(dir)) continue;
-    // Null: gone (but not through a parent listed again), or unreadable.
-    const listed = listDirectory(dir === '' ? p.rootReal : prefix + dir, racyFrom);
-    if (listed === null) return null;
-    const now = listed.listing;
-    const before = prev.dirs.get(dir)!.listing;
-    const old = new Map<string, number>();
-    for (let i = 0; i < before.names.length; i++) old.set(before.names[i]!, before.types.charCodeAt(i));
-    const diff = { dir, added: [] as [string, number][], removed: [] as [string, number][] };
-    for (let i = 0; i < now.names.length; i++) {
-      const name = now.names[i]!;
-      const type = now.types.charCodeAt(i);
-      const was = old.get(name);
-      old.delete(name);
-      if (was === type) continue;
-      if (was !== undefined) return null; // a type change
-      diff.added.push([name, type]);
-    }
-    for (const [name, type] of old) {
-      diff.removed.push([name, type]);
-      if (type === T_DIR) removedDirs.add(join(dir, name));
-    }
-    // A .gitignore that appeared or went changes the rules of the whole subtree.
-    if (p.respectGitignore && [...diff.added, ...diff.removed].some(([name]) => name === '.gitignore')) reclassify.add(dir);
-    diffs.push(diff);
-    staged.set(dir, listed);
   }
 
-  // 2. Subtrees whose rules changed are classified again whole; the outermost ones suffice.
-  const roots = [...reclassify].sort().filter((r, i, all) => !all.slice(0, i).some((q) => within(r, q)));
-  const inRoots = (rel: string): boolean => roots.some((r) => within(rel, r));
+  private inRoots(rel: string): boolean {
+    return this.roots.some((r) => within(rel, r));
+  }
 
-  // A directory that was not there before: listed (stat first, as the walk does, so a change
-  // racing the listing shows next time) with everything under it, and classified as the walk
-  // would. A symlink, a name to report or more new files than re-reading on this thread suits
-  // (the walk hashes on every core) leave it to the walk.
-  const addNewDir = (rel: string): boolean => {
-    const listed = listDirectory(prefix + rel, racyFrom);
-    if (listed === null) return false;
+  /**
+   * 1. Lists every moved directory again. Parents sort before their children, so a removed
+   *    directory is known before its subdirectories come up. Then the subtrees whose rules
+   *    changed are known; the outermost ones suffice.
+   */
+  listMoved(changedDirs: ReadonlySet<string>): Walk | null {
+    for (const dir of [...changedDirs].sort()) {
+      if (this.removedOrUnder(dir)) continue;
+      // Null: gone (but not through a parent listed again), or unreadable.
+      const listed = listDirectory(dir === '' ? this.p.rootReal : this.prefix + dir, this.racyFrom);
+      if (listed === null) return walk(`${dir === '' ? 'the root' : dir} is gone or cannot be listed`);
+      const now = listed.listing;
+      const before = this.p.previous.dirs.get(dir)!.listing;
+      const old = new Map<string, number>();
+      for (let i = 0; i < before.names.length; i++) old.set(before.names[i]!, before.types.charCodeAt(i));
+      const diff: ListingDiff = { dir, added: [], removed: [] };
+      for (let i = 0; i < now.names.length; i++) {
+        const name = now.names[i]!;
+        const type = now.types.charCodeAt(i);
+        const was = old.get(name);
+        old.delete(name);
+        if (was === type) continue;
+        if (was !== undefined) return walk(`${join(dir, name)} changed type`);
+        diff.added.push([name, type]);
+      }
+      for (const [name, type] of old) {
+        diff.removed.push([name, type]);
+        if (type === T_DIR) this.removedDirs.add(join(dir, name));
+      }
+      // A .gitignore that appeared or went changes the rules of the whole subtree.
+      if (this.p.respectGitignore && [...diff.added, ...diff.removed].some(([name]) => name === '.gitignore')) this.reclassifyAt.add(dir);
+      this.diffs.push(diff);
+      this.staged.set(dir, listed);
+    }
+    this.roots = [...this.reclassifyAt].sort().filter((r, i, all) => !all.slice(0, i).some((q) => within(r, q)));
+    return null;
+  }
+
+  /** 2. Outside the subtrees classified again, only the names that came or went matter. */
+  placeNames(): Walk | null {
+    for (const { dir, added: came, removed: went } of this.diffs) {
+      if (this.inRoots(dir)) continue;
+      for (const [name, type] of came) {
+        const rel = join(dir, name);
+        const stack = this.rules.stackFor(dir);
+        if (stack === null) return walk(`a .gitignore over ${dir === '' ? 'the root' : dir} cannot be read`);
+        const v = classifyEntry(this.p, stack, rel, name, type);
+        if (v === V_OUT) continue;
+        if (v === V_DIR) {
+          const no = this.addNewDir(rel);
+          if (no !== null) return no;
+          continue;
+        }
+        if (v !== V_FILE) return walk(`${rel} is a new symlink or a name to report as skipped`);
+        if (this.added.length >= NEW_FILES_MAX) return walk(`more than ${NEW_FILES_MAX} new files: the walk hashes them on every core`);
+        this.added.push(rel);
+      }
+      for (const [name, type] of went) if (type !== T_DIR) this.removedPaths.add(join(dir, name));
+    }
+    return null;
+  }
+
+  /**
+   * A directory that was not there before: listed (stat first, as the walk does, so a change
+   * racing the listing shows next time) with everything under it, and classified as the walk
+   * would. A symlink, a name to report or more new files than re-reading on this thread suits
+   * (the walk hashes on every core) leave it to the walk.
+   */
+  private addNewDir(rel: string): Walk | null {
+    const listed = listDirectory(this.prefix + rel, this.racyFrom);
+    if (listed === null) return walk(`the new directory ${rel} cannot be listed`);
     const listing = listed.listing;
-    staged.set(rel, listed);
-    const stack = rules.stackFor(rel);
-    if (stack === null) return false;
+    this.staged.set(rel, listed);
+    const stack = this.rules.stackFor(rel);
+    if (stack === null) return walk(`a .gitignore over ${rel} cannot be read`);
     for (let i = 0; i < listing.names.length; i++) {
       const name = listing.names[i]!;
       const child = join(rel, name);
-      const v = classifyEntry(p, stack, child, name, listing.types.charCodeAt(i));
+      const v = classifyEntry(this.p, stack, child, name, listing.types.charCodeAt(i));
       if (v === V_OUT) continue;
       if (v === V_DIR) {
-        if (!addNewDir(child)) return false;
-      } else if (v === V_FILE && added.length < NEW_FILES_MAX) added.push(child);
-      else return false;
+        const no = this.addNewDir(child);
+        if (no !== null) return no;
+      } else if (v !== V_FILE) return walk(`${child} is a new symlink or a name to report as skipped`);
+      else if (this.added.length >= NEW_FILES_MAX) return walk(`more than ${NEW_FILES_MAX} new files: the walk hashes them on every core`);
+      else this.added.push(child);
     }
-    return true;
-  };
-
-  // 3. Elsewhere, only the names that came or went matter.
-  for (const { dir, added: came, removed: went } of diffs) {
-    if (inRoots(dir)) continue;
-    for (const [name, type] of came) {
-      const rel = join(dir, name);
-      const stack = rules.stackFor(dir);
-      if (stack === null) return null;
-      const v = classifyEntry(p, stack, rel, name, type);
-      if (v === V_OUT) continue;
-      if (v === V_DIR) {
-        if (!addNewDir(rel)) return null;
-        continue;
-      }
-      if (v !== V_FILE || added.length >= NEW_FILES_MAX) return null; // a symlink, or a skip to report
-      added.push(rel);
-    }
-    for (const [name, type] of went) if (type !== T_DIR) removedPaths.add(join(dir, name));
+    return null;
   }
 
-  // 4. Classify every entry under each root with the rules now in force, from the cached listings.
-  if (roots.length > 0) {
+  /** 3. Classifies every entry under each root with the rules now in force, from the cached listings. */
+  reclassify(): Walk | null {
+    if (this.roots.length === 0) return null;
     const kept = new Map<string, number>();
     const keptSkips = new Set<string>();
-    const visit = (dir: string): boolean => {
-      const listing = listingOf(dir);
-      const stack = rules.stackFor(dir);
-      if (listing === undefined || stack === null) return false;
+    const visit = (dir: string): Walk | null => {
+      const listing = this.listingOf(dir);
+      const stack = this.rules.stackFor(dir);
+      if (listing === undefined) return walk(`${dir === '' ? 'the root' : dir} was never listed`);
+      if (stack === null) return walk(`a .gitignore over ${dir === '' ? 'the root' : dir} cannot be read`);
       for (let i = 0; i < listing.names.length; i++) {
         const name = listing.names[i]!;
         const rel = join(dir, name);
         const type = listing.types.charCodeAt(i);
-        const v = classifyEntry(p, stack, rel, name, type);
+        const v = classifyEntry(this.p, stack, rel, name, type);
         if (typeof v !== 'number') keptSkips.add(rel);
         else if (v === V_DIR) {
-          if (listingOf(rel) === undefined || !visit(rel)) return false; // never listed (was ignored): the walk lists it
+          if (this.listingOf(rel) === undefined) return walk(`${rel} is newly in under the new rules and was never listed`);
+          const no = visit(rel);
+          if (no !== null) return no;
         } else if (v === V_OUT) {
           // A directory the walk had entered and the rules now leave out goes, with all under it.
-          if (type === T_DIR && prev.dirs.has(rel)) removedDirs.add(rel);
+          if (type === T_DIR && this.p.previous.dirs.has(rel)) this.removedDirs.add(rel);
         } else kept.set(rel, v);
       }
-      return true;
+      return null;
     };
-    for (const r of roots) if (!visit(r)) return null;
+    for (const r of this.roots) {
+      const no = visit(r);
+      if (no !== null) return no;
+    }
     // Entries are in path order: those under a root are one run of them.
-    for (const r of roots) {
-      const [from, to] = entriesUnder(r);
+    for (const r of this.roots) {
+      const [from, to] = this.entriesUnder(r);
       for (let k = from; k < to; k++) {
-        const path = storedPath(entryRows[k]!);
-        if (!kept.delete(path)) removedPaths.add(path);
+        const path = this.storedPath(this.entryRows[k]!);
+        if (!kept.delete(path)) this.removedPaths.add(path);
       }
     }
     for (const [rel, v] of kept) {
-      if (v !== V_FILE) return null; // a symlink newly in: the walk resolves it
-      added.push(rel);
+      if (v !== V_FILE) return walk(`${rel} is a symlink newly in under the new rules`);
+      this.added.push(rel);
     }
-    const skipsBefore = stored.skipped.filter((sk) => inRoots(sk.path)).map((sk) => sk.path);
-    if (skipsBefore.length !== keptSkips.size || skipsBefore.some((x) => !keptSkips.has(x))) return null;
+    const skipsBefore = this.stored.skipped.filter((sk) => this.inRoots(sk.path)).map((sk) => sk.path);
+    if (skipsBefore.length !== keptSkips.size || skipsBefore.some((x) => !keptSkips.has(x))) return walk('the names to report as skipped changed under the new rules');
+    return null;
   }
 
-  // Rows of removed files and of everything under removed directories go (a .gitignore that is
-  // no longer an entry but still sets rules keeps its row); the rest keep their order. When
-  // nothing went (files added, rules edited without effect), every row and entry stays as it is.
-  const nothingGone = removedPaths.size === 0 && removedDirs.size === 0;
-  const entryGone = (rel: string): boolean => removedPaths.has(rel) || removedOrUnder(rel);
-  const rowGone = (rel: string): boolean => removedOrUnder(rel) || (removedPaths.has(rel) && !rules.isRulesFile(rel));
-  const newIndex = new Int32Array(nothingGone ? 0 : t.size);
-  let keptRows = nothingGone ? t.size : 0;
-  if (!nothingGone) for (let i = 0; i < t.size; i++) newIndex[i] = rowGone(t.paths[i]!) ? -1 : keptRows++;
-  const rowNow = (i: number): number => (nothingGone ? i : newIndex[i]!);
-  const links = nothingGone ? stored.links : stored.links.map(([path, target, row]): [string, string | null, number] => [path, target, row < 0 ? row : newIndex[row]!]);
-  let keptEntries: ArrayLike<number> = entryRows;
-  let keptFrom: ArrayLike<number> | null = null; // null: entry j came from index j
-  if (!nothingGone) {
-    const entries: number[] = [];
-    const from: number[] = [];
-    for (let k = 0; k < entryRows.length; k++) {
-      const e = entryRows[k]!;
-      if (entryGone(storedPath(e))) continue;
-      entries.push(e >= LINK_ROW ? e : newIndex[e]!);
-      from.push(k);
+  /**
+   * 4. The update applies: the only step that changes its inputs. Rows of removed files and of
+   *    everything under removed directories go (a .gitignore that is no longer an entry but
+   *    still sets rules keeps its row); the rest keep their order. When nothing went (files
+   *    added, rules edited without effect), every row and entry stays as it is. Then the new
+   *    files are added (a .gitignore newly in already has its row; others get a racy row: read
+   *    before use) and merged into the entries.
+   */
+  commit(changedFiles: readonly number[]): DirUpdate {
+    const { p, t, stored, entryRows, added, rules } = this;
+    const prev = p.previous;
+    const nothingGone = this.removedPaths.size === 0 && this.removedDirs.size === 0;
+    const entryGone = (rel: string): boolean => this.removedPaths.has(rel) || this.removedOrUnder(rel);
+    const rowGone = (rel: string): boolean => this.removedOrUnder(rel) || (this.removedPaths.has(rel) && !rules.isRulesFile(rel));
+    const newIndex = new Int32Array(nothingGone ? 0 : t.size);
+    let keptRows = nothingGone ? t.size : 0;
+    if (!nothingGone) for (let i = 0; i < t.size; i++) newIndex[i] = rowGone(t.paths[i]!) ? -1 : keptRows++;
+    const rowNow = (i: number): number => (nothingGone ? i : newIndex[i]!);
+    const links = nothingGone ? stored.links : stored.links.map(([path, target, row]): [string, string | null, number] => [path, target, row < 0 ? row : newIndex[row]!]);
+    let keptEntries: ArrayLike<number> = entryRows;
+    let keptFrom: ArrayLike<number> | null = null; // null: entry j came from index j
+    if (!nothingGone) {
+      const entries: number[] = [];
+      const from: number[] = [];
+      for (let k = 0; k < entryRows.length; k++) {
+        const e = entryRows[k]!;
+        if (entryGone(this.storedPath(e))) continue;
+        entries.push(e >= LINK_ROW ? e : newIndex[e]!);
+        from.push(k);
+      }
+      keptEntries = entries;
+      keptFrom = from;
     }
-    keptEntries = entries;
-    keptFrom = from;
-  }
-  const skipped = nothingGone ? stored.skipped : stored.skipped.filter((sk) => !entryGone(sk.path));
+    const skipped = nothingGone ? stored.skipped : stored.skipped.filter((sk) => !entryGone(sk.path));
 
-  // Commit: compact the table, add the new files (a .gitignore newly in already has its row;
-  // others get a racy row: read before use), merge the entries.
-  if (!nothingGone) compactTable(p, newIndex, keptRows);
-  added.sort(compareUtf8);
-  // Rows already there, looked up once; each appended row joins them (a path has one row).
-  const known = t.rowsOf(roots.length > 0 ? [...added, ...rules.shas.keys()] : rules.shas.keys());
-  const addedRows = added.map((rel) => {
-    const row = (roots.length > 0 ? known.get(rel) : undefined) ?? t.appendUnread(rel);
-    known.set(rel, row);
-    return row;
-  });
-  // Every .gitignore read for its rules gets a row, entry or not (as the walk records it), so
-  // the lstat pass sees it when it is edited next.
-  const rulesRows: number[] = [];
-  for (const rel of rules.shas.keys()) if (known.get(rel) === undefined) rulesRows.push(t.appendUnread(rel));
-  const merged = new Uint32Array(keptEntries.length + added.length);
-  const entryFrom = new Int32Array(merged.length).fill(-1);
-  let a = 0;
-  let k = 0;
-  for (let j = 0; j < keptEntries.length; j++) {
-    const e = keptEntries[j]!;
-    const path = storedPath(e);
-    while (a < added.length && compareUtf8(added[a]!, path) < 0) merged[k++] = addedRows[a++]!;
-    entryFrom[k] = keptFrom === null ? j : keptFrom[j]!;
-    merged[k++] = e;
-  }
-  while (a < added.length) merged[k++] = addedRows[a++]!;
-  prev.entryRows = merged;
-  stored.links = links;
-  stored.skipped = skipped;
-  let dirKeysChanged = false;
-  for (const [dir, d] of staged) {
-    if (!prev.dirs.has(dir)) dirKeysChanged = true;
-    prev.dirs.set(dir, d);
-  }
-  if (removedDirs.size > 0) {
-    for (const dir of [...prev.dirs.keys()]) {
-      if (removedOrUnder(dir)) {
-        prev.dirs.delete(dir);
-        dirKeysChanged = true;
+    const rowsRemoved = !nothingGone && keptRows !== t.size;
+    if (rowsRemoved) t.keepRows((i) => newIndex[i]! >= 0);
+    added.sort(compareUtf8);
+    // Rows already there, looked up once; each appended row joins them (a path has one row).
+    const reclassified = this.roots.length > 0;
+    const known = t.rowsOf(reclassified ? [...added, ...rules.shas.keys()] : rules.shas.keys());
+    const addedRows = added.map((rel) => {
+      const row = (reclassified ? known.get(rel) : undefined) ?? t.appendUnread(rel);
+      known.set(rel, row);
+      return row;
+    });
+    // Every .gitignore read for its rules gets a row, entry or not (as the walk records it), so
+    // the lstat pass sees it when it is edited next.
+    const rulesRows: number[] = [];
+    for (const rel of rules.shas.keys()) if (known.get(rel) === undefined) rulesRows.push(t.appendUnread(rel));
+    const merged = new Uint32Array(keptEntries.length + added.length);
+    const entryFrom = new Int32Array(merged.length).fill(-1);
+    let a = 0;
+    let k = 0;
+    for (let j = 0; j < keptEntries.length; j++) {
+      const e = keptEntries[j]!;
+      const path = this.storedPath(e);
+      while (a < added.length && compareUtf8(added[a]!, path) < 0) merged[k++] = addedRows[a++]!;
+      entryFrom[k] = keptFrom === null ? j : keptFrom[j]!;
+      merged[k++] = e;
+    }
+    while (a < added.length) merged[k++] = addedRows[a++]!;
+    prev.entryRows = merged;
+    stored.links = links;
+    stored.skipped = skipped;
+    let dirKeysChanged = false;
+    for (const [dir, d] of this.staged) {
+      if (!prev.dirs.has(dir)) dirKeysChanged = true;
+      prev.dirs.set(dir, d);
+    }
+    if (this.removedDirs.size > 0) {
+      for (const dir of [...prev.dirs.keys()]) {
+        if (this.removedOrUnder(dir)) {
+          prev.dirs.delete(dir);
+          dirKeysChanged = true;
+        }
       }
     }
+    // The loaded string table (file paths, then directory paths) holds while neither list changed.
+    if (dirKeysChanged || !nothingGone || t.size !== keptRows) delete prev.pathsTable;
+    const changed = new Set<number>();
+    for (const i of changedFiles) if (rowNow(i) >= 0) changed.add(rowNow(i));
+    for (const i of addedRows) changed.add(i);
+    for (const i of rulesRows) changed.add(i);
+    return { changed: [...changed], entriesChanged: added.length > 0 || keptEntries.length !== entryRows.length, entryFrom, rulesRead: rules.shas, rowsNow: rowsRemoved ? newIndex : null };
   }
-  // The loaded string table (file paths, then directory paths) holds while neither list changed.
-  if (dirKeysChanged || !nothingGone || t.size !== keptRows) delete prev.pathsTable;
-  const changed = new Set<number>();
-  for (const i of changedFiles) if (rowNow(i) >= 0) changed.add(rowNow(i));
-  for (const i of addedRows) changed.add(i);
-  for (const i of rulesRows) changed.add(i);
-  return { changed: [...changed], entriesChanged: added.length > 0 || keptEntries.length !== entryRows.length, entryFrom, rulesRead: rules.shas };
+}
+
+function join(dir: string, name: string): string {
+  return dir === '' ? name : `${dir}/${name}`;
 }
 
 /** `rel` is `dir` or inside it ('' holds everything). */
 function within(rel: string, dir: string): boolean {
   return dir === '' || rel === dir || rel.startsWith(`${dir}/`);
-}
-
-/** Drops the rows whose newIndex is -1 from the file table (and the verified marks), keeping order. */
-function compactTable(p: Prepared, newIndex: Int32Array, kept: number): void {
-  const t = p.previous.files;
-  const v = p.verified;
-  if (kept === t.size) return;
-  const nextVerified = v === undefined ? undefined : new Uint8Array(kept);
-  t.keepRows((i) => newIndex[i]! >= 0);
-  if (v !== undefined && nextVerified !== undefined) {
-    for (let i = 0; i < newIndex.length; i++) if (newIndex[i]! >= 0) nextVerified[newIndex[i]!] = v[i]!;
-    p.verified = nextVerified;
-  }
 }
 
 /**

@@ -6,6 +6,7 @@ import { resolveLink } from '../walk/walk.js';
 import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_BYTES, PREREAD_WORKER_BUDGET_MS, prereadArea, prereadRows, ROW_DIR, SHARED, Verifier, type PrereadArea, type VerifyRows } from '../io/verifier.js';
 import { fastStatHere } from '../io/fast-stat.js';
 import { applyDirChanges } from './incremental.js';
+import { isWalk, walk, type Confirmed, type FastPathOutcome, type Walk } from './outcome.js';
 import { entryMode } from '../entry-mode.js';
 import { computeDigestOf, freezeFiles, scannedBody, type ScannedBody } from '../digest.js';
 import { digestWithMemo } from '../memo/digest-memo.js';
@@ -31,24 +32,18 @@ function storedResultFor(p: Prepared): string | Walk {
   return nl > 0 && blob.slice(0, nl) === p.resultKey ? blob.slice(nl + 1) : walk('the stored result is for other limits (maxFiles, maxBytes)');
 }
 
+export type { Confirmed, FastPathOutcome } from './outcome.js';
+
 /**
- * What the fast path decided: the stored result handed back as it was (`reused`), or with the
- * rows that changed read again and the directories that moved listed again (`updated`), or the
- * walk, with the reason in a line (`CAIRN_DEBUG=inventory` prints it; tests assert it).
+ * How the result is built, decided by the caller: make the body's digest (`digestBody`, the
+ * caller makes a RepoSnapshot), write the cache on the thread pool while the result is built
+ * (`background`, the caller awaits the save), with the memos already being read (`memoReads`:
+ * the canonical memo's bytes, the render memo's coming).
  */
-export type FastPathOutcome = { kind: 'reused' | 'updated'; result: ScanResult; body: ScannedBody | undefined; rowsChanged: number } | { kind: 'walk'; reason: string };
-
-/** Why the walk must decide: a reason, never a bare null, so a slow run can say why. */
-interface Walk {
-  walk: string;
-}
-
-function walk(reason: string): Walk {
-  return { walk: reason };
-}
-
-function isWalk(x: object): x is Walk {
-  return 'walk' in x;
+interface BuildMode {
+  digestBody: boolean;
+  background: boolean;
+  memoReads: { canonical: Buffer | null; render: Promise<Buffer | null> } | undefined;
 }
 
 
@@ -120,11 +115,17 @@ function sameSha(t: FileTable, row: number, sha: Uint8Array | undefined): boolea
 }
 
 /** Every file row was lstat-checked: all but `changed` are known good, should the walk be needed. */
-function noteVerified(p: Prepared, changed: readonly number[], dirs: Set<string> = new Set()): void {
-  const v = new Uint8Array(p.previous.files.size).fill(1);
+function verifiedMarks(rows: number, changed: readonly number[]): Uint8Array {
+  const v = new Uint8Array(rows).fill(1);
   for (const i of changed) v[i] = 0;
-  p.verified = v;
-  p.changedDirs = dirs;
+  return v;
+}
+
+/** The marks of the rows that stayed, at their new index, once the update removed rows (rowsNow[i]: -1 gone). */
+function remapMarks(v: Uint8Array, rowsNow: Int32Array, size: number): Uint8Array {
+  const next = new Uint8Array(size);
+  for (let i = 0; i < rowsNow.length; i++) if (rowsNow[i]! >= 0) next[rowsNow[i]!] = v[i]!;
+  return next;
 }
 
 /**
@@ -163,7 +164,7 @@ function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
  * Re-reads the changed rows, then builds the result from the cache rows; null when the walk
  * must decide instead.
  */
-function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResult, changed: number[], racyFrom: RacyFrom, digestBody: boolean, prior: PriorChanges): Draft | Walk {
+function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResult, changed: number[], racyFrom: RacyFrom, mode: BuildMode, prior: PriorChanges): Draft | Walk {
   const t = p.previous.files;
   const rows = p.previous.entryRows;
   if (rows === undefined) return walk('the cache holds no entry rows');
@@ -189,10 +190,10 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   }
   const mustSave = (changed.length > 0 || prior.read.files > 0 || prior.listings) && p.cacheFile !== null;
   // The table is final: in the background its bytes go to disk while the result is built.
-  const early = mustSave && p.saveInBackground === true ? startCacheSave(p.cacheFile!, p.previous, p.rootReal, p.optionsKey) : null;
+  const early = mustSave && mode.background ? startCacheSave(p.cacheFile, p.previous, p.rootReal, p.optionsKey) : null;
   let draft: Draft | Walk | null = null;
   try {
-    draft = draftResult(p, options, stored, prior, rows, entryChanged, digestBody);
+    draft = draftResult(p, options, stored, prior, rows, entryChanged, mode);
   } finally {
     if (draft === null || isWalk(draft)) early?.abort();
   }
@@ -217,7 +218,7 @@ interface Draft {
 }
 
 /** The entries from the cache rows (the changed ones already set again), and their digest; a Walk when the walk must decide. */
-function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, prior: PriorChanges, rows: Uint32Array, entryChanged: Set<number>, digestBody: boolean): Draft | Walk {
+function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, prior: PriorChanges, rows: Uint32Array, entryChanged: Set<number>, mode: BuildMode): Draft | Walk {
   const t = p.previous.files;
   const prefix = prefixOf(p.rootReal);
   const files: RepoSnapshotEntry[] = new Array<RepoSnapshotEntry>(rows.length);
@@ -268,19 +269,19 @@ function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, pr
   const warnings = [...p.warnings];
   let digest: string | undefined;
   let body: ScannedBody | undefined;
-  if (digestBody) {
+  if (mode.digestBody) {
     // Unchanged rows and links give the same entries, hence the digest stored with them.
     freezeFiles(files);
     const basis = reread !== null && stored.digest !== undefined ? { digest: stored.digest, oldIndex } : undefined;
     if (entryChanged.size === 0 && prior.read.changed.length === 0 && !prior.entries && stored.digest !== undefined) digest = stored.digest;
-    else digest = p.cacheFile === null ? computeDigestOf(files, bytes, truncated) : digestWithMemo(files, bytes, truncated, canonicalMemoPath(p.cacheFile), basis, p.memoReads?.canonical);
+    else digest = p.cacheFile === null ? computeDigestOf(files, bytes, truncated) : digestWithMemo(files, bytes, truncated, canonicalMemoPath(p.cacheFile), basis, mode.memoReads?.canonical);
     body = scannedBody(files, {
       bytes,
       digest,
       truncated,
       renderMemo: p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile),
       basis: digest !== stored.digest ? basis : undefined,
-      renderRead: p.memoReads?.render,
+      renderRead: mode.memoReads?.render,
     });
   }
   return { result: { files, truncated, counts: { files: files.length, bytes }, skipped: stored.skipped, warnings }, body, stored, digest, save: null, hashed: 0, bytesHashed: 0 };
@@ -321,18 +322,18 @@ function report(p: Prepared, options: ScanOptions, d: Draft, saveNotice: ScanWar
 /**
  * The stored-result check: lstat every cached file and directory on this thread and, for a big
  * tree, on the verifier worker started by `prepare` (blocked on with Atomics.wait, so
- * synchronous callers get a second thread too). Whenever every row was checked, the findings
- * are noted on `p` (see noteVerified) even if the walk must run after all, so the walk reuses
- * every confirmed listing and file row without another lstat.
+ * synchronous callers get a second thread too). Whenever every row was checked, a walk outcome
+ * carries what the pass confirmed (Confirmed), so the walk reuses every confirmed listing and
+ * file row without another lstat.
  */
 export function tryStoredResult(p: Prepared, options: ScanOptions, digestBody = false): FastPathOutcome {
   try {
     const pass = startPass(p, options);
-    if (isWalk(pass)) return { kind: 'walk', reason: pass.walk };
+    if (isWalk(pass)) return { kind: 'walk', reason: pass.walk, confirmed: undefined };
     const done = pass.verifier === null || (pass.mine !== null && pass.verifier.waitSync(pass.shared, VERIFY_WORKER_TIMEOUT_MS));
     const rows = done ? withTheirs(pass) : null;
-    const draft = afterVerify(p, options, pass, rows, digestBody, done);
-    return isWalk(draft) ? { kind: 'walk', reason: draft.walk } : outcome(settleSync(p, options, draft), draft.body, rows!.length);
+    const draft = afterVerify(p, options, pass, rows, { digestBody, background: false, memoReads: undefined }, done);
+    return isWalk(draft) ? { kind: 'walk', reason: draft.walk, confirmed: draft.confirmed } : outcome(settleSync(p, options, draft), draft.body, rows!.length);
   } finally {
     p.verifier?.stop();
   }
@@ -351,16 +352,16 @@ export async function tryStoredResultParallel(p: Prepared, options: ScanOptions,
     const pass = startPass(p, options, (cacheFile) => {
       reads = { canonical: prefetchFile(canonicalMemoPath(cacheFile)), render: prefetchFile(renderMemoPath(cacheFile)) };
     });
-    if (isWalk(pass)) return { kind: 'walk', reason: pass.walk };
+    if (isWalk(pass)) return { kind: 'walk', reason: pass.walk, confirmed: undefined };
     const done = pass.verifier === null || (pass.mine !== null && (await pass.verifier.wait(pass.shared, VERIFY_WORKER_TIMEOUT_MS)));
+    let memoReads: BuildMode['memoReads'];
     if (reads !== null) {
       const { canonical, render } = reads;
-      p.memoReads = { canonical: await canonical, render };
+      memoReads = { canonical: await canonical, render };
     }
-    p.saveInBackground = true;
     const rows = done ? withTheirs(pass) : null;
-    const draft = afterVerify(p, options, pass, rows, digestBody, done);
-    return isWalk(draft) ? { kind: 'walk', reason: draft.walk } : outcome(await settle(p, options, draft), draft.body, rows!.length);
+    const draft = afterVerify(p, options, pass, rows, { digestBody, background: true, memoReads }, done);
+    return isWalk(draft) ? { kind: 'walk', reason: draft.walk, confirmed: draft.confirmed } : outcome(await settle(p, options, draft), draft.body, rows!.length);
   } finally {
     p.verifier?.stop();
   }
@@ -449,7 +450,7 @@ function lookupPrefix(rootReal: string): string {
   try {
     cwd = process.cwd();
   } catch {
-    return prefixOf(rootReal);
+    return prefixOf(rootReal); // no working directory (removed): whole paths, as any other
   }
   return cwd === rootReal ? '' : prefixOf(rootReal);
 }
@@ -482,26 +483,39 @@ function withTheirs(pass: Pass): number[] | null {
   return mine;
 }
 
-function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number[] | null, digestBody: boolean, done: boolean): Draft | Walk {
-  if (rows === null) return walk(!done && pass.mine !== null ? 'the verifying worker did not finish its share in time' : `more than ${2 * pass.limit} of ${pass.v.size} rows changed`);
-  if (!cwdHeld(p, pass)) return walk('the working directory moved during the lstat pass');
+/** The walk decides, with what the pass confirmed (when it checked every row). */
+type WalkAfterPass = Walk & { confirmed: Confirmed | undefined };
+
+function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number[] | null, mode: BuildMode, done: boolean): Draft | WalkAfterPass {
+  const walkWith = (w: Walk, confirmed: Confirmed | undefined): WalkAfterPass => ({ walk: w.walk, confirmed });
+  if (rows === null) return walkWith(walk(!done && pass.mine !== null ? 'the verifying worker did not finish its share in time' : `more than ${2 * pass.limit} of ${pass.v.size} rows changed`), undefined);
+  if (!cwdHeld(p, pass)) return walkWith(walk('the working directory moved during the lstat pass'), undefined);
   const { files, dirs } = splitRows(pass.v, rows);
   // Every row was checked (each thread stayed within twice the limit): the walk, should it decide
   // after all, takes the confirmed rows and the reads made during the pass as they are.
-  noteVerified(p, files, dirs);
   const preread = prereadOutcomes(pass, rows);
-  p.preread = preread;
-  p.checkRacyFrom = pass.racyFrom;
+  const confirmed: Confirmed = { verified: verifiedMarks(p.previous.files.size, files), changedDirs: dirs, preread, racyFrom: pass.racyFrom };
   // Past the limit, the walk (listing only the directories that moved, hashing on every core) is the better way.
-  if (rows.length > pass.limit) return walk(`${rows.length} of ${pass.v.size} rows changed, over the limit of ${pass.limit}`);
+  if (rows.length > pass.limit) return walkWith(walk(`${rows.length} of ${pass.v.size} rows changed, over the limit of ${pass.limit}`), confirmed);
   const json = storedResultFor(p);
-  if (typeof json !== 'string') return json;
+  if (typeof json !== 'string') return walkWith(json, confirmed);
   const stored = JSON.parse(json) as StoredResult;
+  const draft = updateStored(p, options, pass, stored, files, dirs, preread, mode);
+  if (!isWalk(draft)) return draft;
+  // The update removed rows from the table before the walk was found needed: the marks follow.
+  return walkWith(draft, draft.rowsNow === undefined ? confirmed : { ...confirmed, verified: remapMarks(confirmed.verified, draft.rowsNow, p.previous.files.size) });
+}
+
+/**
+ * The stored result brought up to date with what the pass found: the changed .gitignore files
+ * read for their rules, the directories that moved listed again and compared, the subtrees under
+ * new rules classified again (incremental.ts), then the changed files read again. What the update
+ * cannot place, the walk decides; `rowsNow` says how an update that applied renumbered the rows.
+ */
+function updateStored(p: Prepared, options: ScanOptions, pass: Pass, stored: StoredResult, files: number[], dirs: Set<string>, preread: Map<string, FileOutcome>, mode: BuildMode): Draft | (Walk & { rowsNow?: Int32Array }) {
   const racyFrom = pass.racyFrom;
   const newRules = readChangedRules(p, files, racyFrom);
-  if (newRules === null) return walk('a changed .gitignore could not be read');
-  // Directories that moved are listed again and compared, subtrees under new rules classified
-  // again; what the update cannot place, the walk decides.
+  if (isWalk(newRules)) return newRules;
   const { rules, read } = newRules;
   let rest = newRules.rest;
   if (stored.cut !== undefined) {
@@ -513,12 +527,13 @@ function afterVerify(p: Prepared, options: ScanOptions, pass: Pass, rows: number
     const targets = new Set(stored.links.map((l) => l[2]));
     const paths = p.previous.files.paths;
     rest = rest.filter((i) => targets.has(i) || !after(paths[i]!, false));
-    return resultWithChanges(p, options, stored, rest, racyFrom, digestBody, { listings: false, entries: false, read, preread });
+    return resultWithChanges(p, options, stored, rest, racyFrom, mode, { listings: false, entries: false, read, preread });
   }
-  if (dirs.size === 0 && rules.size === 0) return resultWithChanges(p, options, stored, rest, racyFrom, digestBody, { listings: false, entries: false, read, preread });
+  if (dirs.size === 0 && rules.size === 0) return resultWithChanges(p, options, stored, rest, racyFrom, mode, { listings: false, entries: false, read, preread });
   const update = applyDirChanges(p, stored, rest, dirs, rules, racyFrom);
-  if (update === null) return walk(`${dirs.size} director${dirs.size === 1 ? 'y' : 'ies'} moved${rules.size > 0 ? ` and ${rules.size} ignore file(s) changed` : ''} beyond what the update places (a new symlink, a type change, a skip, too many new files)`);
-  return resultWithChanges(p, options, stored, update.changed, racyFrom, digestBody, { listings: true, entries: update.entriesChanged, entryFrom: update.entryFrom, read, rulesRead: update.rulesRead, preread });
+  if (isWalk(update)) return walk(`${dirs.size} director${dirs.size === 1 ? 'y' : 'ies'} moved${rules.size > 0 ? ` and ${rules.size} ignore file(s) changed` : ''} beyond what the update places: ${update.walk}`);
+  const draft = resultWithChanges(p, options, stored, update.changed, racyFrom, mode, { listings: true, entries: update.entriesChanged, entryFrom: update.entryFrom, read, rulesRead: update.rulesRead, preread });
+  return isWalk(draft) && update.rowsNow !== null ? { walk: draft.walk, rowsNow: update.rowsNow } : draft;
 }
 
 /**
@@ -549,9 +564,9 @@ interface RulesRead {
  * Reads the changed .gitignore rows first (when ignore rules apply): one whose bytes are as
  * recorded (a racy row read again) changes nothing; one with new bytes is recorded from this
  * very read, and its text returned by directory so the rules used are the ones recorded. The
- * other changed rows are returned in `rest`. Null when one cannot be read (the walk reports it).
+ * other changed rows are returned in `rest`. A Walk when one cannot be read (the walk reports it).
  */
-function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: RacyFrom): { rules: Map<string, string>; rest: number[]; read: RulesRead } | null {
+function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: RacyFrom): { rules: Map<string, string>; rest: number[]; read: RulesRead } | Walk {
   const t = p.previous.files;
   const rules = new Map<string, string>();
   const rest: number[] = [];
@@ -568,7 +583,7 @@ function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: Rac
       rest.push(i); // deleted: its directory moved too, and the update sees the rules go
       continue;
     }
-    if (o.stat === undefined || o.text === undefined || (o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY)) return null;
+    if (o.stat === undefined || o.text === undefined || (o.status !== STATUS.OK_HASHED && o.status !== STATUS.OK_STAT_ONLY)) return walk(`the changed ${rel} cannot be read`);
     if (!sameSha(t, i, o.sha)) rules.set(rel === '.gitignore' ? '' : rel.slice(0, -'/.gitignore'.length), o.text);
     // The same rule as for every file read again (resultWithChanges): an unchanged entry stands.
     if (!sameEntry(t, i, o.stat, o.sha, p.withDigest)) read.changed.push(rel);

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { debugChannel } from '../../core/debug.js';
 
 /**
  * lstat of a path into a caller's row: `out[0..5]` = size, mtimeMs, ctimeMs, ino, dev, mode (type
@@ -114,8 +115,11 @@ export function makeFastStat(fs: typeof import('node:fs'), probe: string, allowB
 
 let here: FastStat | undefined;
 
-/** The fast stat calls of the calling thread (made once). */
+/** The fast stat calls of the calling thread (made once; `CAIRN_DEBUG=inventory` says when they are the slower public API). */
 export function fastStatHere(): FastStat {
-  here ??= makeFastStat(fs, '/');
+  if (here === undefined) {
+    here = makeFastStat(fs, '/');
+    if (here.via === 'stats') debugChannel('inventory')?.('fallback: stat calls through the public API (Node\'s fs binding is not usable here)');
+  }
   return here;
 }

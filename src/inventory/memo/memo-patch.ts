@@ -1,8 +1,16 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import { debugChannel, fallbackReason } from '../../core/debug.js';
 import { writeAll, writeFileAtomicSync } from '../../core/atomic-write.js';
 import { crc32 } from '../../core/crc32.js';
 import { patchPath, patchTag } from '../cache/artefacts.js';
+
+/** `CAIRN_DEBUG=inventory`: why a memo was not used or kept (each costs only speed). */
+const debug = debugChannel('inventory');
+const fellBack = (what: string, e: unknown): void => {
+  const why = debug === null ? null : fallbackReason(e);
+  if (why !== null) debug!(`fallback: ${what} (${why})`);
+};
 
 /**
  * A memo patch (`<memo>.patch`): the text of a newer body as its base memo's entries, in runs,
@@ -60,7 +68,8 @@ export function readMemoPatch(memoFile: string, tag: string): MemoPatch | null {
     } finally {
       fs.closeSync(fd);
     }
-  } catch {
+  } catch (e) {
+    fellBack(`memo patch beside ${memoFile} not read`, e);
     return null;
   }
   return parseMemoPatch(buf, tag);
@@ -131,8 +140,9 @@ export function patchFits(patch: MemoPatch, baseCount: number): boolean {
 export function removeMemoPatch(memoFile: string): void {
   try {
     fs.rmSync(patchPath(memoFile), { force: true });
-  } catch {
+  } catch (e) {
     // a stale patch names a base that is gone, and is ignored
+    fellBack(`stale memo patch beside ${memoFile} not removed`, e);
   }
 }
 
@@ -238,7 +248,8 @@ export class MemoPatchWriter {
         { fsync: false, mode: 0o600 },
       );
       return true;
-    } catch {
+    } catch (e) {
+      fellBack(`memo patch beside ${this.memoFile} not written`, e);
       return false; // the temp file is gone; the next run serialises what the patch would have held
     }
   }

@@ -1,11 +1,19 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { debugChannel, fallbackReason } from '../../core/debug.js';
 import { removeStaleTemps, writeFileAtomicSync } from '../../core/atomic-write.js';
 import { NON_ASCII, scannedFacts, snapshotDigestOf, takeRenderRead, textBytes, type ScannedBody } from '../digest.js';
 import { racyMarginOf } from '../rules/racy.js';
 import { outputStampOfRenderMemo, RENDER_MEMO_TAG, STALE_TEMP_AGE_MS } from '../cache/artefacts.js';
 import { BufferedFd, chunks as chunksOf, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type EntryText, type Part, type Segment, type TextMemo } from './text-memo.js';
 import type { RepoSnapshot, RepoSnapshotEntry } from '../types.js';
+
+/** `CAIRN_DEBUG=inventory`: why the output stamp or a comparison did not spare a write (each costs only speed). */
+const debug = debugChannel('inventory');
+const fellBack = (what: string, e: unknown): void => {
+  const why = debug === null ? null : fallbackReason(e);
+  if (why !== null) debug!(`fallback: ${what} (${why})`);
+};
 
 /**
  * The CLI's text of a RepoSnapshot is `JSON.stringify(doc, null, 2)` plus a newline. For a
@@ -147,7 +155,8 @@ function outputStillHolds(memo: string, file: string, digest: string): boolean {
     // The racy margin of the output's own file system (racy.ts): 100 ms on a local one, else 2 s.
     const margin = racyMarginOf(file);
     return now[1]! < stamp.checkedAt - margin && now[2]! < stamp.checkedAt - margin;
-  } catch {
+  } catch (e) {
+    fellBack(`output stamp of ${file} not read: the output is compared`, e);
     return false;
   }
 }
@@ -157,8 +166,9 @@ function stampOutput(memo: string, file: string, digest: string, stat: number[],
   try {
     const stamp: OutputStamp = { file: path.resolve(file), digest, stat, checkedAt };
     writeFileAtomicSync(stampPath(memo), JSON.stringify(stamp), { fsync: false, mode: 0o600 });
-  } catch {
+  } catch (e) {
     // a cache beside a cache: never worth failing for
+    fellBack(`output stamp of ${file} not written`, e);
   }
 }
 
@@ -247,7 +257,8 @@ function holdsExactly(file: string, bytes: Buffer): number[] | null {
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-  } catch {
+  } catch (e) {
+    fellBack(`output ${file} not compared: written`, e);
     return null;
   }
   try {
@@ -266,7 +277,8 @@ function holdsExactly(file: string, bytes: Buffer): number[] | null {
     if (statRow(fs.fstatSync(fd)).some((v, i) => v !== stat[i])) return null;
     fs.fdatasyncSync(fd);
     return stat;
-  } catch {
+  } catch (e) {
+    fellBack(`output ${file} not compared: written`, e);
     return null;
   } finally {
     fs.closeSync(fd);

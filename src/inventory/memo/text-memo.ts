@@ -1,8 +1,16 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import { debugChannel, fallbackReason } from '../../core/debug.js';
 import { crc32 } from '../../core/crc32.js';
 import { replaceCacheFile, tempSiblingName, writeAll } from '../../core/atomic-write.js';
 import { MemoPatchWriter, PATCH_SHARE, patchFits, readMemoPatch, removeMemoPatch, type MemoPatch } from './memo-patch.js';
+
+/** `CAIRN_DEBUG=inventory`: why a memo was not used or kept (each costs only speed). */
+const debug = debugChannel('inventory');
+const fellBack = (what: string, e: unknown): void => {
+  const why = debug === null ? null : fallbackReason(e);
+  if (why !== null) debug!(`fallback: ${what} (${why})`);
+};
 
 /**
  * A text memo: the last text made from a body of entries (the pretty output, or the canonical
@@ -79,7 +87,8 @@ function readBaseMemo(file: string, tag: string, wanted: readonly (string | unde
     } finally {
       fs.closeSync(fd);
     }
-  } catch {
+  } catch (e) {
+    fellBack(`memo ${file} not read: made again`, e);
     return null;
   }
   return parseTextMemo(buf, tag, wanted);
@@ -100,12 +109,14 @@ export function prefetchFile(file: string): Promise<Buffer | null> {
   let buf: Buffer;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-  } catch {
+  } catch (e) {
+    fellBack(`${file} not read ahead`, e);
     return Promise.resolve(null);
   }
   try {
     buf = Buffer.allocUnsafe(fs.fstatSync(fd).size);
-  } catch {
+  } catch (e) {
+    fellBack(`${file} not read ahead`, e);
     fs.closeSync(fd);
     return Promise.resolve(null);
   }
@@ -374,7 +385,8 @@ export class TextMemoWriter implements MemoWriter {
       const w = new TextMemoWriter(file, tmp, fd, tag);
       w.write(Buffer.alloc(headBytes(tag))); // the real first line goes in last
       return w;
-    } catch {
+    } catch (e) {
+      fellBack(`memo ${file} not written`, e);
       return null;
     }
   }
@@ -396,7 +408,8 @@ export class TextMemoWriter implements MemoWriter {
     try {
       this.out.write(b);
       if (counted) this.crc = crc32(b, this.crc);
-    } catch {
+    } catch (e) {
+      fellBack(`memo ${this.file} not written`, e);
       this.abort();
     }
   }
@@ -424,7 +437,8 @@ export class TextMemoWriter implements MemoWriter {
       replaceCacheFile(this.tmp, this.file);
       this.done = true;
       removeMemoPatch(this.file); // it patched the base just replaced
-    } catch {
+    } catch (e) {
+      fellBack(`memo ${this.file} not written`, e);
       this.abort();
     }
   }

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { debugChannel, fallbackReason } from '../../core/debug.js';
 
 /**
  * The racy-timestamp rule (git's "racy git"): an entry whose mtime or ctime is not some margin
@@ -36,7 +37,8 @@ export interface RacyFrom {
 export function racyMarginOf(file: string): number {
   try {
     return FINE_CLOCK_FS.has(fs.statfsSync(file).type) ? RACY_MARGIN_LOCAL_MS : RACY_MARGIN_MS;
-  } catch {
+  } catch (e) {
+    debugChannel('inventory')?.(`fallback: the far racy margin for ${file}, its file system unknown (${fallbackReason(e) ?? 'ENOENT'})`);
     return RACY_MARGIN_MS;
   }
 }
@@ -46,8 +48,9 @@ export function racyMarginsFor(rootReal: string, givenMs: number | undefined): R
   let dev = -1;
   try {
     dev = fs.statSync(rootReal).dev;
-  } catch {
+  } catch (e) {
     // unknown: the far margin everywhere
+    debugChannel('inventory')?.(`fallback: the far racy margin everywhere, ${rootReal} not stat-able (${fallbackReason(e) ?? 'ENOENT'})`);
   }
   if (givenMs !== undefined) return { nearMs: givenMs, farMs: givenMs, dev };
   return { nearMs: dev === -1 ? RACY_MARGIN_MS : racyMarginOf(rootReal), farMs: RACY_MARGIN_MS, dev };

@@ -4,55 +4,41 @@ import { CairnError, errnoCode } from '../../core/errors.js';
 import { compileDirectoryExcludes, compileGlobs, validateGlob, type PathMatcher } from '../rules/glob.js';
 import { cacheFilePath, defaultStatCacheDir, SCAN_ENGINE_VERSION } from '../cache/artefacts.js';
 import { emptyCache, loadCache, type StatCacheData } from '../cache/stat-cache.js';
-import { racyMarginsFor, type RacyFrom, type RacyMargins } from '../rules/racy.js';
-import type { FileOutcome } from '../io/read-file.js';
+import { racyMarginsFor, type RacyMargins } from '../rules/racy.js';
 import type { ScanOptions, ScanWarning } from '../types.js';
 import { Verifier } from '../io/verifier.js';
 
 /** Directory names never descended into, whatever the ignore rules say. */
 export const ALWAYS_SKIP: readonly string[] = ['.git', '.cairn'];
 
-/** A scan's validated options, resolved root and loaded cache. */
+/**
+ * A scan's context: its validated options, the resolved root and the loaded cache. Read-only:
+ * what the fast path finds is handed on as values (fastpath/outcome.ts), never written here.
+ * `previous` is the one piece of state: the cache as loaded, which the fast path brings up to
+ * date in place (rows read again, listings, entry rows) and saves, and the walk reads from.
+ */
 export interface Prepared {
-  rootReal: string;
-  include: PathMatcher | null;
-  exclude: PathMatcher | null;
-  excludeDirs: PathMatcher | null;
-  respectGitignore: boolean;
-  withDigest: boolean;
-  skipNames: Set<string>;
-  maxFiles: number;
-  maxBytes: number;
-  jobs: number;
-  cacheFile: string | null;
-  optionsKey: string;
+  readonly rootReal: string;
+  readonly include: PathMatcher | null;
+  readonly exclude: PathMatcher | null;
+  readonly excludeDirs: PathMatcher | null;
+  readonly respectGitignore: boolean;
+  readonly withDigest: boolean;
+  readonly skipNames: ReadonlySet<string>;
+  readonly maxFiles: number;
+  readonly maxBytes: number;
+  readonly jobs: number;
+  readonly cacheFile: string | null;
+  readonly optionsKey: string;
   /** The limits, which the cached whole result also depends on. */
-  resultKey: string;
-  previous: StatCacheData;
-  /**
-   * Set when the stored-result path checked every file row and still fell back to the walk
-   * (a .gitignore changed): 1 for rows whose lstat matched and that need no re-read, so the walk
-   * takes them from the cache without touching the file again.
-   */
-  verified?: Uint8Array;
-  /** With `verified`: the recorded directories whose stat moved (all others were confirmed). */
-  changedDirs?: Set<string>;
-  /**
-   * With `verified`: the changed files the check already read again (by row path), so the walk
-   * that follows does not read them twice, and the racy instant of that check: the walk measures
-   * racy files from it when it is earlier than its own (reads from the check are older).
-   */
-  preread?: ReadonlyMap<string, FileOutcome>;
-  checkRacyFrom?: RacyFrom;
-  /** The memos read on the thread pool once the stored-result check saw a change: the canonical memo's bytes, the render memo's coming. */
-  memoReads?: { canonical: Buffer | null; render: Promise<Buffer | null> };
-  /** The stored-result path may write the cache on the thread pool while it builds the result (its caller awaits the save). */
-  saveInBackground?: boolean;
+  readonly resultKey: string;
+  readonly previous: StatCacheData;
   /** The racy-timestamp margins of this root (racy.ts). */
-  racy: RacyMargins;
+  readonly racy: RacyMargins;
   /** A verifying worker started before the (big) cache was loaded; the stored-result check uses and stops it. */
-  verifier?: Verifier;
-  warnings: ScanWarning[];
+  readonly verifier?: Verifier;
+  /** Notices of the preparation (a cache discarded or not used), reported with the result. */
+  readonly warnings: readonly ScanWarning[];
 }
 
 function invalidOption(message: string, details: Record<string, unknown>): CairnError {
