@@ -153,3 +153,47 @@ describe('the store under a swapper', () => {
     if (RACE_FREE) expectOutsideIntact(outside);
   });
 });
+
+describe('every other JSON a command reads from the tree, fuzzed in depth and size', () => {
+  it('config, hook settings, review.json, agent.json and the hook log: a coded error or passed over, never a crash', () => {
+    const root = path.join(tmp, 'p');
+    fs.mkdirSync(root);
+    git(root, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(root, 'a.txt'), 'a\n');
+    git(root, 'add', '-A');
+    git(root, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'a');
+    const env = { XDG_CACHE_HOME: path.join(tmp, 'cache'), HOME: path.join(tmp, 'home') };
+    const cli = (args: string[]) => runCli(args, { cwd: root, env });
+    expect(cli(['session', 'pre']).status).toBe(0);
+    expect(cli(['session', 'post']).status).toBe(0);
+    expect(cli(['session', 'pre']).status).toBe(0);
+    const it1 = path.join(root, '.cairn', 'iterations', '001');
+    const it2 = path.join(root, '.cairn', 'iterations', '002');
+    fs.mkdirSync(path.join(root, '.cairn', 'hooks'), { recursive: true });
+    fs.mkdirSync(path.join(root, '.claude'), { recursive: true });
+    for (const doc of [nested(MAX_JSON_DEPTH + 1), nested(50_000), `{"a":"${'x'.repeat(300_000)}"}`, '{"a":']) {
+      // Readers that pass a bad file over: the command still does its job.
+      fs.writeFileSync(path.join(it1, 'review.json'), doc);
+      fs.writeFileSync(path.join(it2, 'agent.json'), doc);
+      fs.writeFileSync(path.join(root, '.cairn', 'hooks', 'hook.log'), `${doc}\n`);
+      const list = cli(['session', 'list', '--json']);
+      expect(list.status, list.stderr).toBe(0);
+      const run = runCli(['run', '--', 'true'], { cwd: root, env: { ...env, CAIRN_AGENT_SESSION: 's' } });
+      expect(run.status, run.stderr).toBe(0);
+      const status = cli(['hooks', 'status', '--json']);
+      expect(status.status, status.stderr).toBe(0);
+      // Readers that refuse: a coded error naming the file, exit 2, nothing written.
+      fs.writeFileSync(path.join(root, '.claude', 'settings.json'), doc);
+      const install = cli(['hooks', 'install', 'claude-code']);
+      expect(install.status).toBe(2);
+      expect(errorJson(install.stderr)).toMatchObject({ code: expect.stringMatching(/^ERR_SETTINGS/) as unknown, path: path.join(root, '.claude', 'settings.json') });
+      expect(fs.readFileSync(path.join(root, '.claude', 'settings.json'), 'utf8')).toBe(doc);
+      fs.writeFileSync(path.join(root, '.cairn', 'config.json'), doc);
+      const pre = cli(['session', 'pre']);
+      expect(pre.status).toBe(2);
+      expect(errorJson(pre.stderr)).toMatchObject({ code: 'ERR_CONFIG', path: path.join(root, '.cairn', 'config.json') });
+      expect(pre.stderr).not.toMatch(/RangeError|\n\s+at /);
+      fs.rmSync(path.join(root, '.cairn', 'config.json'));
+    }
+  });
+});
