@@ -214,6 +214,7 @@ export async function handleHook(agent: AgentSpec, stdin: string, cwd: string, e
   let output: unknown = null;
   let lock: DirLock | null = null;
   let locks: ContainedDir | null = null;
+  let prefetched: import('../session/capture/git-prefetch.js').PrefetchedGitStatus | null = null;
   try {
     let doc: unknown;
     try {
@@ -238,7 +239,11 @@ export async function handleHook(agent: AgentSpec, stdin: string, cwd: string, e
       return { output, entry, root };
     }
     const config = loadConfig(root).config;
-    const lib = await import('../session/index.js');
+    // A turn's pre or post: git status starts now and runs while the library loads (session/capture/git-prefetch.ts).
+    const gitPrefetch = action === 'session-start' ? null : await import('../session/capture/git-prefetch.js');
+    prefetched = gitPrefetch?.prefetchGitStatus(root) ?? null;
+    const loaded = await import('../session/index.js');
+    const lib: SessionLib = gitPrefetch === null ? loaded : { ...loaded, SnapshotManager: gitPrefetch.withPrefetchedGitStatus(loaded.SnapshotManager, prefetched) };
     if (action === 'session-start') {
       exportSessionForShell(agent, payload, env);
       const text = sessionStartContext(lib, root, config);
@@ -264,6 +269,7 @@ export async function handleHook(agent: AgentSpec, stdin: string, cwd: string, e
     entry.message = e instanceof Error ? e.message : String(e);
     return { output, entry, root };
   } finally {
+    prefetched?.dispose();
     if (lock !== null) await lock.release().catch(() => false);
     locks?.close();
     entry.ms = Date.now() - started;

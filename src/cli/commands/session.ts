@@ -60,22 +60,16 @@ interface RootOptions {
  * handed to the capture through a manager whose captureGitStatus takes it.
  */
 type Prefetch = import('../../session/capture/git-prefetch.js').PrefetchedGitStatus;
+type PrefetchLib = typeof import('../../session/capture/git-prefetch.js');
+let prefetchLib: PrefetchLib | undefined;
 async function prefetchGit(io: CliIO, rootFlag: string | undefined): Promise<Prefetch | null> {
   try {
     const { root } = projectContext(io, rootFlag);
-    return (await import('../../session/capture/git-prefetch.js')).prefetchGitStatus(root);
+    prefetchLib = await import('../../session/capture/git-prefetch.js');
+    return prefetchLib.prefetchGitStatus(root);
   } catch {
     return null; // the command reports a bad root itself
   }
-}
-
-function withPrefetched(lib: SessionLib, prefetched: Prefetch | null): typeof SnapshotManager {
-  if (prefetched === null) return lib.SnapshotManager;
-  return class extends lib.SnapshotManager {
-    override captureGitStatus(projectRoot: string): ReturnType<SnapshotManager['captureGitStatus']> {
-      return prefetched.take(projectRoot) ?? super.captureGitStatus(projectRoot);
-    }
-  };
 }
 
 /** `config` adds the project's excludes, and for `pre` its state dir (flag > env > config). */
@@ -97,7 +91,8 @@ function managerFor(lib: SessionLib, io: CliIO, root: string, opts: RootOptions,
       }
     };
   }
-  return new (withPrefetched(lib, prefetched))(root, options);
+  const Manager = prefetched === null || prefetchLib === undefined ? lib.SnapshotManager : prefetchLib.withPrefetchedGitStatus(lib.SnapshotManager, prefetched);
+  return new Manager(root, options);
 }
 
 function relativeForHumans(io: CliIO, p: string): string {

@@ -17,6 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { GitStatus } from '../types.js';
 import { GIT_BASE_ARGS, REV_PARSE_ARGS, STATUS_ARGS, gitEnv, parseStatus } from './git.js';
+import type { SnapshotManager } from './snapshot-manager.js';
 
 /** How long a reader waits for the prefetched status before running git itself. */
 const WAIT_MS = 10 * 60 * 1000;
@@ -92,5 +93,18 @@ export function prefetchGitStatus(projectRoot: string): PrefetchedGitStatus {
     dispose(): void {
       fs.rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * `Manager` (the library's SnapshotManager, as loaded by the caller) with a captureGitStatus that
+ * takes the prefetched status, and asks git itself when there is none.
+ */
+export function withPrefetchedGitStatus(Manager: typeof SnapshotManager, prefetched: PrefetchedGitStatus | null): typeof SnapshotManager {
+  if (prefetched === null) return Manager;
+  return class extends Manager {
+    override captureGitStatus(projectRoot: string): GitStatus {
+      return prefetched.take(projectRoot) ?? super.captureGitStatus(projectRoot);
+    }
   };
 }
