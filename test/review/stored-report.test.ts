@@ -1,20 +1,21 @@
 /**
  * `cairn store show --report|--patch`: an iteration record read back from the store gives the
  * report `session report` prints where the iteration ran, and the patch `session diff` prints,
- * with no project checkout at hand — from a file store copied elsewhere and from PostgreSQL.
+ * with no project checkout at hand — from a file store copied elsewhere, from PostgreSQL and
+ * from S3 (Ceph RGW).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe as localDescribe, expect, it as localIt } from 'vitest';
 import { errorJson, runCli } from '../support/cli.js';
 import { serverSuite, uniqueName } from '../support/servers-stores.js';
-import type { PgServerInfo } from '../support/servers.js';
+import type { PgServerInfo, S3ServerInfo } from '../support/servers.js';
 import { commitAll, trackedDirs, write } from '../session/helpers.js';
 
 const { repo, dir: scratch } = trackedDirs();
 
-function cli(args: string[], cwd: string) {
-  return runCli(args, { cwd, env: { XDG_CACHE_HOME: scratch('cairn-cache-'), CAIRN_STORE: '' } });
+function cli(args: string[], cwd: string, env: Record<string, string> = {}) {
+  return runCli(args, { cwd, env: { XDG_CACHE_HOME: scratch('cairn-cache-'), CAIRN_STORE: '', ...env } });
 }
 
 const JUNIT = `<?xml version="1.0"?>
@@ -24,7 +25,7 @@ const JUNIT = `<?xml version="1.0"?>
 </testsuite></testsuites>`;
 
 /** A finished iteration (a modification, a rename, an addition, a failing test) saved to `store`. */
-function savedIteration(storeArgs: string[]): string {
+function savedIteration(storeArgs: string[], env: Record<string, string> = {}): string {
   const root = repo();
   write(root, 'a.txt', 'one\ntwo\nthree\n');
   write(root, 'old/name.txt', 'moved as it is\n');
@@ -35,7 +36,7 @@ function savedIteration(storeArgs: string[]): string {
   fs.renameSync(path.join(root, 'old/name.txt'), path.join(root, 'new/name.txt'));
   write(root, 'added.txt', 'x\n');
   write(root, 'junit.xml', JUNIT);
-  const post = cli(['session', 'post', ...storeArgs], root);
+  const post = cli(['session', 'post', ...storeArgs], root, env);
   expect(post.stderr).toContain('iteration record saved to the store');
   expect(post.status).toBe(0);
   return root;
@@ -107,4 +108,30 @@ describe('cairn store show --report (PostgreSQL)', () => {
     expect(body(shown.stdout)).toBe(body(local));
     expect(cli(['store', 'show', '--store', url, '--session', 'default', '--patch'], elsewhere).stdout).toBe(cli(['session', 'diff'], root).stdout);
   });
+});
+
+const s3 = serverSuite<S3ServerInfo>('s3');
+
+s3.describe('cairn store show --report (S3)', () => {
+  s3.it('prints the report and the patch of a record session post saved to S3, credentials only in the environment', () => {
+    const info = s3.server();
+    const url = `s3://${info.bucket}/${uniqueName('review')}?endpoint=${encodeURIComponent(info.endpoint)}&region=us-east-1&forcePathStyle=1`;
+    const creds = { AWS_ACCESS_KEY_ID: info.accessKeyId, AWS_SECRET_ACCESS_KEY: info.secretAccessKey };
+    const root = savedIteration(['--store', url], creds);
+    const local = cli(['session', 'report'], root).stdout;
+    const patch = cli(['session', 'diff'], root).stdout;
+
+    const elsewhere = scratch('reviewer-');
+    const shown = cli(['store', 'show', '--store', url, '--session', 'default', '--report'], elsewhere, creds);
+    expect(shown.stderr).toBe('');
+    expect(shown.status).toBe(0);
+    expect(body(shown.stdout)).toBe(body(local));
+    expect(shown.stdout).toMatch(/\n {2}R100 +old\/name\.txt → new\/name\.txt/);
+    expect(shown.stdout).toContain('✗ divides by zero (math.test.ts): expected Infinity to be 0');
+    const stored = cli(['store', 'show', '--store', url, '--session', 'default', '--patch'], elsewhere, creds);
+    expect(stored.stderr).toBe('');
+    expect(stored.status).toBe(0);
+    expect(stored.stdout).toBe(patch);
+    expect(stored.stdout).toContain('rename from old/name.txt');
+  }, 60_000);
 });
