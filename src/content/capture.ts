@@ -20,37 +20,12 @@ import { writeFileAtomicSync } from '../core/atomic-write.js';
 import { CairnError, errnoCode } from '../core/errors.js';
 import type { InventoryEntry, InventoryStore } from '../session/inventory-store/inventory-store.js';
 import { readAtCommit } from './git-source.js';
+import type { ContentRecord, NotRestorable } from './record.js';
 import { ContentStore, sha256Of, type ContentItem } from './store.js';
 
 export const DEFAULT_CONTENT_CAP_BYTES = 50 * 1024 * 1024;
 /** A capture flushes a pack whenever this many raw bytes wait (first captures of big trees). */
 const FLUSH_RAW_BYTES = 64 * 1024 * 1024;
-
-export type NotRestorableReason = 'over-size-cap' | 'unreadable' | 'changed-while-captured' | 'not-in-git' | 'symlink-target-not-utf8' | 'not-captured';
-
-export interface NotRestorable {
-  path: string;
-  reason: NotRestorableReason;
-}
-
-/** The `content` field of a pre- or post-snapshot. */
-export interface ContentRecord {
-  version: 1;
-  /** The per-file cap applied, in bytes. */
-  capBytes: number;
-  /** Objects (and their raw bytes) this capture added to the store, and the pack bytes written. */
-  objectsWritten: number;
-  rawBytes: number;
-  packBytes: number;
-  /** Inside git: the commit that holds the tracked files this capture left to git. */
-  gitCommit?: string;
-  /** Target of every symlink of the inventory, by path. */
-  symlinks?: Record<string, string>;
-  /** Paths whose bytes at this side cannot be put back, and why. */
-  notRestorable?: NotRestorable[];
-  /** Post only: paths whose pre-side bytes could not be secured at post. */
-  preNotRestorable?: NotRestorable[];
-}
 
 export interface CaptureContext {
   root: string;

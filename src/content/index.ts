@@ -14,7 +14,8 @@
  * | file | job |
  * |---|---|
  * | `store.ts` | packs: put/get/has by sha256, du, gc of unreachable objects |
- * | `capture.ts` | what pre and post copy; the `content` record of a snapshot |
+ * | `record.ts` | the `content` record of a snapshot (imports nothing, so the session's types can name it) |
+ * | `capture.ts` | what pre and post copy, and the record it returns |
  * | `git-source.ts` | bytes of a path at a commit, as checkout would write them |
  * | `resolve.ts` | store → git → disk lookup of an entry's bytes |
  * | `read.ts` | `openIteration` / `readIterationContent`: (iteration, side, path) → bytes |
@@ -23,7 +24,8 @@
 export { ContentStore, isSha256Hex, sha256Of } from './store.js';
 export type { ContentGcResult, ContentItem, ContentUsage, PutResult } from './store.js';
 export { DEFAULT_CONTENT_CAP_BYTES, capturePostContent, capturePreContent, contentDir, openContentStore } from './capture.js';
-export type { CaptureContext, ContentRecord, NotRestorable, NotRestorableReason } from './capture.js';
+export type { CaptureContext } from './capture.js';
+export type { ContentRecord, NotRestorable, NotRestorableReason } from './record.js';
 export { ContentResolver } from './resolve.js';
 export { EMPTY_SHA256, openIteration, readIterationContent } from './read.js';
 export type { IterationContent, OpenIterationOptions, PathContent, Side } from './read.js';

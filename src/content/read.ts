@@ -10,7 +10,8 @@ import { iterationName, resolveIterationDir } from '../session/records/iteration
 import { POST_SNAPSHOT_FILE, PRE_SNAPSHOT_FILE } from '../session/files.js';
 import { readPostSnapshot, readPreSnapshot } from '../session/capture/snapshot-manager.js';
 import type { PostSnapshot, PreSnapshot } from '../session/types.js';
-import { openContentStore, type ContentRecord, type NotRestorable } from './capture.js';
+import { openContentStore } from './capture.js';
+import type { ContentRecord, NotRestorable } from './record.js';
 import { ContentResolver } from './resolve.js';
 import type { ContentStore } from './store.js';
 

@@ -3,7 +3,7 @@
  * additive fields. Every addition is optional on input, so objects built by hand against the
  * seed's shapes (as upstream's own tests do) are still accepted.
  */
-import type { ContentRecord } from '../content/capture.js';
+import type { ContentRecord } from '../content/record.js';
 import type { ScanProgress } from '../inventory/index.js';
 import type { TestResults, TestSummary } from './test-results/test-results.js';
 

@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cycles, foreignImports, layerOf, readArea, SRC, upwardImports, type Layer } from '../support/layers.js';
+import { cycles, foreignImports, layerOf, readArea, roomsOf, SRC, upwardImports, type Layer } from '../support/layers.js';
 
 const ROOMS = ['test-results', 'inventory-store', 'capture', 'records'];
 const LAYERS: Layer[] = [['test-results/'], ['types.ts', 'files.ts', 'duration.ts'], ['inventory-store/'], ['capture/'], ['records/'], ['index.ts']];
@@ -20,7 +20,9 @@ describe('src/session layout', () => {
 
   it('puts every module in a layer and opens every room with a README', () => {
     expect(graph.modules.filter((m) => layerOf(LAYERS, m) < 0)).toEqual([]);
-    for (const room of ['.', ...ROOMS]) expect(fs.existsSync(path.join(SRC, 'session', room, 'README.md')), room).toBe(true);
+    const rooms = roomsOf('session');
+    expect(rooms).toEqual(['.', ...ROOMS].sort());
+    for (const room of rooms) expect(fs.existsSync(path.join(SRC, 'session', room, 'README.md')), room).toBe(true);
   });
 
   it('imports only lower layers', () => {

@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cycles, foreignImports, layerOf, readArea, SRC, upwardImports, type Layer } from '../support/layers.js';
+import { cycles, foreignImports, layerOf, readArea, roomsOf, SRC, upwardImports, type Layer } from '../support/layers.js';
 
 const BACKENDS = ['file', 'memory', 's3', 'postgres'];
 const BASE = 'backends/base.ts';
@@ -22,9 +22,9 @@ describe('src/store layout', () => {
 
   it('puts every module in a layer and opens every room with a README', () => {
     expect(graph.modules.filter((m) => layerOf(LAYERS, m) < 0)).toEqual([]);
-    for (const room of ['.', 'contract', 'backends', ...BACKENDS.map((b) => `backends/${b}`)]) {
-      expect(fs.existsSync(path.join(SRC, 'store', room, 'README.md')), room).toBe(true);
-    }
+    const rooms = roomsOf('store');
+    expect(rooms).toEqual(expect.arrayContaining(['.', 'contract', 'backends', 'conformance', ...BACKENDS.map((b) => `backends/${b}`)]));
+    for (const room of rooms) expect(fs.existsSync(path.join(SRC, 'store', room, 'README.md')), room).toBe(true);
     const backendRooms = fs.readdirSync(path.join(SRC, 'store', 'backends'), { withFileTypes: true }).filter((e) => e.isDirectory());
     expect(backendRooms.map((e) => e.name).sort()).toEqual([...BACKENDS].sort());
   });

@@ -1,7 +1,8 @@
-// The import graph of one area of src/, read from the source text, for the layout tests
-// (test/store/architecture.test.ts, test/session/architecture.test.ts): each module of the area
-// belongs to a layer, a layer imports only itself and the layers before it, and no module reaches
-// itself again through its imports.
+// The import graph of one area of src/ (or of all of it), read from the source text, for the
+// layout tests (test/architecture.test.ts, test/store/architecture.test.ts,
+// test/session/architecture.test.ts): each module of the area belongs to a layer, a layer imports
+// only itself and the layers before it, no module reaches itself again through its imports, and
+// no top-level area of src/ reaches itself again through the others.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -92,4 +93,37 @@ export function foreignImports(graph: AreaGraph, allowed: readonly string[]): st
   const wrong: string[] = [];
   for (const [mod, deps] of graph.outside) for (const dep of deps) if (!allowed.includes(dep.split('/')[0]!)) wrong.push(`${mod} -> ${dep}`);
   return wrong;
+}
+
+/** The area's rooms: `'.'` and every folder under it (`'backends/s3'`), sorted. */
+export function roomsOf(area: string): string[] {
+  const root = path.join(SRC, area);
+  const out = ['.'];
+  const visit = (dir: string): void => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (!e.isDirectory()) continue;
+      out.push(posix(path.relative(root, path.join(dir, e.name))));
+      visit(path.join(dir, e.name));
+    }
+  };
+  visit(root);
+  return out.sort();
+}
+
+/**
+ * The graph of src/'s top-level areas (`core`, `session`, ...; a file at the top, such as
+ * `index.ts`, is an area of its own), read from a graph of all of src/ (`readArea('.')`): an
+ * area imports another when one of its modules imports one of the other's. The same shape as an
+ * area's graph, so `cycles` works on it.
+ */
+export function areasOf(all: AreaGraph): AreaGraph {
+  const top = (mod: string): string => mod.split('/')[0]!;
+  const within = new Map<string, string[]>();
+  for (const [mod, deps] of all.within) {
+    const from = top(mod);
+    const to = new Set(within.get(from) ?? []);
+    for (const dep of deps) if (top(dep) !== from) to.add(top(dep));
+    within.set(from, [...to].sort());
+  }
+  return { modules: [...within.keys()].sort(), within, outside: new Map() };
 }

@@ -10,7 +10,8 @@ import { decodeUtf8Strict } from '../../core/utf8.js';
 import { isStrictlyInside } from '../../core/paths.js';
 import { CairnError, errnoCode } from '../../core/errors.js';
 import { ALWAYS_SKIP, isValidRelPath, scanTreeSync, type ScanOptions } from '../../inventory/index.js';
-import { capturePostContent, capturePreContent, type ContentRecord } from '../../content/capture.js';
+import { capturePostContent, capturePreContent } from '../../content/capture.js';
+import type { ContentRecord } from '../../content/record.js';
 import { calculateDiff } from './diff.js';
 import { formatDuration } from '../duration.js';
 import {

@@ -7,12 +7,8 @@
  *     import { runSnapshotStorageConformance } from 'cairn/conformance';
  *     runSnapshotStorageConformance({ name: 'my store', create: async () => ({ storage: new MyStorage() }), test: { describe, it } });
  *
- * The cases come in one group per method of the contract (LangGraph's checkpoint-saver
- * conformance has the same shape), each in its own module here: `only: ['listSnapshotIds']` runs
- * one group while a backend is being written, `skip: [...]` leaves some out. Upkeep groups
- * (`prune`, `listSessions`, `verify`, `du`) need `features.upkeep`; `concurrency` can be turned off
- * with `features.concurrency: false`. A group that is named but cannot run is an error, never a
- * silent skip.
+ * The model (one group per method, `only`/`skip` filters, features, how a backend uses it) is
+ * taught in README.md beside this file.
  */
 import type { SnapshotStorage } from '../contract/types.js';
 import { concurrencyCases } from './concurrency.js';
