@@ -26,7 +26,7 @@
  *
  * API: ContainedDir.open(root, parts, {create}) / require / withContainedDir; then child/sub,
  * readFile (no-follow, non-blocking, size-bounded), writeFile (atomic temp + rename/link in the
- * held directory), unlink, rmdir, removeTree, rename, entries, lstat, fsync, close.
+ * held directory), createFile (exclusive, no-follow), unlink, rmdir, removeTree, rename, entries, lstat, fsync, close.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -280,6 +280,16 @@ export class ContainedDir {
       if (code === 'ELOOP' || (code === 'EMLINK' && process.platform !== 'linux')) throw new ContainmentError(this.shown(name), 'symlink');
       throw e;
     }
+  }
+
+  /**
+   * Creates the new regular file `name` (O_EXCL|O_NOFOLLOW: never an existing file, never
+   * through a link) and returns its descriptor, open for writing; EEXIST when the name is taken.
+   */
+  createFile(name: string, mode = 0o666): number {
+    const via = this.at(name);
+    this.checkStillThere();
+    return fs.openSync(via, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
   }
 
   /**

@@ -6,9 +6,8 @@
  * marked so, when over).
  */
 import * as path from 'node:path';
-import { writeFileAtomicSync } from '../core/atomic-write.js';
 import { parseJsonBounded } from '../core/bounded-json.js';
-import { readFileWithin } from '../core/contained-dir.js';
+import { ContainedDir, readFileWithin, rootedAt } from '../core/contained-dir.js';
 import { decodeUtf8Strict } from '../core/utf8.js';
 import { CairnError } from '../core/errors.js';
 import { durationBetween } from '../session/duration.js';
@@ -226,9 +225,19 @@ export function buildReview(root: string, it: LoadedIteration, changes?: readonl
   };
 }
 
-/** Writes `review.json` beside the snapshots (atomic; a cache that `session list` reads). */
-export function saveReview(dir: string, review: IterationReview): void {
-  writeFileAtomicSync(path.join(dir, REVIEW_FILE), `${JSON.stringify(review)}\n`);
+/**
+ * Writes `review.json` beside the snapshots (atomic: temp + rename in the held directory; a
+ * cache that `session list` reads). The iteration directory is opened from `within` (the project
+ * root) with no link followed, so a directory swapped for a link cannot redirect the write.
+ */
+export function saveReview(dir: string, review: IterationReview, within: string): void {
+  const { root, parts } = rootedAt(dir, within);
+  const held = ContainedDir.require(root, parts);
+  try {
+    held.writeFile(REVIEW_FILE, `${JSON.stringify(review)}\n`);
+  } finally {
+    held.close();
+  }
 }
 
 /** The saved review of an iteration, or null when absent or not one. */
@@ -252,7 +261,7 @@ export function readSavedReview(dir: string): IterationReview | null {
 export function reviewFinishedIteration(root: string, dir: string): IterationReview | null {
   try {
     const review = buildReview(root, loadIteration(root, dir));
-    saveReview(dir, review);
+    saveReview(dir, review, root);
     return review;
   } catch (e) {
     if (e instanceof CairnError && e.code === 'ERR_NO_INVENTORY') return null;

@@ -104,7 +104,7 @@ export function registerRunCommand(program: Command, io: CliIO): void {
         writeLine(io.stderr, 'cairn run: no open iteration (run `cairn session pre` first); the output is not kept');
       } else {
         try {
-          const claimed = lib.claimRunLog(iterationDir);
+          const claimed = lib.claimRunLog(iterationDir, root);
           log = { name: claimed.name, out: new BoundedLog(claimed.fd) };
         } catch (e) {
           writeLine(io.stderr, `cairn run: cannot keep the output in ${iterationDir} (${(e as Error).message}); running anyway`);
@@ -152,7 +152,7 @@ export function registerRunCommand(program: Command, io: CliIO): void {
         if (result.signal !== null) record.signal = result.signal;
         if (truncated) record.truncated = true;
         try {
-          lib.writeRunRecord(iterationDir, log.name, record);
+          lib.writeRunRecord(iterationDir, log.name, record, root);
         } catch (e) {
           writeLine(io.stderr, `cairn run: the run record could not be written (${(e as Error).message})`);
         }

@@ -7,6 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ContainedDir, rootedAt } from '../../core/contained-dir.js';
 import { errnoCode } from '../../core/errors.js';
 import { parseTestOutput, type TestResults } from './test-results.js';
 
@@ -30,25 +31,42 @@ const RUN_NAME = /^run-(\d{3,})\.json$/;
 /** The test summary is near the end of a log; reading more than this of one buys nothing. */
 const MAX_LOG_READ = 8 * 1024 * 1024;
 
-/** Claims the next `run-NNN` name (O_EXCL on the log), so concurrent runs never share one. */
-export function claimRunLog(iterationDir: string): { name: string; fd: number } {
-  for (let n = listRuns(iterationDir).length + 1; n < 100_000; n++) {
-    const name = `${RUN_PREFIX}${String(n).padStart(3, '0')}`;
-    try {
-      const fd = fs.openSync(path.join(iterationDir, `${name}.log`), fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o644);
-      return { name, fd };
-    } catch (e) {
-      if (errnoCode(e) !== 'EEXIST') throw e;
+/**
+ * The iteration directory, opened from `within` (the project root) with no link followed in any
+ * component (ContainedDir): a directory swapped for a link after the iteration was listed cannot
+ * redirect the log or the record outside the project.
+ */
+function openIterationDir(iterationDir: string, within: string): ContainedDir {
+  const { root, parts } = rootedAt(iterationDir, within);
+  return ContainedDir.require(root, parts);
+}
+
+/** Claims the next `run-NNN` name (an exclusive, no-follow create of the log), so concurrent runs never share one. */
+export function claimRunLog(iterationDir: string, within: string): { name: string; fd: number } {
+  const dir = openIterationDir(iterationDir, within);
+  try {
+    for (let n = listRuns(iterationDir).length + 1; n < 100_000; n++) {
+      const name = `${RUN_PREFIX}${String(n).padStart(3, '0')}`;
+      try {
+        return { name, fd: dir.createFile(`${name}.log`, 0o644) };
+      } catch (e) {
+        if (errnoCode(e) !== 'EEXIST') throw e;
+      }
     }
+  } finally {
+    dir.close();
   }
   throw new Error(`no free run name in ${iterationDir}`);
 }
 
-export function writeRunRecord(iterationDir: string, name: string, record: RunRecord): void {
-  const file = path.join(iterationDir, `${name}.json`);
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, `${JSON.stringify(record, null, 2)}\n`, { flag: 'wx', mode: 0o644 });
-  fs.renameSync(tmp, file);
+/** Writes `<name>.json` atomically (temp + rename inside the held iteration directory). */
+export function writeRunRecord(iterationDir: string, name: string, record: RunRecord, within: string): void {
+  const dir = openIterationDir(iterationDir, within);
+  try {
+    dir.writeFile(`${name}.json`, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o644 });
+  } finally {
+    dir.close();
+  }
 }
 
 /** The runs of an iteration, oldest first; unreadable records are skipped. */
