@@ -91,7 +91,13 @@ export function prefetchGitStatus(projectRoot: string): PrefetchedGitStatus {
       }
     },
     dispose(): void {
-      fs.rmSync(dir, { recursive: true, force: true });
+      // A command refused before take() disposes while git may still write here: retry, then
+      // leave the temp directory rather than fail the command over it.
+      try {
+        fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
+      } catch {
+        // best effort
+      }
     },
   };
 }
