@@ -1,8 +1,10 @@
 /** The CLI's git status started early (session/capture/git-prefetch.ts) is exactly captureGitStatus's. */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { captureGitStatus } from '../../src/session/capture/git.js';
 import { prefetchGitStatus } from '../../src/session/capture/git-prefetch.js';
+import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
 import { commitAll, git, trackedDirs, write } from './helpers.js';
 
 const { repo, dir: tempDir } = trackedDirs();
@@ -70,4 +72,26 @@ describe('prefetchGitStatus', () => {
       process.env.PATH = saved;
     }
   });
+
+  it('leaves no temp directory behind when disposed before git is done, nor after it', async () => {
+    const root = repo();
+    for (let i = 0; i < 300; i++) write(root, `d${i % 17}/f${i}.txt`, String(i));
+    commitAll(root, 'init');
+    write(root, 'untracked.txt', 'u');
+    const tmp = tempDir();
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = tmp; // os.tmpdir() reads it on each call: the prefetches' dirs land here
+    try {
+      // Ten refused commands (dispose at once, git still running), ten that took the status first.
+      for (let i = 0; i < 10; i++) prefetchGitStatus(root).dispose();
+      for (let i = 0; i < 10; i++) prefetched(root);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    // The children finish on their own; the bound is only the net for a hang.
+    const since = Date.now();
+    while (fs.readdirSync(tmp).length > 0 && Date.now() - since < WHOLE_PROCESS_BUDGET_MS) await new Promise((r) => setTimeout(r, 20));
+    expect(fs.readdirSync(tmp)).toEqual([]);
+  }, WHOLE_PROCESS_BUDGET_MS + 10_000);
 });

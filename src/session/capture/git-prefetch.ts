@@ -26,7 +26,7 @@ const POLL_MS = 2;
 export interface PrefetchedGitStatus {
   /** The status of `projectRoot` (once: a later call gets null), or null when it cannot be had; waits for git. */
   take(projectRoot: string): GitStatus | null;
-  /** Removes the temp directory (the child, if still running, finishes into nothing). */
+  /** Removes the temp directory now, or (git still running) has the child remove it when done. */
   dispose(): void;
 }
 
@@ -51,7 +51,7 @@ export function prefetchGitStatus(projectRoot: string): PrefetchedGitStatus {
   const script =
     `${git} ${shellWords(REV_PARSE_ARGS)} >"$1/rev" 2>/dev/null; r=$?; s=-; first=; IFS= read -r first <"$1/rev"; ` +
     `if [ $r -eq 0 ] && [ "$first" = true ]; then ${git} ${shellWords(STATUS_ARGS)} >"$1/status" 2>/dev/null; s=$?; fi; ` +
-    `echo "$r $s" >"$1/codes"`;
+    `echo "$r $s" >"$1/codes"; if [ -e "$1/disposed" ]; then rm -rf "$1"; fi`;
   try {
     if (process.platform === 'win32') throw new Error('no sh');
     const child = spawn('sh', ['-c', script, 'sh', dir], { cwd: root, env: gitEnv(), stdio: 'ignore' });
@@ -91,12 +91,27 @@ export function prefetchGitStatus(projectRoot: string): PrefetchedGitStatus {
       }
     },
     dispose(): void {
-      // A command refused before take() disposes while git may still write here: retry, then
-      // leave the temp directory rather than fail the command over it.
+      // A command refused before take() disposes while git may still write here, and removing
+      // the directory under git fails (ENOTEMPTY). So: mark it disposed, then remove it only if
+      // the codes line is written (git is done); otherwise the script removes it after writing
+      // that line, since it looks for the mark last. Each side writes before it looks, so at
+      // least one of them sees the other's write and the directory never outlives git.
       try {
-        fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
+        fs.writeFileSync(path.join(dir, 'disposed'), '');
       } catch {
-        // best effort
+        return; // the directory is gone already
+      }
+      let gitDone = false;
+      try {
+        gitDone = fs.readFileSync(path.join(dir, 'codes'), 'utf8').endsWith('\n');
+      } catch {
+        // no codes line yet: git still runs
+      }
+      if (!gitDone) return; // the script removes the directory after its codes line
+      try {
+        fs.rmSync(dir, { recursive: true, force: true });
+      } catch {
+        // the script may be removing it at the same moment: best effort
       }
     },
   };
