@@ -34,7 +34,7 @@ export function addReviewTools(tools: ToolTable, allow: RootAllowlist, rootInput
       const root = allow.resolveRoot(args.root);
       const it = loadIteration(root, resolveIteration(root, args.iteration));
       // The file list comes from the review kept at post when there is one (no inventory or content read).
-      const changes = (args.format === 'files' ? savedFileChanges(it) : null) ?? iterationFileChanges(root, it, { hunks: args.format === 'patch' });
+      const changes = (args.format === 'files' ? savedFileChanges(it, { within: root }) : null) ?? iterationFileChanges(root, it, { hunks: args.format === 'patch' });
       const start = cursorStart(args.cursor, changes.length);
       const first = pageOf(changes.map(reviewFile), args.cursor, args.limit);
       let end = changes.length - first.remaining;

@@ -35,7 +35,7 @@ export function listIterations(root: string): ListedIteration[] {
       out.push({ ...summarise(it, []), finished: false, restored: null });
       continue;
     }
-    const saved = readSavedReview(dir);
+    const saved = readSavedReview(dir, root);
     if (saved !== null) {
       out.push({ ...saved.summary, finished: true, restored: restores.get(it.iteration) ?? null });
       continue;

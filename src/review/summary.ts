@@ -86,8 +86,8 @@ function keptFile(c: FileChange): ReviewFile {
  * inventories or content again. Null when there is no saved review of this iteration, or it
  * cannot answer alone (a file whose content was not captured, a binary file without sizes).
  */
-export function savedFileChanges(it: LoadedIteration, options: { hunks?: boolean } = {}): FileChange[] | null {
-  const review = readSavedReview(it.dir);
+export function savedFileChanges(it: LoadedIteration, options: { hunks?: boolean; within?: string } = {}): FileChange[] | null {
+  const review = readSavedReview(it.dir, options.within);
   if (review === null || review.summary.iteration !== it.iteration || review.notCaptured.length > 0) return null;
   if (options.hunks === true && review.patch.cut) return null;
   const out: FileChange[] = [];
@@ -170,8 +170,8 @@ function attachHunks(files: FileChange[], patch: string): boolean {
 }
 
 /** The whole patch of a finished iteration as its saved review keeps it; null when absent or cut. */
-export function savedPatch(it: LoadedIteration): string | null {
-  const review = readSavedReview(it.dir);
+export function savedPatch(it: LoadedIteration, within?: string): string | null {
+  const review = readSavedReview(it.dir, within);
   if (review === null || review.summary.iteration !== it.iteration || review.notCaptured.length > 0 || review.patch.cut) return null;
   return review.patch.text;
 }
@@ -241,11 +241,11 @@ export function saveReview(dir: string, review: IterationReview, within: string)
 }
 
 /** The saved review of an iteration, or null when absent or not one. */
-export function readSavedReview(dir: string): IterationReview | null {
+export function readSavedReview(dir: string, within?: string): IterationReview | null {
   try {
     // No link at the name (a planted review.json link is not this iteration's), bounded, strict UTF-8.
     const file = path.join(dir, REVIEW_FILE);
-    const bytes = readFileWithin(file, undefined, { maxBytes: 64 * 1024 * 1024 });
+    const bytes = readFileWithin(file, within, { maxBytes: 64 * 1024 * 1024 });
     if (bytes === null) return null;
     const value = parseJsonBounded(decodeUtf8Strict(bytes, file), { file, what: 'review' }) as IterationReview | null;
     return value !== null && value.kind === REVIEW_KIND && Array.isArray(value.files) ? value : null;

@@ -10,8 +10,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RACE_FREE } from '../../src/core/contained-dir.js';
-import { REVIEW_KIND, saveReview, type IterationReview } from '../../src/review/index.js';
-import { PRE_SNAPSHOT_FILE, SnapshotManager, claimRunLog, createNextIterationDir, writeRunRecord, type RunRecord } from '../../src/session/index.js';
+import { REVIEW_KIND, readSavedReview, saveReview, type IterationReview } from '../../src/review/index.js';
+import { PRE_SNAPSHOT_FILE, SnapshotManager, claimRunLog, createNextIterationDir, listRuns, testResultsFromRuns, writeRunRecord, type RunRecord } from '../../src/session/index.js';
 import { runCli } from '../support/cli.js';
 import { git } from '../support/git.js';
 import { expectOutsideIntact, makeOutside, plantLink, printFigures, startSwapper, type Outside } from './support.js';
@@ -97,5 +97,46 @@ describe('writes inside an iteration directory never follow a link', () => {
     }
     expect(refused).toBeLessThan(ROUNDS * 3);
     if (RACE_FREE) expectOutsideIntact(outside);
+  });
+});
+
+describe('reads inside an iteration directory never follow a link', () => {
+  /** An outside directory that looks like a finished iteration with a run and a review: only containment stops the reads. */
+  function outsideIteration(): void {
+    const put = (name: string, content: string): void => {
+      const p = path.join(outside.dir, name);
+      fs.writeFileSync(p, content);
+      outside.canaries.set(p, fs.readFileSync(p));
+    };
+    put('run-001.json', JSON.stringify(record()));
+    put('run-001.log', 'Tests:       1 failed, 2 passed, 3 total\n');
+    put('review.json', JSON.stringify(review()));
+  }
+
+  it('run records, the run log and review.json are not read through an iteration directory swapped for a link', () => {
+    outsideIteration();
+    // The readers would find all three through the link: the outside directory reads as an iteration.
+    expect(listRuns(outside.dir)).toHaveLength(1);
+    expect(testResultsFromRuns(outside.dir)?.found).toBe(true);
+    expect(readSavedReview(outside.dir)).not.toBeNull();
+    fs.rmSync(iterationDir, { recursive: true });
+    plantLink(iterationDir, 'outside-dir', outside);
+    expect(listRuns(iterationDir, root)).toEqual([]);
+    expect(testResultsFromRuns(iterationDir, root)).toBeNull();
+    expect(readSavedReview(iterationDir, root)).toBeNull();
+    expectOutsideIntact(outside);
+  });
+
+  it('a run record planted as a link to an outside record is passed over, and post reports no results from it', () => {
+    outsideIteration();
+    plantLink(path.join(iterationDir, 'run-001.json'), 'outside-file', outside);
+    fs.rmSync(path.join(iterationDir, 'run-001.json'));
+    fs.symlinkSync(path.join(outside.dir, 'run-001.json'), path.join(iterationDir, 'run-001.json'));
+    fs.symlinkSync(path.join(outside.dir, 'run-001.log'), path.join(iterationDir, 'run-001.log'));
+    expect(listRuns(iterationDir, root)).toEqual([]);
+    expect(testResultsFromRuns(iterationDir, root)).toBeNull();
+    const post = new SnapshotManager(root, { cacheDir: path.join(tmp, 'cache') }).capturePostSnapshot(root, iterationDir);
+    expect(JSON.stringify(post)).not.toContain('3 total');
+    expectOutsideIntact(outside);
   });
 });

@@ -99,8 +99,8 @@ Exit codes: 0 ok, 1 failure, 2 usage (unknown iteration, bad flag).`,
       const patch = !(opts.json || opts.nameStatus || opts.stat);
       // The review `session post` kept answers without reading inventories or content again;
       // else the diff is computed, hunks only for the patch (the other formats print counts).
-      const saved = patch ? null : lib.savedFileChanges(it);
-      const savedText = patch ? lib.savedPatch(it) : null;
+      const saved = patch ? null : lib.savedFileChanges(it, { within: root });
+      const savedText = patch ? lib.savedPatch(it, root) : null;
       if (savedText !== null) {
         io.stdout.write(savedText);
         return;
@@ -163,7 +163,7 @@ Examples:
       const restored = (it: { iteration: string }) => restores.get(it.iteration) ?? null;
       if (opts.html !== undefined) {
         // From the review kept at post when its patch is whole, else computed.
-        const rows = iterations.map((it) => ({ it, changes: lib.savedFileChanges(it, { hunks: true }) ?? lib.iterationFileChanges(root, it), restored: restored(it) }));
+        const rows = iterations.map((it) => ({ it, changes: lib.savedFileChanges(it, { hunks: true, within: root }) ?? lib.iterationFileChanges(root, it), restored: restored(it) }));
         const options = { project: path.basename(root) };
         const html = opts.all ? lib.renderTimelineHtml(rows, options) : lib.renderIterationHtml(rows[0] as (typeof rows)[number], options);
         const target = path.resolve(io.cwd, opts.html);
@@ -177,7 +177,7 @@ Examples:
         return;
       }
       const texts = iterations.map((it) => {
-        const review = lib.readSavedReview(it.dir) ?? tryBuildReview(lib, root, it);
+        const review = lib.readSavedReview(it.dir, root) ?? tryBuildReview(lib, root, it);
         const rel = path.relative(io.cwd, it.dir);
         const files = review === null ? {} : { files: review.files, notCaptured: review.notCaptured };
         return session.renderIterationReport({ iterationDir: rel === '' || rel.startsWith('..') ? it.dir : rel, cwd: io.cwd, pre: it.pre, post: it.post as NonNullable<typeof it.post>, diff: it.diff as NonNullable<typeof it.diff>, ...files, restored: restored(it) });

@@ -94,7 +94,7 @@ export class SnapshotManager {
     const timestamp = new Date().toISOString();
     const aiwg = captureStateDir(projectRoot, stateDir);
     // What `cairn run` captured in this iteration first; then the seed's documented search.
-    const tests = testResultsFromRuns(iterationDir) ?? this.findTestResults(projectRoot, iterationDir);
+    const tests = testResultsFromRuns(iterationDir, projectRoot) ?? this.findTestResults(projectRoot, iterationDir);
     const keyFiles = this.captureKeyFiles(projectRoot);
     let gitStatusLater: (() => GitStatus) | undefined;
     const inventory = this.takeInventory(projectRoot, stateDir, iterationDir, () => (gitStatusLater = this.gitStatusLater(projectRoot)));

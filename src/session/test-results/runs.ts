@@ -8,7 +8,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ContainedDir, rootedAt } from '../../core/contained-dir.js';
+import { parseJsonBounded } from '../../core/bounded-json.js';
 import { errnoCode } from '../../core/errors.js';
+import { decodeUtf8Strict } from '../../core/utf8.js';
 import { parseTestOutput, type TestResults } from './test-results.js';
 
 export const RUN_PREFIX = 'run-';
@@ -30,6 +32,8 @@ export interface RunRecord {
 const RUN_NAME = /^run-(\d{3,})\.json$/;
 /** The test summary is near the end of a log; reading more than this of one buys nothing. */
 const MAX_LOG_READ = 8 * 1024 * 1024;
+/** A run record is a few hundred bytes; anything near this is not one cairn wrote. */
+const MAX_RECORD_BYTES = 1024 * 1024;
 
 /**
  * The iteration directory, opened from `within` (the project root) with no link followed in any
@@ -45,7 +49,7 @@ function openIterationDir(iterationDir: string, within: string): ContainedDir {
 export function claimRunLog(iterationDir: string, within: string): { name: string; fd: number } {
   const dir = openIterationDir(iterationDir, within);
   try {
-    for (let n = listRuns(iterationDir).length + 1; n < 100_000; n++) {
+    for (let n = readRuns(dir).length + 1; n < 100_000; n++) {
       const name = `${RUN_PREFIX}${String(n).padStart(3, '0')}`;
       try {
         return { name, fd: dir.createFile(`${name}.log`, 0o644) };
@@ -70,10 +74,31 @@ export function writeRunRecord(iterationDir: string, name: string, record: RunRe
 }
 
 /** The runs of an iteration, oldest first; unreadable records are skipped. */
-export function listRuns(iterationDir: string): RunRecord[] {
+/**
+ * The run records of an iteration, oldest first. With `within` (the project root) the iteration
+ * directory is opened from it with no link followed in any component (ContainedDir), and each
+ * record is read no-follow, size- and depth-bounded: a planted or swapped-in link is never read.
+ */
+export function listRuns(iterationDir: string, within?: string): RunRecord[] {
+  let dir: ContainedDir | null;
+  try {
+    const { root, parts } = rootedAt(iterationDir, within);
+    dir = ContainedDir.open(root, parts);
+  } catch {
+    return [];
+  }
+  if (dir === null) return [];
+  try {
+    return readRuns(dir);
+  } finally {
+    dir.close();
+  }
+}
+
+function readRuns(dir: ContainedDir): RunRecord[] {
   let names: string[];
   try {
-    names = fs.readdirSync(iterationDir).filter((n) => RUN_NAME.test(n));
+    names = dir.entries().filter((d) => d.isFile() && RUN_NAME.test(d.name)).map((d) => d.name);
   } catch {
     return [];
   }
@@ -81,22 +106,26 @@ export function listRuns(iterationDir: string): RunRecord[] {
   const out: RunRecord[] = [];
   for (const name of names) {
     try {
-      const rec = JSON.parse(fs.readFileSync(path.join(iterationDir, name), 'utf8')) as RunRecord;
-      if (typeof rec.log === 'string' && Array.isArray(rec.command)) out.push(rec);
+      const bytes = dir.readFile(name, { maxBytes: MAX_RECORD_BYTES });
+      if (bytes === null) continue;
+      const rec = parseJsonBounded(decodeUtf8Strict(bytes, dir.shown(name)), { file: dir.shown(name), what: 'run record' }) as RunRecord | null;
+      if (rec !== null && typeof rec === 'object' && typeof rec.log === 'string' && Array.isArray(rec.command)) out.push(rec);
     } catch {
-      // a record being written or damaged: its log is still found by the seed's search
+      // a record being written, damaged, or a link: its log is still found by the seed's search
     }
   }
   return out;
 }
 
-function readTail(file: string): string | null {
-  let fd: number;
+/** The last MAX_LOG_READ bytes of the regular file `name` in `dir` (no link followed), or null. */
+function readTail(dir: ContainedDir, name: string): string | null {
+  let fd: number | null;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    fd = dir.openFile(name);
   } catch {
     return null;
   }
+  if (fd === null) return null;
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) return null;
@@ -111,15 +140,26 @@ function readTail(file: string): string | null {
   }
 }
 
-/** The test results of the newest run whose output parses as a test report, or null. */
-export function testResultsFromRuns(iterationDir: string): TestResults | null {
-  const runs = listRuns(iterationDir);
-  for (let i = runs.length - 1; i >= 0; i--) {
-    const run = runs[i]!;
-    const file = path.join(iterationDir, path.basename(run.log));
-    const text = readTail(file);
-    const summary = text === null ? null : parseTestOutput(text);
-    if (summary) return { found: true, file, summary };
+/** The test results of the newest run whose output parses as a test report, or null (`within`: see listRuns). */
+export function testResultsFromRuns(iterationDir: string, within?: string): TestResults | null {
+  let dir: ContainedDir | null;
+  try {
+    const { root, parts } = rootedAt(iterationDir, within);
+    dir = ContainedDir.open(root, parts);
+  } catch {
+    return null;
   }
-  return null;
+  if (dir === null) return null;
+  try {
+    const runs = readRuns(dir);
+    for (let i = runs.length - 1; i >= 0; i--) {
+      const name = path.basename(runs[i]!.log);
+      const text = readTail(dir, name);
+      const summary = text === null ? null : parseTestOutput(text);
+      if (summary) return { found: true, file: path.join(iterationDir, name), summary };
+    }
+    return null;
+  } finally {
+    dir.close();
+  }
 }

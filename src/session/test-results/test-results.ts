@@ -3,7 +3,8 @@
  * `parseTestOutput`, recognising what real runners print (see `test-results-text.ts`,
  * `-json.ts`, `-junit.ts` and `-coverage.ts` for each format and its counting rules).
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, realpathSync } from 'node:fs';
+import * as path from 'node:path';
 import { parseCoverageSummaryJson, parseLcovHtmlReport } from './test-results-coverage.js';
 import { goJsonSummary, jestStyleSummary, jsonStrings, mochaJsonSummary } from './test-results-json.js';
 import { looksLikeJUnit, mergeJUnitSummaries, parseJUnitXml } from './test-results-junit.js';
@@ -72,12 +73,49 @@ function parseString(content: string): TestSummary | null {
   return recogniseText(content);
 }
 
-/** A regular file's text (whole, or its tail when large); null when it is not readable. */
-function readCandidate(file: string): string | null {
+/**
+ * Where a candidate may really be: below the project root or the iteration's parent (both
+ * resolved once). A candidate reached through a planted link — at its name, or any directory on
+ * the way, swapped in at any moment — is elsewhere, and is not read (docs/containment.md).
+ */
+type Within = readonly string[];
+
+function realDirs(dirs: readonly string[]): Within {
+  const out: string[] = [];
+  for (const dir of dirs) {
+    try {
+      out.push(realpathSync(dir));
+    } catch {
+      // missing: nothing below it to read
+    }
+  }
+  return out;
+}
+
+/** The real path of what `fd` holds: the descriptor's own link on Linux (race-free), else the path's. */
+function openedPath(fd: number, file: string): string {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return realpathSync(file);
+  }
+}
+
+function isBelow(file: string, within: Within): boolean {
+  return within.some((dir) => {
+    const rel = path.relative(dir, file);
+    return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+  });
+}
+
+/** A regular file's text (whole, or its tail when large); null when it is not readable or not within. */
+function readCandidate(file: string, within: Within): string | null {
   let fd: number | undefined;
   try {
-    // O_NONBLOCK: opening a FIFO named like a log must not hang the snapshot.
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    // O_NONBLOCK: opening a FIFO named like a log must not hang the snapshot. O_NOFOLLOW: a link
+    // at the name is not followed; the opened file's real path catches one on the way.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0));
+    if (!isBelow(openedPath(fd, file), within)) return null;
     const stat = fstatSync(fd);
     // Directories named `x.log`, FIFOs and devices are skipped, never read (upstream threw EISDIR).
     if (!stat.isFile()) return null;
@@ -103,17 +141,17 @@ function readCandidate(file: string): string | null {
   }
 }
 
-function parseCandidate(candidate: Candidate): TestSummary | null {
+function parseCandidate(candidate: Candidate, within: Within): TestSummary | null {
   if (candidate.kind === 'junit-dir') {
     const summaries: TestSummary[] = [];
     for (const member of candidate.members ?? []) {
-      const content = readCandidate(member);
+      const content = readCandidate(member, within);
       const summary = content === null ? null : parseJUnitXml(content);
       if (summary) summaries.push(summary);
     }
     return mergeJUnitSummaries(summaries);
   }
-  const content = readCandidate(candidate.file);
+  const content = readCandidate(candidate.file, within);
   if (content === null) return null;
   if (candidate.kind === 'coverage-json') return parseCoverageSummaryJson(content) ?? parseTestOutput(content);
   if (candidate.kind === 'lcov-html') return parseLcovHtmlReport(content);
@@ -133,8 +171,12 @@ export function findTestResults(projectRoot: string, iterationDir: string): Test
   } catch {
     return { found: false };
   }
+  // The iteration's parent counts only when the caller put the iteration outside the project:
+  // below the root, the root already covers it (and resolving it could follow a planted link).
+  const parent = path.resolve(iterationDir, '..');
+  const within = realDirs(isBelow(parent, [path.resolve(projectRoot)]) || parent === path.resolve(projectRoot) ? [projectRoot] : [projectRoot, parent]);
   for (const candidate of candidates) {
-    const summary = parseCandidate(candidate);
+    const summary = parseCandidate(candidate, within);
     if (summary) return { found: true, file: candidate.file, summary };
   }
   return { found: false };
