@@ -39,19 +39,6 @@ function sessionModuleUrl(): string | null {
   return null;
 }
 
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-import(workerData.moduleUrl).then(({ SnapshotManager }) => {
-  const manager = new SnapshotManager(workerData.projectRoot, workerData.options);
-  const record = workerData.phase === 'pre'
-    ? manager.capturePreSnapshot(workerData.projectRoot, workerData.iterationDir)
-    : manager.capturePostSnapshot(workerData.projectRoot, workerData.iterationDir);
-  parentPort.postMessage({ ok: true, record });
-}).catch((e) => {
-  parentPort.postMessage({ ok: false, error: { name: e && e.name, message: e && e.message, code: e && e.code, exitCode: e && e.exitCode, path: e && e.path, details: e && e.details } });
-});
-`;
-
 /** The resident worker: answers one capture per message, for as long as the process lives. */
 const RESIDENT_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -74,15 +61,23 @@ interface Resident {
   worker: Worker;
   moduleUrl: string;
   busy: boolean;
+  /** A worker started because the resident one was busy: stopped after its one capture. */
+  once?: true;
 }
 
 let resident: Resident | null = null;
 
-/** The resident worker when it is free (started on first use), or null while it runs another capture. */
-function freeResident(moduleUrl: string): Resident | null {
-  if (resident !== null && resident.moduleUrl === moduleUrl) return resident.busy ? null : resident;
+function startWorker(moduleUrl: string): Worker {
   const worker = new Worker(RESIDENT_SOURCE, { eval: true, workerData: { moduleUrl }, env: SHARE_ENV });
   worker.unref();
+  return worker;
+}
+
+/** The resident worker when it is free (started on first use); while it runs another capture, a worker for this one only. */
+function freeResident(moduleUrl: string): Resident {
+  if (resident !== null && resident.moduleUrl === moduleUrl && resident.busy) return { worker: startWorker(moduleUrl), moduleUrl, busy: false, once: true };
+  if (resident !== null && resident.moduleUrl === moduleUrl) return resident;
+  const worker = startWorker(moduleUrl);
   const r: Resident = { worker, moduleUrl, busy: false };
   const forget = (): void => {
     if (resident === r) resident = null;
@@ -136,29 +131,7 @@ function capture<T>(phase: Phase, projectRoot: string, iterationDir: string, opt
       resolve((phase === 'pre' ? manager.capturePreSnapshot(projectRoot, iterationDir) : manager.capturePostSnapshot(projectRoot, iterationDir)) as T);
     });
   }
-  const r = freeResident(moduleUrl);
-  if (r !== null) return onResident<T>(r, { phase, projectRoot, iterationDir, options: managerOptions }, signal);
-  return new Promise<T>((resolve, reject) => {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { moduleUrl, phase, projectRoot, iterationDir, options: managerOptions } });
-    let settled = false;
-    const finish = (fn: () => void): void => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener('abort', onAbort);
-      fn();
-    };
-    const onAbort = (): void => {
-      finish(() => reject(aborted()));
-      void worker.terminate();
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    worker.once('message', (m: { ok: true; record: T } | { ok: false; error: WorkerError }) => {
-      finish(() => (m.ok ? resolve(m.record) : reject(rebuild(m.error))));
-      void worker.terminate();
-    });
-    worker.once('error', (e) => finish(() => reject(e)));
-    worker.once('exit', (code) => finish(() => reject(new CairnError('ERR_IO', `the capture worker stopped (exit ${code}) before it answered`, { exitCode: 1 }))));
-  });
+  return onResident<T>(freeResident(moduleUrl), { phase, projectRoot, iterationDir, options: managerOptions }, signal);
 }
 
 function onResident<T>(r: Resident, request: { phase: Phase; projectRoot: string; iterationDir: string; options: Omit<CaptureAsyncOptions, 'signal'> }, signal: AbortSignal | undefined): Promise<T> {
@@ -183,6 +156,7 @@ function onResident<T>(r: Resident, request: { phase: Phase; projectRoot: string
       r.worker.off('exit', onExit);
       r.busy = false;
       r.worker.unref();
+      if (r.once === true) void r.worker.terminate();
       fn();
     }
     r.worker.on('message', onMessage);
