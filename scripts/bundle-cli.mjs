@@ -9,7 +9,8 @@
 // that module brings net, streams and dgram (~25 of Node's internal modules, ~5 ms of Node 20's
 // start): the bundle gives commander a stand-in that loads child_process on first use instead.
 import { build } from 'esbuild';
-import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -51,3 +52,8 @@ await build({
   logLevel: 'warning',
 });
 chmodSync(join(root, 'dist/bin/cairn.js'), 0o755);
+// `cairn --help`, `cairn <command> --help` and `--version` to a pipe are printed from this table
+// without loading commander (src/cli/fast-lane.ts); captured from the bundle just built, in a
+// child whose stdout is a pipe, so it is what the full CLI prints there (80 columns).
+const helpTable = execFileSync(process.execPath, [join(root, 'scripts/capture-help.mjs'), join(root, 'dist/bin/main.js')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+writeFileSync(join(root, 'dist/bin/help.json'), `${JSON.stringify(JSON.parse(helpTable), null, 1)}\n`);

@@ -2,9 +2,32 @@
 /**
  * The `cairn` executable. It turns on V8's compile cache before the CLI is loaded: a static import
  * of main.js would be compiled before the first line here runs, so the CLI comes in by import().
+ * The commonest short runs take a fast lane that skips the CLI framework (fast-lane.ts); help
+ * text comes from dist/bin/help.json, captured from the full CLI at build time.
  */
+import { readFileSync } from 'node:fs';
 import { enableCompileCache } from '../core/compile-cache.js';
+import { pickLane } from './fast-lane.js';
 
 enableCompileCache();
-const { runAsProcess } = await import('./main.js');
-runAsProcess();
+
+/** The captured text for a help or version lane, or undefined (no table beside the bundle, no such command). */
+function captured(key: string): string | undefined {
+  try {
+    const table = JSON.parse(readFileSync(new URL('./help.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    const text = Object.hasOwn(table, key) ? table[key] : undefined;
+    return typeof text === 'string' ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const lane = pickLane(process.argv.slice(2), process.stdout.isTTY === true);
+const text = lane?.kind === 'help' ? captured(`help:${lane.path}`) : lane?.kind === 'version' ? captured('version') : undefined;
+if (text !== undefined) {
+  (await import('./process.js')).runAsCairnProcess((io) => {
+    io.stdout.write(text);
+    return Promise.resolve(0);
+  });
+} else if (lane?.kind === 'snapshot') (await import('./lanes.js')).runSnapshotLane(lane.flags);
+else (await import('./main.js')).runAsProcess();

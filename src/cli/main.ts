@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { EXIT_CODES_HELP } from './exit-codes.js';
 import { defaultIO, reportError, type CliIO } from './io.js';
+import { runAsCairnProcess } from './process.js';
 import { registerMcpCommands } from './commands/mcp.js';
 import { registerSessionCommands } from './commands/session.js';
 import { registerSnapshotCommands } from './commands/snapshot.js';
@@ -81,23 +82,7 @@ function isEntryPoint(): boolean {
 
 /** Runs the CLI as this process: argv, the exit code, EPIPE on stdout. What `cairn` (bin.ts) calls. */
 export function runAsProcess(): void {
-  // The AWS SDK warns on stderr that Node 20 support ends; that is noise in a CLI's diagnostics.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  // A reader that stops early (`cairn --help | head`) closes the pipe: end quietly, as Unix tools
-  // do, instead of a stack trace for the EPIPE. Other stdout errors still surface.
-  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EPIPE') throw e;
-    process.exit(process.exitCode ?? 0);
-  });
-  main(process.argv.slice(2), { ...defaultIO(), ownsProcess: true }).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (e: unknown) => {
-      process.stderr.write(`cairn: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-      process.exitCode = 1;
-    },
-  );
+  runAsCairnProcess((io) => main(process.argv.slice(2), io));
 }
 
 if (isEntryPoint()) runAsProcess();

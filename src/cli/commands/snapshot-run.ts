@@ -1,0 +1,115 @@
+/**
+ * What `cairn snapshot` does once its flags are parsed, apart from their registration: the full
+ * CLI (snapshot.ts) and the executable's snapshot lane (../fast-lane.ts) both call runSnapshot,
+ * and this module loads no CLI framework.
+ */
+import * as path from 'node:path';
+import { CairnError } from '../../core/errors.js';
+import type { RepoSnapshot } from '../../inventory/types.js';
+import type { SnapshotFlags } from '../fast-lane.js';
+import { progressAllowed, writeJson, type CliIO } from '../io.js';
+
+export type { SnapshotFlags };
+
+/** Runs `cairn snapshot`; throws what the CLI reports (CairnError and the like). */
+export async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
+  // Lazy: `cairn <anything else>` does not pay for loading the scanner.
+  const [{ snapshotForOutput }, { writeRepoSnapshot }] = await Promise.all([import('../../inventory/snapshot.js'), import('../../inventory/memo/render.js')]);
+  const root = path.resolve(io.cwd, flags.root);
+  // Inside the root the scan looks files up by their short relative paths, which the kernel
+  // resolves faster than the root's whole path each time. Process-wide and not undone: every
+  // path this command uses after this line must be resolved against io.cwd, never the process's.
+  if (io.ownsProcess === true) moveInto(root);
+  const progress = progressAllowed(io, false) ? new ProgressLine(io.stderr) : undefined;
+  const controller = new AbortController();
+  const onSigint = (): void => controller.abort();
+  process.once('SIGINT', onSigint);
+  let result: Awaited<ReturnType<typeof snapshotForOutput>>;
+  try {
+    result = await snapshotForOutput(root, {
+      include: flags.include,
+      exclude: flags.exclude,
+      ...(flags.maxFiles !== undefined ? { maxFiles: flags.maxFiles } : {}),
+      ...(flags.maxBytes !== undefined ? { maxBytes: flags.maxBytes } : {}),
+      ...(flags.jobs !== undefined ? { jobs: flags.jobs } : {}),
+      ...(flags.cacheDir !== undefined ? { cacheDir: path.resolve(io.cwd, flags.cacheDir) } : {}),
+      respectGitignore: flags.gitignore,
+      withContentDigest: flags.digest,
+      cache: flags.cache,
+      signal: controller.signal,
+      ...(progress !== undefined ? { onProgress: progress.update } : {}),
+    });
+  } finally {
+    process.removeListener('SIGINT', onSigint);
+    progress?.clear();
+  }
+  const { snapshot, skipped, warnings, scanned } = result;
+  if (snapshot.body.truncated) await sayTruncated(io, root, snapshot, flags);
+  for (const w of warnings) io.stderr.write(`cairn: notice: ${w.message}${w.path !== undefined ? ` (${w.path})` : ''}\n`);
+  if (skipped.length > 0) {
+    if (flags.verbose) for (const s of skipped) io.stderr.write(`cairn: skipped ${JSON.stringify(s.path)}: ${s.reason}${s.detail !== undefined ? ` (${s.detail})` : ''}\n`);
+    const byReason = new Map<string, number>();
+    for (const s of skipped) byReason.set(s.reason, (byReason.get(s.reason) ?? 0) + 1);
+    const parts = [...byReason].map(([r, n]) => `${n} ${r}`).join(', ');
+    io.stderr.write(`cairn: ${skipped.length} path${skipped.length === 1 ? '' : 's'} skipped (${parts})${flags.verbose ? '' : '; --verbose lists them'}\n`);
+  }
+  if (flags.out === undefined) {
+    await writeRepoSnapshot(snapshot, { out: io.stdout }, scanned);
+    return;
+  }
+  const out = path.resolve(io.cwd, flags.out);
+  try {
+    await writeRepoSnapshot(snapshot, { file: out }, scanned);
+  } catch (e) {
+    throw new CairnError('ERR_IO', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, { path: out, cause: e, exitCode: 1 });
+  }
+  writeJson(io, { snapshotDigest: snapshot.snapshotDigest, files: snapshot.body.counts.files, bytes: snapshot.body.counts.bytes, truncated: snapshot.body.truncated, out });
+}
+
+/** The seed's document and exit code stay; stderr says what was cut, how much, and how to lift it. */
+async function sayTruncated(io: CliIO, root: string, snapshot: RepoSnapshot, flags: SnapshotFlags): Promise<void> {
+  const [{ measureTruncation }, { SNAPSHOT_MAX_FILES_CAP }] = await Promise.all([import('../../inventory/truncation.js'), import('../../inventory/snapshot.js')]);
+  const r = await measureTruncation(root, snapshot, {
+    include: flags.include,
+    exclude: flags.exclude,
+    respectGitignore: flags.gitignore,
+    ...(flags.maxFiles !== undefined ? { maxFiles: flags.maxFiles } : {}),
+    ...(flags.maxBytes !== undefined ? { maxBytes: flags.maxBytes } : {}),
+  });
+  const files = `${r.filesLeftOut} file${r.filesLeftOut === 1 ? '' : 's'}`;
+  const lift = r.cutBy === '--max-files' ? `raise --max-files (at most ${SNAPSHOT_MAX_FILES_CAP}) or` : 'raise --max-bytes or';
+  io.stderr.write(
+    `cairn: snapshot truncated at ${r.cutBy} ${r.limit}: ${files} (${r.bytesLeftOut} bytes) left out; ${lift} narrow it with --include/--exclude. ` +
+      'snapshot-diff compares a truncated snapshot only up to its last path\n',
+  );
+}
+
+function moveInto(dir: string): void {
+  try {
+    process.chdir(dir);
+  } catch {
+    // not a directory we can enter: the scan reports the root's problem itself
+  }
+}
+
+/** One self-overwriting status line on a TTY stderr, shown only for runs longer than ~0.5 s. */
+class ProgressLine {
+  private readonly started = Date.now();
+  private lastDraw = 0;
+  private drawn = false;
+
+  constructor(private readonly stream: NodeJS.WritableStream) {}
+
+  readonly update = (p: { phase: string; filesSeen: number; filesDone: number; filesHashed: number; bytesHashed: number; filesCached: number }): void => {
+    const now = Date.now();
+    if (p.phase === 'done' || now - this.started < 500 || now - this.lastDraw < 100) return;
+    this.lastDraw = now;
+    this.drawn = true;
+    const mb = (p.bytesHashed / (1024 * 1024)).toFixed(1);
+    this.stream.write(`\r\x1b[Kcairn: ${p.filesDone}/${p.filesSeen} files, ${p.filesHashed} hashed (${mb} MiB), ${p.filesCached} from cache`);
+  };
+
+  clear(): void {
+    if (this.drawn) this.stream.write('\r\x1b[K');
+  }
+}

@@ -1,0 +1,172 @@
+// `cairn`'s fast lanes (src/cli/fast-lane.ts) answer the commonest short runs without loading
+// the CLI framework: help and the version from text the build captured, `snapshot` through its
+// own flag parser. Each must give what the full CLI (dist/bin/main.js run as the process) gives:
+// the same stdout, stderr and exit code, for every command's help, and the same flags for every
+// argument list the lane takes.
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseSnapshotFlags, pickLane } from '../../src/cli/fast-lane.js';
+import { buildProgram } from '../../src/cli/main.js';
+import type { CliIO } from '../../src/cli/io.js';
+import { CLI, REPO_ROOT } from '../support/cli.js';
+
+const FULL = path.join(path.dirname(CLI), 'main.js');
+const HELP_TABLE = path.join(path.dirname(CLI), 'help.json');
+const temp: string[] = [];
+afterAll(() => {
+  for (const dir of temp) fs.rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  temp.push(dir);
+  return dir;
+}
+
+const silent: CliIO = { stdout: { write: () => true } as unknown as CliIO['stdout'], stderr: { write: () => true } as unknown as CliIO['stderr'], env: {}, cwd: process.cwd() };
+
+/** Every command path of the full CLI (`session pre`, `store list`, ...). */
+function commandPaths(): string[][] {
+  const paths: string[][] = [];
+  const walk = (command: ReturnType<typeof buildProgram>, prefix: string[]): void => {
+    for (const sub of command.commands) {
+      paths.push([...prefix, sub.name()]);
+      walk(sub, [...prefix, sub.name()]);
+    }
+  };
+  walk(buildProgram(silent), []);
+  return paths;
+}
+
+/** Runs `entry` (the executable or the full CLI) with stdout and stderr piped, as a script would. */
+function run(entry: string, args: string[], cwd: string, env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [entry, ...args], { cwd, encoding: 'utf8', env: { ...process.env, CI: '1', ...env } });
+  // A temporary file's name carries the process id and a random part.
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr.replace(/\.cairn-tmp-\d+-[0-9a-f]+/g, '.cairn-tmp-N') };
+}
+
+describe('the help and version lanes', () => {
+  const table = JSON.parse(fs.readFileSync(HELP_TABLE, 'utf8')) as Record<string, string>;
+
+  it('have captured help for the program and every command, and nothing else', () => {
+    const expected = ['help:', 'version', ...commandPaths().map((p) => `help:${p.join(' ')}`)];
+    expect(Object.keys(table).sort()).toEqual(expected.sort());
+    expect(expected.length).toBeGreaterThan(20);
+  });
+
+  it('print what the full CLI prints for every command’s --help (and -h), --version and -V', () => {
+    const cwd = tempDir('cairn-lane-help-');
+    const cases = [['--help'], ['-h'], ['--version'], ['-V'], ...commandPaths().map((p) => [...p, '--help']), ['session', 'pre', '-h'], ['nosuch', '--help'], ['--bogus', '--help']];
+    for (const args of cases) {
+      const lane = run(CLI, args, cwd);
+      expect(lane, args.join(' ')).toEqual(run(FULL, args, cwd));
+    }
+    // Non-vacuous: the lane's text is the captured one, and it is real help.
+    expect(run(CLI, ['snapshot', '--help'], cwd).stdout).toBe(table['help:snapshot']);
+    expect(table['help:snapshot']).toContain('Usage: cairn snapshot [options]');
+  });
+
+  it('are taken only when stdout is not a terminal, where help is wrapped to 80 columns', () => {
+    expect(pickLane(['--help'], false)).toEqual({ kind: 'help', path: '' });
+    expect(pickLane(['session', 'pre', '-h'], false)).toEqual({ kind: 'help', path: 'session pre' });
+    expect(pickLane(['--version'], false)).toEqual({ kind: 'version' });
+    expect(pickLane(['--help'], true)).toBeUndefined();
+    expect(pickLane(['--version'], true)).toBeUndefined();
+    expect(pickLane(['snapshot', '--root', '.', '--help'], false)).toBeUndefined();
+  });
+
+  it('fall back to the full CLI when the captured table is missing', () => {
+    // A copy of the built bundle without help.json: same output, from the full CLI.
+    const copy = path.join(tempDir('cairn-lane-copy-'), 'bin');
+    fs.cpSync(path.dirname(CLI), copy, { recursive: true });
+    fs.rmSync(path.join(copy, 'help.json'));
+    const cwd = tempDir('cairn-lane-help-');
+    for (const args of [['--help'], ['snapshot', '--help'], ['--version']]) expect(run(path.join(copy, 'cairn.js'), args, cwd)).toEqual(run(FULL, args, cwd));
+  });
+
+  it('ship in the package npm would publish', () => {
+    const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { files: { path: string }[] }[];
+    expect(packed[0]!.files.map((f) => f.path)).toContain('dist/bin/help.json');
+  });
+});
+
+/** The flags the full CLI's parser hands `snapshot`'s action, or its error code. */
+async function commanderFlags(args: string[]): Promise<unknown> {
+  const program = buildProgram(silent);
+  let got: unknown;
+  program.commands.find((c) => c.name() === 'snapshot')!.action((flags: unknown) => {
+    got = flags;
+  });
+  try {
+    await program.parseAsync(['snapshot', ...args], { from: 'user' });
+  } catch (e) {
+    return { error: (e as { code?: string }).code };
+  }
+  return got;
+}
+
+describe('the snapshot lane', () => {
+  it('parses the plain spellings into the flags the full CLI gives the command', async () => {
+    const cases = [
+      ['--root', '.'],
+      ['--root=.', '-o', 'out.json'],
+      ['--root', 'a b', '--out', 'x', '--include', 'src/**', '--include=*.ts', '--exclude', 'vendor/**'],
+      ['--max-files', '50000', '--root', '.', '--max-bytes', '0', '--jobs', '2', '--cache-dir', '/tmp/c'],
+      ['--root', '.', '--no-gitignore', '--no-digest', '--no-cache', '--verbose', '--json'],
+      ['--root='],
+    ];
+    for (const args of cases) {
+      const lane = parseSnapshotFlags(args);
+      expect(lane, args.join(' ')).toBeDefined();
+      expect(lane, args.join(' ')).toEqual(await commanderFlags(args));
+    }
+  });
+
+  it('leaves to the full CLI what it does not take whole: errors keep their one source', () => {
+    for (const args of [[], ['--root'], ['-o', 'x'], ['--root', '.', '--root', '..'], ['--root', '.', '--max-files', '1e3'], ['--root', '.', '--jobs', '-1'], ['--root', '.', 'extra'], ['--root', '.', '--bogus'], ['--root', '.', '--verbose=1'], ['--root', '.', '-ox'], ['--root', '.', '--'], ['--root', '-x']]) {
+      expect(parseSnapshotFlags(args), args.join(' ')).toBeUndefined();
+    }
+  });
+
+  it('never parses an argument list differently from the full CLI (property)', async () => {
+    const word = fc.constantFrom('--root', '-o', '--out', '--include', '--exclude', '--max-files', '--max-bytes', '--no-gitignore', '--no-digest', '--no-cache', '--cache-dir', '--jobs', '--verbose', '--json', '--root=x', '--jobs=3', '--max-files=07', '.', 'x', '12', '-1', '', '--', '-h', '--gitignore', '9007199254740993');
+    await fc.assert(
+      fc.asyncProperty(fc.array(word, { maxLength: 8 }), async (args) => {
+        const lane = parseSnapshotFlags(args);
+        if (lane !== undefined) expect(lane).toEqual(await commanderFlags(args));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('prints, writes and exits as the full CLI does, errors and truncation included', () => {
+    const tree = tempDir('cairn-lane-tree-');
+    for (let i = 0; i < 12; i++) fs.writeFileSync(path.join(tree, `f${i}.txt`), `file ${i}\n`);
+    fs.mkdirSync(path.join(tree, 'sub'));
+    fs.writeFileSync(path.join(tree, 'sub', 'g.txt'), 'g\n');
+    const out = tempDir('cairn-lane-out-');
+    const cases = [
+      ['snapshot', '--root', '.'],
+      ['snapshot', '--root', '.', '--no-cache', '--jobs', '0'],
+      ['snapshot', '--root', 'sub', '-o', path.join(out, 's.json')],
+      ['snapshot', '--root', '.', '--max-files', '3'],
+      ['snapshot', '--root', 'missing'],
+      ['snapshot', '--root', 'f1.txt'],
+      ['snapshot', '--root', '.', '-o', path.join(out, 'no', 'such', 'dir', 's.json')],
+    ];
+    for (const args of cases) {
+      expect(pickLane(args, false)?.kind, args.join(' ')).toBe('snapshot');
+      const cache = { XDG_CACHE_HOME: tempDir('cairn-lane-cache-') };
+      const lane = run(CLI, args, tree, cache);
+      const full = run(FULL, args, tree, { XDG_CACHE_HOME: tempDir('cairn-lane-cache-') });
+      expect(lane, args.join(' ')).toEqual(full);
+      // And warm, from the stat cache the first run left.
+      expect(run(CLI, args, tree, cache), args.join(' ')).toEqual(full);
+    }
+    expect(run(CLI, ['snapshot', '--root', 'missing'], tree).status).toBe(2);
+    expect(JSON.parse(run(CLI, ['snapshot', '--root', '.'], tree).stdout)).toHaveProperty('snapshotDigest');
+  });
+});
