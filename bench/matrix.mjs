@@ -5,6 +5,12 @@
 // `session pre` and `session post` with nothing changed and with 1 % of the tracked files
 // rewritten just before. Each line keeps its own cache directory, so every line sees the same
 // changes. Prints medians and ratios (to `git status`, and the difference to `node -e 0`).
+// A round is an agent's few turns: a warm snapshot of the clean tree; 1 % of the tracked files
+// edited, `pre`; `post` and `pre` with nothing changed since (those 1 % still uncommitted);
+// another 1 % edited, `post`; then the round's work is committed, as agents do, so every round
+// starts clean and the uncommitted share stays 1-2 % (earlier runs never committed: ~8 % of the
+// files differed from HEAD by the last round, and "unchanged" grew with the rounds).
+// The generated commit is tagged `matrix-base`; each shape starts from it and is reset to it.
 // Then the long-running caller's path: `pre`/`post` (nothing changed) through the async capture a
 // server such as the MCP server calls, N times in one process per line (bench/resident-loop.mjs).
 // Trees are generated on first use (bench/gen-tree.mjs), never committed; the 250k shape takes
@@ -35,7 +41,7 @@ requireBuilt();
 
 const machine = machineMarkdown();
 const header = () =>
-  `## Start-up and hook-path matrix (issue 21)\n\n${machine}\nLines: ${lines.map((l) => l.v).join(', ')}. Each round runs every command once per line, the lines' order alternating; each line has its own cache directory. "1 % changed": 1 % of the tracked files appended to just before the run. CPU is user+sys of the process and its children (GNU time, 10 ms resolution).\n\n`;
+  `## Start-up and hook-path matrix (issue 21)\n\n${machine}\nLines: ${lines.map((l) => l.v).join(', ')}. Each round runs every command once per line, the lines' order alternating; each line has its own cache directory. "1 % changed": 1 % of the tracked files appended to just before the run; each round's edits are committed at its end, so every round starts clean (1-2 % of the files uncommitted during a round). CPU is user+sys of the process and its children (GNU time, 10 ms resolution).\n\n`;
 const signedMs = (d) => `${d < 0 ? '−' : '+'}${fmtMs(Math.abs(d))}`;
 const medianOf = (xs) => (xs.length ? stats(xs).median : NaN);
 const sections = [];
@@ -47,7 +53,13 @@ for (const shape of shapes) {
   rmSync(scratch, { recursive: true, force: true }); // a crashed run's iterations would collide
   ensureDir(scratch);
   const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8', maxBuffer: 1 << 28 });
-  git('checkout', '-q', '--', '.');
+  // Every run starts from the generated commit (tagged the first time), whatever an earlier run left.
+  try {
+    git('rev-parse', '-q', '--verify', 'refs/tags/matrix-base');
+  } catch {
+    git('tag', 'matrix-base', 'HEAD');
+  }
+  git('reset', '-q', '--hard', 'matrix-base');
   const exclude = join(root, '.git', 'info', 'exclude');
   if (!readFileSync(exclude, 'utf8').includes('.cairn/')) writeFileSync(exclude, `${readFileSync(exclude, 'utf8')}\n.cairn/\n`);
   rmSync(join(root, '.cairn'), { recursive: true, force: true });
@@ -93,8 +105,11 @@ for (const shape of shapes) {
     editOnePercent();
     for (const i of order) cairn(i, 'session post, 1 % changed', ['session', 'post', '--root', root, '--iteration-dir', iter(i, 'b'), '--json']);
     time('git status --porcelain (after edits)', 'git', ['status', '--porcelain']);
+    // The agent commits its turns' work: the next round starts clean, so "unchanged" means what
+    // it says and the dirty share stays 1-2 % of the tracked files in every round.
+    git('-c', 'user.name=cairn-bench', '-c', 'user.email=bench@cairn.invalid', 'commit', '-q', '-a', '--no-verify', '-m', `matrix round ${round}`);
   }
-  git('checkout', '-q', '--', '.');
+  git('reset', '-q', '--hard', 'matrix-base');
   // The long-running caller: one process per line, its capture worker reused between calls.
   const resident = new Map();
   for (const [i, { node, v }] of lines.entries()) {

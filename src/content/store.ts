@@ -15,8 +15,8 @@
  * Packs are written whole (temp file, fsync, rename) and never modified; `gc` deletes packs whose
  * objects are all unreachable and rewrites partly live ones with only the live objects (compressed
  * blocks are re-packed from their raw bytes). A pack younger than the grace period is never touched,
- * and a capture that finds an object already stored refreshes its pack's mtime, so a concurrent
- * capture is never robbed of the objects it is counting on.
+ * and a capture that finds an object already stored refreshes its pack's mtime (once a second per
+ * pack and store object), so a concurrent capture is never robbed of the objects it is counting on.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -31,6 +31,8 @@ const HEADER_FIXED = MAGIC.length + 4;
 const BLOCK_RAW_BYTES = 1 << 20;
 const BROTLI_QUALITY = 5;
 const HEX64 = /^[0-9a-f]{64}$/;
+/** A pack claimed less than this long ago is not refreshed again (see claim). */
+const CLAIM_REFRESH_MS = 1000;
 
 type Codec = 'br' | 'raw';
 
@@ -103,6 +105,8 @@ export class ContentStore {
   readonly dir: string;
   private locations: Map<string, Location> | null = null;
   private readonly blockCache = new Map<string, Buffer>();
+  /** Packs whose mtime this object refreshed (claim), and when. */
+  private readonly claimed = new Map<string, number>();
 
   private readonly within: string | undefined;
 
@@ -162,13 +166,18 @@ export class ContentStore {
   claim(sha256: string): boolean {
     const loc = this.index().get(sha256);
     if (loc === undefined) return false;
+    // Once a second per pack: a capture's claims fall within moments of each other, so one
+    // refresh protects every object it finds in that pack (a dirty tree claims thousands), while
+    // a long-lived store object still refreshes a pack it relies on again later.
     const now = new Date();
+    if (now.getTime() - (this.claimed.get(loc.pack) ?? -Infinity) < CLAIM_REFRESH_MS) return true;
     try {
       this.withPacks(false, (dir) => fs.lutimesSync(dir!.at(loc.pack), now, now));
     } catch {
       this.locations = null;
       return this.index().has(sha256);
     }
+    this.claimed.set(loc.pack, now.getTime());
     return true;
   }
 
@@ -305,6 +314,7 @@ export class ContentStore {
     }
     this.locations = null;
     this.blockCache.clear();
+    this.claimed.clear();
     return result;
   }
 }

@@ -87,4 +87,25 @@ describe('ContentStore', () => {
     expect(store.gc(new Set(), {}).objectsKept).toBeGreaterThanOrEqual(1);
     expect(new ContentStore(dir).has(sha256Of(Buffer.from('young')))).toBe(true);
   });
+
+  it('claim makes an old pack young again for a prune, once a second however many of its objects are claimed', () => {
+    const dir = tempDir();
+    const items = ['x', 'y', 'z'].map((t) => item(t.repeat(50)));
+    const pack = new ContentStore(dir).put(items).pack as string;
+    const file = path.join(dir, 'packs', pack);
+    const old = new Date(Date.now() - 3600_000);
+    fs.utimesSync(file, old, old);
+    const store = new ContentStore(dir);
+    expect(items.every((i) => store.claim(i.sha256))).toBe(true);
+    const refreshed = fs.statSync(file).mtimeMs;
+    expect(refreshed).toBeGreaterThan(Date.now() - 60_000);
+    // Claimed again within the second: relied on, not touched again.
+    fs.utimesSync(file, old, old);
+    expect(store.claim(items[1]!.sha256)).toBe(true);
+    expect(Math.abs(fs.statSync(file).mtimeMs - old.getTime())).toBeLessThan(1);
+    // Another store object (another capture) refreshes it again, and a prune with a grace period keeps it.
+    expect(new ContentStore(dir).claim(items[2]!.sha256)).toBe(true);
+    expect(new ContentStore(dir).gc(new Set(), { graceMs: 60_000 }).objectsDeleted).toBe(0);
+    expect(store.claim(sha256Of(Buffer.from('absent')))).toBe(false);
+  });
 });

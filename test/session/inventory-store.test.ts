@@ -189,6 +189,39 @@ describe('InventoryStore put and prune', () => {
     expect(store.get(changed.digest).map((e) => e.sha256?.slice(0, 1))).toEqual(['1', '2', '4']);
   });
 
+  it('names the same root for a put of the last put\'s entries, and never a stale one for other entries (property)', () => {
+    // One store, a random sequence of puts (repeats, single-field changes, paths with a newline
+    // or a lone surrogate, which UTF-8 would merge): each digest is the one a fresh store gives.
+    const names = ['a', 'b/c', 'b/d', 'n\nl', 'x\uD800', 'x\uD801', 'ü/日'];
+    const arbEntry = fc.record({
+      path: fc.constantFrom(...names),
+      bytes: fc.nat(3),
+      mode: fc.constantFrom('0644', '0755'),
+      kind: fc.constantFrom('file', 'symlink'),
+      sha: fc.option(fc.constantFrom('1', '2'), { nil: undefined }),
+    });
+    const arbList = fc.uniqueArray(arbEntry, { selector: (e) => e.path, maxLength: names.length }).map((list) =>
+      list.map((e): InventoryEntry => ({ path: e.path, bytes: e.bytes, mode: e.mode, kind: e.kind, ...(e.sha === undefined ? {} : { sha256: e.sha.repeat(64) }) })),
+    );
+    fc.assert(
+      fc.property(fc.array(arbList, { minLength: 1, maxLength: 6 }), fc.array(fc.nat(5), { maxLength: 6 }), (lists, repeats) => {
+        const store = new InventoryStore(tempDir());
+        const sequence = lists.flatMap((l, i) => (repeats[i] === 0 ? [l, l] : [l]));
+        for (const entries of sequence) {
+          const { digest } = store.put(entries);
+          expect(digest).toBe(new InventoryStore(tempDir()).put(entries).digest);
+          expect(store.get(digest)).toEqual([...entries].sort((x, y) => compareUtf8(x.path, y.path)));
+        }
+      }),
+      { numRuns: 40 },
+    );
+    // The cases a careless key merges, one after the other in one store.
+    const store = new InventoryStore(tempDir());
+    for (const entries of [[entry('x\uD800', '1')], [entry('x\uD801', '1')], [entry('n\nl', '1'), entry('m', '2')], [entry('n', '1'), entry('l\nm', '2')]]) {
+      expect(store.put(entries).digest).toBe(new InventoryStore(tempDir()).put(entries).digest);
+    }
+  });
+
   it('writes everything again when the objects were removed by hand', () => {
     const dir = tempDir();
     const store = new InventoryStore(dir);

@@ -13,6 +13,7 @@
  *   pruning                    a prune under way (its owner: pid, host, start)
  *   prune-epoch                a count of the prunes begun, bumped by each before it reads anything
  *   known-objects              the objects of the last put and the epoch they were stored in
+ *   last-put                   that put's epoch, a digest of its entries and its root
  *
  * Put and prune, without a lock and without touching objects that already exist. A put writes
  * its pending mark, then looks for `pruning`: while a prune runs, it takes its mark back, waits
@@ -183,33 +184,23 @@ export class InventoryStore {
 
   /** Stores an inventory (entries with POSIX paths) and returns the digest of its root directory object. */
   put(entries: readonly InventoryEntry[]): StoreInventoryResult {
-    const root: BuildNode = { files: [], dirs: new Map() };
-    for (const entry of entries) {
-      const segments = entry.path.split('/');
-      const name = segments.pop() as string;
-      let node = root;
-      for (const segment of segments) {
-        let child = node.dirs.get(segment);
-        if (child === undefined) {
-          child = { files: [], dirs: new Map() };
-          node.dirs.set(segment, child);
-        }
-        node = child;
-      }
-      const file: FileNode = { name, bytes: entry.bytes, mode: entry.mode, kind: entry.kind };
-      if (entry.sha256 !== undefined) file.sha256 = entry.sha256;
-      node.files.push(file);
-    }
-    // Every object is serialised and named first; the store is touched only after that.
-    const objectsOf = new Map<string, string>();
-    const hex = hashNode(root, objectsOf);
-    const digest = DIGEST_PREFIX + hex;
+    const key = putKey(entries);
     const stats = { objectsWritten: 0, bytesWritten: 0 };
     const home = ContainedDir.open(this.root, this.parts, { create: true })!;
+    let digest: string;
     try {
       const mark = this.beginPut(home);
       try {
-        this.storeObjects(home, mark, objectsOf, stats);
+        const same = this.lastPutRoot(home, mark.epoch, key);
+        if (same !== null) digest = DIGEST_PREFIX + same;
+        else {
+          // Every object is serialised and named first; the store is touched only after that.
+          const objectsOf = new Map<string, string>();
+          const hex = hashNode(buildTree(entries), objectsOf);
+          digest = DIGEST_PREFIX + hex;
+          this.storeObjects(home, mark, objectsOf, stats);
+          home.writeFile(LAST_PUT_FILE, `${mark.epoch}\n${key}\n${hex}\n`, { fsync: false });
+        }
       } catch (e) {
         // The mark must not outlive a put that failed: a prune would wait for it.
         try {
@@ -275,6 +266,23 @@ export class InventoryStore {
       }
       sleepSync(POLL_MS);
     }
+  }
+
+  /**
+   * The root of the last put when it stored exactly these entries (`key`, see putKey), no prune
+   * has begun since and its root is still there: then every object of it is on disk (the same
+   * argument as knownObjects), and nothing needs to be serialised, hashed or looked at again.
+   */
+  private lastPutRoot(home: ContainedDir, epoch: string, key: string): string | null {
+    let lines: string[];
+    try {
+      lines = (home.readFile(LAST_PUT_FILE, { maxBytes: 1024 })?.toString('latin1') ?? '').split('\n');
+    } catch {
+      return null; // a damaged memo only costs the put it would have saved
+    }
+    const [memoEpoch, memoKey, rootHex] = lines;
+    if (memoEpoch !== epoch || memoKey !== key || rootHex === undefined || !/^[0-9a-f]{64}$/.test(rootHex)) return null;
+    return this.has(DIGEST_PREFIX + rootHex) ? rootHex : null;
   }
 
   /** The objects the last put stored, when no prune has begun since and its root is still there. */
@@ -683,6 +691,10 @@ const PENDING_DIR = 'pending';
 const PRUNING_FILE = 'pruning';
 const EPOCH_FILE = 'prune-epoch';
 const KNOWN_FILE = 'known-objects';
+/** The last put's epoch, entries (putKey) and root: a put of the same entries in the same epoch stores nothing. */
+const LAST_PUT_FILE = 'last-put';
+/** Bumped whenever the objects' form (canonicalTree) or the key's text changes. */
+const PUT_KEY_VERSION = 'cairn.inventory-put/1';
 /** How long a put waits for a running prune, and a prune for the puts under way, before giving up. */
 const PRUNE_WAIT_MS = 120_000;
 const POLL_MS = 20;
@@ -752,6 +764,57 @@ function withChild<T>(home: ContainedDir, name: string, fn: (dir: ContainedDir) 
 function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
+
+/** The directory tree of `entries` (POSIX paths), files in the order given. */
+function buildTree(entries: readonly InventoryEntry[]): BuildNode {
+  const root: BuildNode = { files: [], dirs: new Map() };
+  for (const entry of entries) {
+    const segments = entry.path.split('/');
+    const name = segments.pop() as string;
+    let node = root;
+    for (const segment of segments) {
+      let child = node.dirs.get(segment);
+      if (child === undefined) {
+        child = { files: [], dirs: new Map() };
+        node.dirs.set(segment, child);
+      }
+      node = child;
+    }
+    const file: FileNode = { name, bytes: entry.bytes, mode: entry.mode, kind: entry.kind };
+    if (entry.sha256 !== undefined) file.sha256 = entry.sha256;
+    node.files.push(file);
+  }
+  return root;
+}
+
+/**
+ * A digest of the entries as put receives them, every field that reaches an object: equal keys,
+ * equal inventories. Paths are length-prefixed, so no two lists share a text whatever a path holds
+ * (a file system's never hold a NUL, but put takes any list), and the text is hashed as UTF-8
+ * unless a path holds a surrogate code unit (UTF-8 would merge two lone ones), then as UTF-16:
+ * the tags keep the two kinds of text apart. ~5x
+ * cheaper than building the objects (50k entries: ~15 ms against ~80 ms).
+ */
+function putKey(entries: readonly InventoryEntry[]): string {
+  return putKeyAs(entries, 'utf8') ?? (putKeyAs(entries, 'utf16le') as string);
+}
+
+function putKeyAs(entries: readonly InventoryEntry[], encoding: 'utf8' | 'utf16le'): string | null {
+  const hash = createHash('sha256').update(`${PUT_KEY_VERSION} ${encoding}\n`, 'latin1');
+  let chunk = '';
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i] as InventoryEntry;
+    chunk += `${e.path.length}:${e.path}\0${e.bytes}\0${e.mode}\0${e.kind}\0${e.sha256 ?? '-'}\n`;
+    if ((i & 4095) === 4095 || i === entries.length - 1) {
+      if (encoding === 'utf8' && SURROGATE.test(chunk)) return null;
+      hash.update(chunk, encoding);
+      chunk = '';
+    }
+  }
+  return hash.digest('hex');
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/;
 
 /** Serialises and names the object of `node` and, first, of every directory below it (children before parents). */
 function hashNode(node: BuildNode, out: Map<string, string>): string {
