@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { enableCompileCache } from '../core/compile-cache.js';
 import { pickLane } from './fast-lane.js';
+import { runAsCairnProcess } from './process.js';
 
 enableCompileCache();
 
@@ -25,7 +26,7 @@ function captured(key: string): string | undefined {
 const lane = pickLane(process.argv.slice(2), process.stdout.isTTY === true);
 const text = lane?.kind === 'help' ? captured(`help:${lane.path}`) : lane?.kind === 'version' ? captured('version') : undefined;
 if (text !== undefined) {
-  (await import('./process.js')).runAsCairnProcess((io) => {
+  runAsCairnProcess((io) => {
     io.stdout.write(text);
     return Promise.resolve(0);
   });

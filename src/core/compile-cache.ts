@@ -8,7 +8,6 @@
  * `NODE_DISABLE_COMPILE_CACHE=1` turns it off, as for any Node program.
  */
 import * as module from 'node:module';
-import * as os from 'node:os';
 import * as path from 'node:path';
 
 type EnableCompileCache = (directory?: string) => { status: number; message?: string; directory?: string };
@@ -16,7 +15,7 @@ type EnableCompileCache = (directory?: string) => { status: number; message?: st
 /** Where cairn's compile cache goes, unless NODE_COMPILE_CACHE says otherwise. */
 export function compileCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   const xdg = env.XDG_CACHE_HOME;
-  const base = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache');
+  const base = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(process.getBuiltinModule('node:os').homedir(), '.cache');
   return path.join(base, 'cairn', 'compile');
 }
 
