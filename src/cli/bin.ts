@@ -30,5 +30,9 @@ if (text !== undefined) {
     io.stdout.write(text);
     return Promise.resolve(0);
   });
-} else if (lane?.kind === 'snapshot') (await import('./lanes.js')).runSnapshotLane(lane.flags);
+} else if (lane?.kind === 'snapshot') {
+  // By URL: the bundle keeps the lanes one module of their own (scripts/bundle-cli.mjs).
+  const lanes = (await import(new URL('./lanes.js', import.meta.url).href)) as typeof import('./lanes.js');
+  lanes.runSnapshotLane(lane.flags);
+}
 else (await import('./main.js')).runAsProcess();

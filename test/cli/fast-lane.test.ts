@@ -142,6 +142,15 @@ describe('the snapshot lane', () => {
     );
   });
 
+  it('is one module in the bundle, importing no chunk and no builtin a warm snapshot does without', () => {
+    const text = fs.readFileSync(path.join(path.dirname(CLI), 'lanes.js'), 'utf8');
+    expect(text).toContain('function runSnapshotLane(');
+    const imports = new Set([...text.matchAll(/^import\s+(?:[^'"]*?from\s+)?['"]([^'"]+)['"]/gm)].map((m) => m[1]!));
+    expect([...imports].filter((spec) => !spec.startsWith('node:'))).toEqual([]);
+    // Hash workers, the CRC check and git are loaded on use, never by the lane's start.
+    for (const lazy of ['node:worker_threads', 'node:zlib', 'node:child_process']) expect(imports.has(lazy), lazy).toBe(false);
+  });
+
   it('prints, writes and exits as the full CLI does, errors and truncation included', () => {
     const tree = tempDir('cairn-lane-tree-');
     for (let i = 0; i < 12; i++) fs.writeFileSync(path.join(tree, `f${i}.txt`), `file ${i}\n`);
@@ -151,6 +160,7 @@ describe('the snapshot lane', () => {
     const cases = [
       ['snapshot', '--root', '.'],
       ['snapshot', '--root', '.', '--no-cache', '--jobs', '0'],
+      ['snapshot', '--root', '.', '--no-cache', '--jobs', '2'],
       ['snapshot', '--root', 'sub', '-o', path.join(out, 's.json')],
       ['snapshot', '--root', '.', '--max-files', '3'],
       ['snapshot', '--root', 'missing'],
