@@ -34,5 +34,7 @@ if (text !== undefined) {
   // By URL: the bundle keeps the lanes one module of their own (scripts/bundle-cli.mjs).
   const lanes = (await import(new URL('./lanes.js', import.meta.url).href)) as typeof import('./lanes.js');
   lanes.runSnapshotLane(lane.flags);
-}
-else (await import('./main.js')).runAsProcess();
+} else if (lane?.kind === 'hook') {
+  const hookLane = (await import(new URL('./hook-lane.js', import.meta.url).href)) as typeof import('./hook-lane.js');
+  if (!hookLane.runHookLane(lane.agent)) (await import('./main.js')).runAsProcess();
+} else (await import('./main.js')).runAsProcess();

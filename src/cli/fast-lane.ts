@@ -8,6 +8,8 @@
  *   (the 80 columns of a pipe) cannot know.
  * - `snapshot` with flags in their plain spellings runs the same command function the full CLI
  *   runs, with the flags the full CLI's parser would have given it.
+ * - `hook <agent>` (what an agent's hooks run on every turn) runs the same function as the full
+ *   CLI's `hook` action.
  *
  * A lane takes only argument lists it recognises completely; anything else (an unknown, repeated
  * or abbreviated flag, a missing or dash-led value, a bad number, an extra word) returns
@@ -16,7 +18,7 @@
  */
 
 /** The lane `argv` takes: help text for a command path, the version, snapshot, or none (undefined). */
-export type Lane = { kind: 'help'; path: string } | { kind: 'version' } | { kind: 'snapshot'; flags: SnapshotFlags };
+export type Lane = { kind: 'help'; path: string } | { kind: 'version' } | { kind: 'snapshot'; flags: SnapshotFlags } | { kind: 'hook'; agent: string };
 
 /** The flags `cairn snapshot`'s action receives (commander's option names and defaults). */
 export interface SnapshotFlags {
@@ -45,6 +47,8 @@ export function pickLane(argv: readonly string[], stdoutIsTTY: boolean): Lane | 
     if (words.every((w) => /^[a-z][a-z0-9-]*$/.test(w))) return { kind: 'help', path: words.join(' ') };
     return undefined;
   }
+  // The hook lane checks the agent id itself (an unknown one goes to the full CLI's error).
+  if (argv[0] === 'hook' && argv.length === 2 && /^[a-z][a-z0-9-]*$/.test(argv[1]!)) return { kind: 'hook', agent: argv[1]! };
   if (argv[0] === 'snapshot') {
     const flags = parseSnapshotFlags(argv.slice(1));
     return flags === undefined ? undefined : { kind: 'snapshot', flags };

@@ -42,8 +42,8 @@ function commandPaths(): string[][] {
 }
 
 /** Runs `entry` (the executable or the full CLI) with stdout and stderr piped, as a script would. */
-function run(entry: string, args: string[], cwd: string, env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [entry, ...args], { cwd, encoding: 'utf8', env: { ...process.env, CI: '1', ...env } });
+function run(entry: string, args: string[], cwd: string, env: Record<string, string> = {}, input = ''): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [entry, ...args], { cwd, encoding: 'utf8', input, env: { ...process.env, CI: '1', ...env } });
   // A temporary file's name carries the process id and a random part.
   return { status: r.status, stdout: r.stdout, stderr: r.stderr.replace(/\.cairn-tmp-\d+-[0-9a-f]+/g, '.cairn-tmp-N') };
 }
@@ -178,5 +178,47 @@ describe('the snapshot lane', () => {
     }
     expect(run(CLI, ['snapshot', '--root', 'missing'], tree).status).toBe(2);
     expect(JSON.parse(run(CLI, ['snapshot', '--root', '.'], tree).stdout)).toHaveProperty('snapshotDigest');
+  });
+});
+
+describe('the hook lane', () => {
+  it('is taken for `hook <agent>` only, and is one module of its own', () => {
+    expect(pickLane(['hook', 'claude-code'], false)).toEqual({ kind: 'hook', agent: 'claude-code' });
+    expect(pickLane(['hook', 'claude-code'], true)).toEqual({ kind: 'hook', agent: 'claude-code' });
+    for (const argv of [['hook'], ['hook', 'claude-code', 'x'], ['hook', '--help-me'], ['hook', 'Claude']]) expect(pickLane(argv, false), argv.join(' ')).toBeUndefined();
+    const text = fs.readFileSync(path.join(path.dirname(CLI), 'hook-lane.js'), 'utf8');
+    expect(text).toContain('function runHookLane(');
+    const relative = [...text.matchAll(/^import\s+(?:[^'"]*?from\s+)?['"](\.[^'"]+)['"]/gm)];
+    expect(relative).toEqual([]);
+  });
+
+  it('records a turn as the full CLI does, and answers an unknown agent or a bad payload the same', () => {
+    const git = (root: string, ...args: string[]): void => {
+      execFileSync('git', args, { cwd: root, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+    };
+    const project = (): string => {
+      const root = fs.realpathSync(tempDir('cairn-lane-hook-'));
+      fs.writeFileSync(path.join(root, 'a.txt'), 'a\n');
+      git(root, 'init', '-q', '-b', 'main');
+      git(root, 'add', '-A');
+      git(root, 'commit', '-q', '-m', 'init');
+      return root;
+    };
+    const event = (root: string, name: string): string => JSON.stringify({ session_id: 'lane-test', transcript_path: path.join(root, 'none.jsonl'), cwd: root, hook_event_name: name, prompt: 'go' });
+    const turn = (entry: string): { runs: unknown[]; did: unknown[] } => {
+      const root = project();
+      const env = { HOME: tempDir('cairn-lane-home-'), XDG_CACHE_HOME: tempDir('cairn-lane-cache-'), CAIRN_STORE: '' };
+      const runs = [run(entry, ['hook', 'claude-code'], root, env, event(root, 'UserPromptSubmit'))];
+      fs.writeFileSync(path.join(root, 'b.txt'), 'b\n');
+      runs.push(run(entry, ['hook', 'claude-code'], root, env, event(root, 'Stop')));
+      runs.push(run(entry, ['hook', 'claude-code'], root, env, '{not json'));
+      runs.push(run(entry, ['hook', 'no-such-agent'], root, env, event(root, 'Stop')));
+      const log = fs.readFileSync(path.join(root, '.cairn', 'hooks', 'hook.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      return { runs, did: log.map((e) => [e.event, e.did ?? e.level, e.iteration]) };
+    };
+    const lane = turn(CLI);
+    expect(lane).toEqual(turn(FULL));
+    expect(lane.did.slice(0, 2)).toEqual([['UserPromptSubmit', 'pre', '001'], ['Stop', 'post', '001']]);
+    expect((lane.runs[3] as { status: number }).status).toBe(2);
   });
 });

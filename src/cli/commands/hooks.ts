@@ -7,10 +7,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Option, type Command } from 'commander';
-import { findProjectRoot } from '../../core/root.js';
 import { AGENTS, agentById, type AgentSpec, type HookScope } from '../../hooks/agents.js';
 import { UsageError, writeJson, writeLine, type CliIO } from '../io.js';
 import { ROOT_HELP, projectContext, projectRoot } from '../root.js';
+import { runHook } from './hook-run.js';
 
 const AGENT_IDS = AGENTS.map((a) => a.id);
 
@@ -27,9 +27,6 @@ session start the agent gets the latest stage note and a summary of the last ite
 Installing twice leaves one copy. A settings file with comments or formatting cairn cannot keep
 byte for byte is left alone (exit 2) with the entries to add by hand; --reformat rewrites it
 (keeping <file>.cairn-backup).`;
-
-const MAX_STDIN_BYTES = 1024 * 1024;
-const STDIN_WAIT_MS = 5000;
 
 function agentArg(id: string): AgentSpec {
   const agent = agentById(id);
@@ -162,59 +159,5 @@ export function registerHooksCommands(program: Command, io: CliIO): void {
     .command('hook')
     .description("The entry point an agent's hooks run: reads the event's JSON on stdin; always exits 0")
     .argument('<agent>', AGENT_IDS.join(' | '))
-    .action(async (id: string) => {
-      const agent = agentArg(id);
-      const stdin = await readStdin();
-      // Whatever happens below, the agent is never kept waiting past its budget.
-      const { handleHook, timeoutSeconds } = await import('../../hooks/handle.js');
-      let budgetMs = 30_000;
-      try {
-        const { loadConfig } = await import('../../config/index.js');
-        budgetMs = timeoutSeconds(loadConfig(findProjectRoot(io.cwd).root).config) * 1000;
-      } catch {
-        // a bad config is reported by handleHook
-      }
-      const watchdog = setTimeout(() => {
-        if (io.ownsProcess === true) process.exit(0);
-      }, Math.max(1000, budgetMs - 1000));
-      watchdog.unref();
-      const outcome = await handleHook(agent, stdin, io.cwd, io.env);
-      clearTimeout(watchdog);
-      if (outcome.output !== null && outcome.output !== undefined) io.stdout.write(`${JSON.stringify(outcome.output)}\n`);
-    });
-}
-
-/** The hook's stdin, bounded in size and in waiting (an agent that never closes it still gets its exit). */
-function readStdin(): Promise<string> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      process.stdin.pause();
-      process.stdin.removeAllListeners('data');
-      resolve(Buffer.concat(chunks).toString('utf8'));
-    };
-    const timer = setTimeout(finish, STDIN_WAIT_MS);
-    timer.unref();
-    if (process.stdin.isTTY) {
-      finish();
-      return;
-    }
-    process.stdin.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_STDIN_BYTES) {
-        chunks.length = 0;
-        chunks.push(Buffer.from('{"oversized":true}'));
-        finish();
-        return;
-      }
-      chunks.push(c);
-    });
-    process.stdin.on('end', finish);
-    process.stdin.on('error', finish);
-  });
+    .action(async (id: string) => runHook(io, agentArg(id)));
 }
