@@ -196,10 +196,12 @@ export class InventoryStore {
         else {
           // Every object is serialised and named first; the store is touched only after that.
           const objectsOf = new Map<string, string>();
-          const hex = hashNode(buildTree(entries), objectsOf);
+          const parsed = new Map<string, TreeObject>();
+          const hex = hashNode(buildTree(entries), objectsOf, parsed);
           digest = DIGEST_PREFIX + hex;
           this.storeObjects(home, mark, objectsOf, stats);
           home.writeFile(LAST_PUT_FILE, `${mark.epoch}\n${key}\n${hex}\n`, { fsync: false });
+          for (const [h, object] of parsed) this.remember(h, object);
         }
       } catch (e) {
         // The mark must not outlive a put that failed: a prune would wait for it.
@@ -304,7 +306,21 @@ export class InventoryStore {
     return new Set(lines.slice(1, -1));
   }
 
+  /**
+   * Objects this store put or read (and checked), by name: a post's diff and its content capture
+   * walk the same changed paths, the new side of which the put has just built. An object's name
+   * is its content, so a remembered one is always right; a prune forgets them all.
+   */
+  private readonly objectCache = new Map<string, TreeObject>();
+
+  private remember(hex: string, object: TreeObject): void {
+    if (this.objectCache.size >= OBJECT_CACHE_MAX) this.objectCache.clear();
+    this.objectCache.set(hex, object);
+  }
+
   private readObject(hex: string, objects: ObjectsDir | undefined = this.active): TreeObject {
+    const known = this.objectCache.get(hex);
+    if (known !== undefined) return known;
     if (objects === undefined) return this.withObjects(false, (opened) => this.readObject(hex, opened));
     const file = this.objectPath(hex);
     let bytes: Buffer | null;
@@ -320,7 +336,9 @@ export class InventoryStore {
     if (createHash('sha256').update(bytes).digest('hex') !== hex) {
       throw new CairnError('ERR_CORRUPT', `inventory object ${file} does not match its digest; delete it and take a new snapshot`, { path: file });
     }
-    return parseJsonBounded(decodeUtf8Strict(bytes, file), { file, what: 'inventory object' }) as TreeObject;
+    const object = parseJsonBounded(decodeUtf8Strict(bytes, file), { file, what: 'inventory object' }) as TreeObject;
+    this.remember(hex, object);
+    return object;
   }
 
   /** True when the root object of `digest` is present. */
@@ -523,6 +541,7 @@ export class InventoryStore {
     const dryRun = options.dryRun ?? false;
     const home = ContainedDir.open(this.root, this.parts, { create: false });
     if (home === null) return { kept: 0, deleted: 0, bytesFreed: 0, refsRemoved: 0, dryRun };
+    this.objectCache.clear(); // a prune reads what is on disk, and may delete what was remembered
     try {
       if (!dryRun) this.beginPrune(home);
       try {
@@ -531,6 +550,7 @@ export class InventoryStore {
         if (!dryRun) home.unlink(PRUNING_FILE);
       }
     } finally {
+      this.objectCache.clear();
       home.close();
     }
   }
@@ -691,6 +711,8 @@ const PENDING_DIR = 'pending';
 const PRUNING_FILE = 'pruning';
 const EPOCH_FILE = 'prune-epoch';
 const KNOWN_FILE = 'known-objects';
+/** Objects a store remembers (see readObject) before it starts over: ~4x the directories of a 250k-file tree. */
+const OBJECT_CACHE_MAX = 250_000;
 /** The last put's epoch, entries (putKey) and root: a put of the same entries in the same epoch stores nothing. */
 const LAST_PUT_FILE = 'last-put';
 /** Bumped whenever the objects' form (canonicalTree) or the key's text changes. */
@@ -817,14 +839,15 @@ function putKeyAs(entries: readonly InventoryEntry[], encoding: 'utf8' | 'utf16l
 const SURROGATE = /[\uD800-\uDFFF]/;
 
 /** Serialises and names the object of `node` and, first, of every directory below it (children before parents). */
-function hashNode(node: BuildNode, out: Map<string, string>): string {
+function hashNode(node: BuildNode, out: Map<string, string>, parsed: Map<string, TreeObject>): string {
   const entries: TreeEntry[] = [...node.files];
-  for (const [name, child] of node.dirs) entries.push({ name, tree: hashNode(child, out) });
+  for (const [name, child] of node.dirs) entries.push({ name, tree: hashNode(child, out, parsed) });
   entries.sort((a, b) => compareUtf8(a.name, b.name));
   const text = canonicalTree(entries);
   const hex = createHash('sha256').update(text).digest('hex');
   out.delete(hex); // an equal directory met before moves after this one's children
   out.set(hex, text);
+  parsed.set(hex, { entries });
   return hex;
 }
 
