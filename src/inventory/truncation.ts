@@ -5,7 +5,9 @@
  * walk runs in final sort order, so a truncated snapshot is exactly the prefix of the full
  * inventory up to its last path (its "cut"). Nothing is known about paths sorting after the cut:
  * a diff must not call them added or removed. `measureTruncation` counts what was left out with
- * a second, sizes-only walk (no hashing, no cache), which only a truncated run pays for.
+ * a second, sizes-only scan (no hashing), which only a truncated run pays for; with `cache: true`
+ * (the CLI's default) that scan keeps a stat cache of its own, so a warm one lstats the recorded
+ * paths instead of walking the tree (50k bench tree: ~0.8 s → ~0.2 s).
  */
 import { compareUtf8 } from '../core/utf8.js';
 import { diffSnapshots } from './diff.js';
@@ -21,11 +23,11 @@ export interface TruncationReport {
   bytesLeftOut: number;
 }
 
-/** Which limit cut `snapshot` and how many files and bytes of the tree it leaves out. */
+/** Which limit cut `snapshot` and how many files and bytes of the tree it leaves out (`cache`: default false). */
 export async function measureTruncation(root: string, snapshot: RepoSnapshot, options: RepoSnapshotOptions = {}): Promise<TruncationReport> {
   const { maxFiles, maxBytes } = snapshotLimits(options);
-  const scanOptions: Parameters<typeof scanTree>[1] = { alwaysSkip: SNAPSHOT_ALWAYS_SKIP, withContentDigest: false, cache: false, jobs: 0 };
-  for (const k of ['include', 'exclude', 'respectGitignore', 'signal'] as const) {
+  const scanOptions: Parameters<typeof scanTree>[1] = { alwaysSkip: SNAPSHOT_ALWAYS_SKIP, withContentDigest: false, cache: options.cache === true, jobs: 0 };
+  for (const k of ['include', 'exclude', 'respectGitignore', 'signal', 'cacheDir'] as const) {
     if (options[k] !== undefined) (scanOptions as Record<string, unknown>)[k] = options[k];
   }
   const whole = await scanTree(root, scanOptions);

@@ -33,6 +33,23 @@ describe('cairn snapshot on a tree over its budget', () => {
     expect(r.stderr).toMatch(/2 files \(500 bytes\) left out/);
   });
 
+  it('counts what is left out anew on every warm run: files beyond the cut that grew, appeared or went', () => {
+    const { root, work, env } = threeFiles();
+    const run = (): string => runCli(['snapshot', '--root', root, '--max-files', '1', '-o', 'cut.json'], { cwd: work, env }).stderr;
+    expect(run()).toMatch(/2 files \(500 bytes\) left out/);
+    expect(run()).toMatch(/2 files \(500 bytes\) left out/); // warm: from the count's own stat cache
+    fs.appendFileSync(path.join(root, 'c.txt'), 'c'.repeat(50));
+    expect(run()).toMatch(/2 files \(550 bytes\) left out/);
+    fs.mkdirSync(path.join(root, 'd'));
+    fs.writeFileSync(path.join(root, 'd', 'e.txt'), 'e'.repeat(7));
+    expect(run()).toMatch(/3 files \(557 bytes\) left out/);
+    fs.rmSync(path.join(root, 'b.txt'));
+    expect(run()).toMatch(/2 files \(357 bytes\) left out/);
+    const uncached = runCli(['snapshot', '--root', root, '--max-files', '1', '--no-cache', '-o', 'cut.json'], { cwd: work, env: { XDG_CACHE_HOME: path.join(work, 'other') } });
+    expect(uncached.stderr).toMatch(/2 files \(357 bytes\) left out/);
+    expect(fs.existsSync(path.join(work, 'other'))).toBe(false); // --no-cache: no cache for the count either
+  });
+
   it('names --max-files when the file count cut it', () => {
     const { root, work, env } = threeFiles();
     const r = runCli(['snapshot', '--root', root, '--max-files', '2', '-o', 'cut.json'], { cwd: work, env });

@@ -75,6 +75,9 @@ async function sayTruncated(io: CliIO, root: string, snapshot: RepoSnapshot, fla
     respectGitignore: flags.gitignore,
     ...(flags.maxFiles !== undefined ? { maxFiles: flags.maxFiles } : {}),
     ...(flags.maxBytes !== undefined ? { maxBytes: flags.maxBytes } : {}),
+    // The count's own stat cache: a warm truncated snapshot then lstats the tree instead of walking it.
+    cache: flags.cache,
+    ...(flags.cacheDir !== undefined ? { cacheDir: path.resolve(io.cwd, flags.cacheDir) } : {}),
   });
   const files = `${r.filesLeftOut} file${r.filesLeftOut === 1 ? '' : 's'}`;
   const lift = r.cutBy === '--max-files' ? `raise --max-files (at most ${SNAPSHOT_MAX_FILES_CAP}) or` : 'raise --max-bytes or';
