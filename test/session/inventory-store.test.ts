@@ -98,13 +98,16 @@ describe('InventoryStore', () => {
     const store = new InventoryStore(dir);
     const { digest } = store.put([entry('a', '1')]);
     const hex = digest.slice('sha256:'.length);
-    const file = path.join(dir, 'objects', hex.slice(0, 2), hex.slice(2));
+    // A copy this process never put into nor read from, as a later process finds it.
+    const copy = tempDir();
+    fs.cpSync(dir, copy, { recursive: true });
+    const file = path.join(copy, 'objects', hex.slice(0, 2), hex.slice(2));
     fs.writeFileSync(file, '{"entries":[]}');
-    // Read from disk (another store object, as a later process): checked against its name.
-    expect(() => new InventoryStore(dir).get(digest)).toThrow(CairnError);
-    expect(() => new InventoryStore(dir).get(digest)).toThrow(file);
-    // The store that put it remembers what it put, which is what the name says.
-    expect(store.get(digest)).toEqual([entry('a', '1')]);
+    expect(() => new InventoryStore(copy).get(digest)).toThrow(CairnError);
+    expect(() => new InventoryStore(copy).get(digest)).toThrow(file);
+    // This process remembers what it put in `dir`, which is what the name says.
+    fs.writeFileSync(path.join(dir, 'objects', hex.slice(0, 2), hex.slice(2)), '{"entries":[]}');
+    expect(new InventoryStore(dir).get(digest)).toEqual([entry('a', '1')]);
   });
 });
 

@@ -97,6 +97,36 @@ describe('calculateDiff on real snapshots', () => {
     expect(diff.filesAdded).toEqual(['committed.txt']);
   });
 
+  it('asks git for no log when the session made no commit, and lists the commits of one that did', () => {
+    const root = repo();
+    write(root, 'a.txt', '1\n');
+    commitAll(root, 'init');
+    const manager = new SnapshotManager(root);
+    const gitLogs = (fn: () => void): number => {
+      const trace = path.join(tempDir('cairn-trace-'), 'trace.log');
+      process.env.GIT_TRACE = trace;
+      try {
+        fn();
+      } finally {
+        delete process.env.GIT_TRACE;
+      }
+      return (fs.existsSync(trace) ? fs.readFileSync(trace, 'utf8') : '').split('\n').filter((l) => l.includes('trace: built-in: git log ')).length;
+    };
+    const quiet = seedIterationDir(root);
+    manager.capturePreSnapshot(root, quiet);
+    write(root, 'a.txt', '2\n'); // uncommitted work only
+    let post = manager.capturePostSnapshot(root, quiet);
+    expect(gitLogs(() => (post = manager.capturePostSnapshot(root, quiet)))).toBe(0);
+    expect(post.commits).toEqual([]);
+    expect(post.workingTree?.modified).toEqual(['a.txt']);
+    const busy = seedIterationDir(root);
+    manager.capturePreSnapshot(root, busy);
+    commitAll(root, 'the session commits');
+    expect(gitLogs(() => (post = manager.capturePostSnapshot(root, busy)))).toBe(1);
+    expect(post.commits).toHaveLength(1);
+    expect(post.commits[0]).toContain('the session commits');
+  });
+
   it('falls back to the commit range when the pre inventory was pruned away', () => {
     const root = repo();
     commitAll(root, 'init');

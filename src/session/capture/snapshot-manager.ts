@@ -218,9 +218,11 @@ export class SnapshotManager {
         commits: git.getAllCommits(projectRoot),
       };
     }
+    // No commit in the session (post's HEAD is pre's): no git log, unless a subclass asks itself.
+    const noCommit = preGit.commit === postGit.commit && preGit.commit !== git.UNKNOWN && this.getCommitsSince === OWN_GET_COMMITS_SINCE;
     return {
       fileDiffs: this.calculateFileDiffs(projectRoot, preGit.commit, postGit.commit),
-      commits: this.getCommitsSince(projectRoot, preGit.commit),
+      commits: noCommit ? [] : this.getCommitsSince(projectRoot, preGit.commit),
     };
   }
 
@@ -280,6 +282,7 @@ export class SnapshotManager {
 
 /** The method as this class defines it: anything else there is the caller's and is called in line. */
 const OWN_CAPTURE_GIT_STATUS: unknown = Object.getOwnPropertyDescriptor(SnapshotManager.prototype, 'captureGitStatus')?.value;
+const OWN_GET_COMMITS_SINCE: unknown = Object.getOwnPropertyDescriptor(SnapshotManager.prototype, 'getCommitsSince')?.value;
 
 /**
  * The capture methods take two paths. Upstream's README also shows an object-style call

@@ -307,19 +307,40 @@ export class InventoryStore {
   }
 
   /**
-   * Objects this store put or read (and checked), by name: a post's diff and its content capture
-   * walk the same changed paths, the new side of which the put has just built. An object's name
-   * is its content, so a remembered one is always right; a prune forgets them all.
+   * Objects this process put or read (and checked) in this store's directory, by name: a post's
+   * diff, its content capture and the review after it walk the same changed paths, the new side
+   * of which the put has just built. An object's name is its content, so a remembered one is
+   * always right; a prune forgets them all.
    */
-  private readonly objectCache = new Map<string, TreeObject>();
+  private get objectCache(): Map<string, TreeObject> {
+    let cache = REMEMBERED.get(this.dir);
+    if (cache === undefined) {
+      cache = new Map();
+      REMEMBERED.set(this.dir, cache);
+    }
+    return cache;
+  }
 
   private remember(hex: string, object: TreeObject): void {
-    if (this.objectCache.size >= OBJECT_CACHE_MAX) this.objectCache.clear();
+    let total = 0;
+    for (const cache of REMEMBERED.values()) total += cache.size;
+    if (total >= OBJECT_CACHE_MAX) REMEMBERED.clear();
     this.objectCache.set(hex, object);
   }
 
+  /**
+   * Before a walk from a remembered root: the root must still be on disk, as a walk of the disk
+   * would find (a store removed by hand is gone for this process too). Below a present root
+   * every object is there: a prune keeps whatever a kept root reaches.
+   */
+  private rootOnDisk(hex: string | null): void {
+    if (hex === null || REMEMBERED.get(this.dir)?.has(hex) !== true || this.has(DIGEST_PREFIX + hex)) return;
+    REMEMBERED.delete(this.dir);
+    this.readObject(hex); // not remembered now: the error a read of the disk gives
+  }
+
   private readObject(hex: string, objects: ObjectsDir | undefined = this.active): TreeObject {
-    const known = this.objectCache.get(hex);
+    const known = REMEMBERED.get(this.dir)?.get(hex);
     if (known !== undefined) return known;
     if (objects === undefined) return this.withObjects(false, (opened) => this.readObject(hex, opened));
     const file = this.objectPath(hex);
@@ -350,6 +371,7 @@ export class InventoryStore {
   /** Every entry of a stored inventory, sorted by UTF-8 byte order of path. */
   get(digest: string): InventoryEntry[] {
     const out: InventoryEntry[] = [];
+    this.rootOnDisk(hexOf(digest));
     this.withObjects(false, (objects) => this.collect(hexOf(digest), '', out, objects));
     out.sort((a, b) => compareUtf8(a.path, b.path));
     return out;
@@ -374,6 +396,8 @@ export class InventoryStore {
    */
   diff(from: string, to: string): WorkingTreeChanges {
     const changes: WorkingTreeChanges = { added: [], modified: [], deleted: [] };
+    this.rootOnDisk(hexOf(from));
+    this.rootOnDisk(hexOf(to));
     this.withObjects(false, (objects) => this.diffTrees(hexOf(from), hexOf(to), '', changes, objects));
     changes.added.sort(compareUtf8);
     changes.modified.sort(compareUtf8);
@@ -421,6 +445,8 @@ export class InventoryStore {
       slot[side] = entry;
       byPath.set(entry.path, slot);
     };
+    this.rootOnDisk(hexOf(from));
+    this.rootOnDisk(hexOf(to));
     this.withObjects(false, () => this.changedWalk(hexOf(from), hexOf(to), '', note));
     for (const [p, slot] of byPath) out.push({ path: p, ...slot });
     out.sort((a, b) => compareUtf8(a.path, b.path));
@@ -450,7 +476,10 @@ export class InventoryStore {
 
   /** Calls `visit` for every file below tree `hex`; trees in `seen` are skipped (and added). */
   forEachFile(treeHexOrDigest: string, prefix: string, visit: (entry: InventoryEntry) => void, seen?: Set<string>): void {
-    if (this.active === undefined) return this.withObjects(false, () => this.forEachFile(treeHexOrDigest, prefix, visit, seen));
+    if (this.active === undefined) {
+      this.rootOnDisk(hexOf(treeHexOrDigest));
+      return this.withObjects(false, () => this.forEachFile(treeHexOrDigest, prefix, visit, seen));
+    }
     const hex = hexOf(treeHexOrDigest);
     if (seen !== undefined) {
       if (seen.has(hex)) return;
@@ -476,6 +505,7 @@ export class InventoryStore {
       return t;
     };
     const rootHex = hexOf(digest);
+    this.rootOnDisk(rootHex);
     for (const p of paths) {
       const segments = p.split('/');
       let hex = rootHex;
@@ -541,7 +571,7 @@ export class InventoryStore {
     const dryRun = options.dryRun ?? false;
     const home = ContainedDir.open(this.root, this.parts, { create: false });
     if (home === null) return { kept: 0, deleted: 0, bytesFreed: 0, refsRemoved: 0, dryRun };
-    this.objectCache.clear(); // a prune reads what is on disk, and may delete what was remembered
+    REMEMBERED.delete(this.dir); // a prune reads what is on disk, and may delete what was remembered
     try {
       if (!dryRun) this.beginPrune(home);
       try {
@@ -550,7 +580,7 @@ export class InventoryStore {
         if (!dryRun) home.unlink(PRUNING_FILE);
       }
     } finally {
-      this.objectCache.clear();
+      REMEMBERED.delete(this.dir);
       home.close();
     }
   }
@@ -711,8 +741,10 @@ const PENDING_DIR = 'pending';
 const PRUNING_FILE = 'pruning';
 const EPOCH_FILE = 'prune-epoch';
 const KNOWN_FILE = 'known-objects';
-/** Objects a store remembers (see readObject) before it starts over: ~4x the directories of a 250k-file tree. */
-const OBJECT_CACHE_MAX = 250_000;
+/** Objects remembered (see readObject), by store directory, then by name. */
+const REMEMBERED = new Map<string, Map<string, TreeObject>>();
+/** How many objects the process remembers before it starts over: ~2x the directories of a 250k-file tree. */
+const OBJECT_CACHE_MAX = 100_000;
 /** The last put's epoch, entries (putKey) and root: a put of the same entries in the same epoch stores nothing. */
 const LAST_PUT_FILE = 'last-put';
 /** Bumped whenever the objects' form (canonicalTree) or the key's text changes. */
