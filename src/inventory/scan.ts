@@ -1,7 +1,7 @@
 import { CairnError } from '../core/errors.js';
 import { entryMode } from './entry-mode.js';
 import { HashPool } from './io/hash-pool.js';
-import { abortError, prepare, type Prepared } from './walk/prepare.js';
+import { abortError, keepCacheBytes, prepare, type Prepared } from './walk/prepare.js';
 import { earlierRacyFrom, isRacy, racyFromNow, type RacyFrom } from './rules/racy.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, CACHED, fileReader, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome, type FileReader } from './io/read-file.js';
 import { canonicalMemoPath, renderMemoPath } from './cache/artefacts.js';
@@ -392,7 +392,7 @@ class ScanRun {
       let dirty = this.cacheDirty || this.next.files.size !== prev.files.size || this.next.dirs.size !== prev.dirs.size || this.next.result !== prev.result || !sameRows(this.next.entryRows, prev.entryRows);
       if (!dirty) for (const [k, v] of this.next.dirs) if (prev.dirs.get(k) !== v) dirty = true;
       if (dirty) {
-        const w = saveCache(p.cacheFile, this.next, p.rootReal, p.optionsKey);
+        const w = saveCache(p.cacheFile, this.next, p.rootReal, p.optionsKey, keepCacheBytes(p));
         if (w !== undefined) warnings.push(w);
       }
     }
@@ -413,7 +413,13 @@ class ScanRun {
  * Uses and updates the stat cache unless `cache: false`.
  */
 export function scanTreeSync(root: string, options: ScanOptions = {}): ScanResult {
-  return runSync(prepare(root, options), options).result;
+  const p = prepare(root, options);
+  const { result } = runSync(p, options);
+  if (options.knownUnchanged !== undefined) {
+    const c = p.cacheBytes;
+    options.knownUnchanged.onCacheBytes(c === undefined ? null : c.saved !== undefined ? c.saved : c.loaded);
+  }
+  return result;
 }
 
 function runSync(prepared: Prepared, options: ScanOptions): Scanned {

@@ -96,12 +96,28 @@ export interface ScanCommonOptions {
   racyMarginMs?: number;
 }
 
+/**
+ * What a long-running caller that watches the tree knows (src/daemon/), for `scanTreeSync`:
+ * `dir(rel)` is true when nothing in directory `rel` ('' the root) changed since the scan that
+ * left the stat cache holding exactly `cacheBytes`. Only when the cache loaded is those very
+ * bytes are the rows of such directories taken without an lstat (never a racy row, never a
+ * symlink). At the end of the scan `onCacheBytes` is told what the stat cache now holds (the
+ * bytes saved, or loaded and left as they were), or null when that is not known.
+ */
+export interface KnownUnchanged {
+  dir: (rel: string) => boolean;
+  cacheBytes: Buffer | null;
+  onCacheBytes: (bytes: Buffer | null) => void;
+}
+
 /** Options of the uncapped scanning engine (`scanTree` / `scanTreeSync`). */
 export interface ScanOptions extends ScanCommonOptions {
   include?: readonly string[];
   exclude?: readonly string[];
   /** Directory names skipped at any depth in addition to `.git` and `.cairn`. */
   alwaysSkip?: readonly string[];
+  /** A watching caller's knowledge (see KnownUnchanged); honoured by `scanTreeSync`. */
+  knownUnchanged?: KnownUnchanged;
   /** Stop after this many files (default: no limit). `truncated` tells whether more existed. */
   maxFiles?: number;
   /** Stop before the sum of `bytes` would exceed this (default: no limit). */

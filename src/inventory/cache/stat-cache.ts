@@ -235,7 +235,8 @@ interface CacheHeader {
   endianness: 'LE' | 'BE';
 }
 
-export type LoadOutcome = { data: StatCacheData; warning?: ScanWarning };
+/** `bytes`: the file as read, when it was used. */
+export type LoadOutcome = { data: StatCacheData; warning?: ScanWarning; bytes?: Buffer };
 
 /** Loads a cache file; a missing file is an empty cache, anything unusable is an empty cache plus a notice. */
 export function loadCache(file: string, rootReal: string, optionsKey: string): LoadOutcome {
@@ -247,7 +248,7 @@ export function loadCache(file: string, rootReal: string, optionsKey: string): L
     return { data: emptyCache(), warning: { code: 'CACHE_DISCARDED', message: `stat cache unreadable (${errnoCode(e) ?? 'error'}); hashing everything`, path: file } };
   }
   try {
-    return { data: decode(buf, rootReal, optionsKey) };
+    return { data: decode(buf, rootReal, optionsKey), bytes: buf };
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     return { data: emptyCache(), warning: { code: 'CACHE_DISCARDED', message: `stat cache discarded (${why}); hashing everything`, path: file } };
@@ -691,7 +692,7 @@ function cacheUnwritable(file: string, e: unknown): ScanWarning {
  * file where the next run would look. Returns a notice instead of throwing: a cache that cannot
  * be written costs speed, not correctness.
  */
-export function saveCache(file: string, data: StatCacheData, rootReal: string, optionsKey: string): ScanWarning | undefined {
+export function saveCache(file: string, data: StatCacheData, rootReal: string, optionsKey: string, keep?: (bytes: Buffer) => void): ScanWarning | undefined {
   try {
     prepareCacheDir(file);
     // 0600: the cache lists the tree's paths and digests; it is nobody else's business.
@@ -703,6 +704,7 @@ export function saveCache(file: string, data: StatCacheData, rootReal: string, o
       },
       { fsync: false, mode: 0o600, unlinkFirst: true, freeOldLater: true },
     );
+    keep?.(Buffer.concat(parts));
     return undefined;
   } catch (e) {
     return cacheUnwritable(file, e);

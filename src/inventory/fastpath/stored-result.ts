@@ -1,9 +1,9 @@
 import { compareUtf8 } from '../../core/utf8.js';
-import { abortError, prefixOf, type Prepared } from '../walk/prepare.js';
+import { abortError, keepCacheBytes, prefixOf, type Prepared } from '../walk/prepare.js';
 import { isRacy, racyFromNow, type RacyFrom } from '../rules/racy.js';
 import { fileReader, processFile, STATUS, STAT_FIELDS, type FileOutcome, type FileReader } from '../io/read-file.js';
 import { resolveLink } from '../walk/walk.js';
-import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_BYTES, PREREAD_WORKER_BUDGET_MS, prereadArea, prereadRows, ROW_DIR, SHARED, Verifier, type PrereadArea, type VerifyRows } from '../io/verifier.js';
+import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_BYTES, PREREAD_WORKER_BUDGET_MS, prereadArea, prereadRows, ROW_DIR, ROW_KNOWN, SHARED, Verifier, type PrereadArea, type VerifyRows } from '../io/verifier.js';
 import { fastStatHere } from '../io/fast-stat.js';
 import { applyDirChanges } from './incremental.js';
 import { isWalk, walk, type Confirmed, type FastPathOutcome, type Walk } from './outcome.js';
@@ -67,10 +67,39 @@ function verifyTable(p: Prepared): VerifyTable {
   const flags = new Uint8Array(new SharedArrayBuffer(size));
   flags.set(t.has.subarray(0, nFiles));
   flags.fill(ROW_DIR, nFiles);
+  const paths = t.paths.concat(dirs.paths);
+  if (p.trustDir !== undefined) markKnownUnchanged(p.trustDir, paths, nFiles, t.stats, flags);
   // Shared memory, handed to the verifying worker without a copy: a loaded cache's rows are
   // views of its file's bytes, in shared memory already.
-  return { nFiles, size, paths: t.paths.concat(dirs.paths), fileStats: inShared(t.stats.subarray(0, nFiles * STAT_FIELDS)), dirStats: inShared(dirs.stats), flags };
+  return { nFiles, size, paths, fileStats: inShared(t.stats.subarray(0, nFiles * STAT_FIELDS)), dirStats: inShared(dirs.stats), flags };
 }
+
+/**
+ * Flags ROW_KNOWN on the rows a watching caller vouches for: a file or symlink-free entry whose
+ * directory did not change, a directory when neither it nor its parent did. A symlink is always
+ * looked at (where it leads is not watched).
+ */
+function markKnownUnchanged(trustDir: (rel: string) => boolean, paths: readonly string[], nFiles: number, fileStats: Float64Array, flags: Uint8Array): void {
+  // Rows come directory by directory: the last parent's answer is kept.
+  let lastParent = '\0';
+  let lastTrusted = false;
+  for (let i = 0; i < paths.length; i++) {
+    const rel = paths[i]!;
+    if (rel.startsWith('..') || rel.startsWith('/')) continue; // not a path inside the watched tree
+    const slash = rel.lastIndexOf('/');
+    if (slash !== lastParent.length || !rel.startsWith(lastParent)) {
+      lastParent = slash < 0 ? '' : rel.slice(0, slash);
+      lastTrusted = trustDir(lastParent);
+    }
+    if (i < nFiles) {
+      if ((fileStats[i * STAT_FIELDS + 5]! & S_IFMT) === S_IFLNK) continue;
+      if (lastTrusted) flags[i]! |= ROW_KNOWN;
+    } else if (trustDir(rel) && (rel === '' || lastTrusted)) flags[i]! |= ROW_KNOWN;
+  }
+}
+
+const S_IFMT = 0o170000;
+const S_IFLNK = 0o120000;
 
 /** `a` itself when it lives in shared memory, else a copy there. */
 function inShared<T extends Float64Array | Uint8Array>(a: T): T {
@@ -191,6 +220,7 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   const mustSave = (changed.length > 0 || prior.read.files > 0 || prior.listings) && p.cacheFile !== null;
   // The table is final: in the background its bytes go to disk while the result is built.
   const early = mustSave && mode.background ? startCacheSave(p.cacheFile, p.previous, p.rootReal, p.optionsKey) : null;
+  if (early !== null) keepCacheBytes(p); // a save in the background: what the cache will hold is not known here
   let draft: Draft | Walk | null = null;
   try {
     draft = draftResult(p, options, stored, prior, rows, entryChanged, mode);
@@ -297,7 +327,7 @@ function storedText(p: Prepared, d: Draft): string {
 function settleSync(p: Prepared, options: ScanOptions, d: Draft): ScanResult {
   if (d.save === 'now') {
     storedText(p, d);
-    return report(p, options, d, saveCache(p.cacheFile!, p.previous, p.rootReal, p.optionsKey));
+    return report(p, options, d, saveCache(p.cacheFile!, p.previous, p.rootReal, p.optionsKey, keepCacheBytes(p)));
   }
   // A save under way needs settle (only tryStoredResultParallel starts one).
   if (d.save !== null) throw new Error('a background cache save must be settled asynchronously');
@@ -403,7 +433,8 @@ function startPass(p: Prepared, options: ScanOptions, onChange?: (cacheFile: str
   // Each thread notes up to twice the limit: past the limit the walk decides, and up to twice it
   // takes every row checked and every file read here, however the threads shared the rows.
   const cap = 2 * limit;
-  const verifier = v.size >= PARALLEL_VERIFY_MIN && p.jobs > 0 ? (p.verifier ?? new Verifier()) : null;
+  // Rows a watching caller vouches for need no lstat: the few left are not worth a second thread.
+  const verifier = v.size >= PARALLEL_VERIFY_MIN && p.jobs > 0 && p.trustDir === undefined ? (p.verifier ?? new Verifier()) : null;
   const rows: VerifyRows = { lstat: fast.lstat, prefix, paths: v.paths, fileStats: v.fileStats, dirStats: v.dirStats, nFiles: v.nFiles, flags: v.flags, size: v.size };
   if (verifier === null) return { v, limit, verifier, prefix, shared: new Int32Array(0), mine: changedRows(rows, 0, v.size, cap), mineRead: null, theirsRead: null, racyFrom };
   const theirsRead = prereadArea(cap + 1);

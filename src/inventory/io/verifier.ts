@@ -6,6 +6,8 @@ import { startWorker } from './worker-file.js';
 /** Verify-table row flags: the file table's racy flag (always read again), and a directory row. */
 export const ROW_RACY = 4;
 export const ROW_DIR = 8;
+/** A row a watching caller vouches for (ScanOptions.knownUnchanged): taken as unchanged without an lstat, unless racy. */
+export const ROW_KNOWN = 16;
 
 /**
  * The verify table as one thread lstats it: every cached file (row i < nFiles; `fileStats` row
@@ -36,6 +38,7 @@ export function changedRows(t: VerifyRows, from: number, to: number, limit: numb
   const st = new Float64Array(STAT_FIELDS);
   for (let i = from; i < to; i++) {
     const f = flags[i]!;
+    if ((f & (ROW_KNOWN | ROW_RACY)) === ROW_KNOWN) continue;
     let same = false;
     // '' is the root itself when paths are looked up from it (prefix '').
     if ((f & ROW_RACY) === 0 && lstat(prefix + paths[i]! || '.', st)) {

@@ -11,6 +11,14 @@ import { Verifier } from '../io/verifier.js';
 /** Directory names never descended into, whatever the ignore rules say. */
 export const ALWAYS_SKIP: readonly string[] = ['.git', '.cairn'];
 
+/** The save's `keep` callback when the caller wants the cache's bytes (ScanOptions.knownUnchanged); until it is called, they are unknown. */
+export function keepCacheBytes(p: Prepared): ((bytes: Buffer) => void) | undefined {
+  const c = p.cacheBytes;
+  if (c === undefined) return undefined;
+  c.saved = null;
+  return (bytes) => (c.saved = bytes);
+}
+
 /**
  * A scan's context: its validated options, the resolved root and the loaded cache. Read-only:
  * what the fast path finds is handed on as values (fastpath/outcome.ts), never written here.
@@ -37,6 +45,10 @@ export interface Prepared {
   readonly racy: RacyMargins;
   /** A verifying worker started before the (big) cache was loaded; the stored-result check uses and stops it. */
   readonly verifier?: Verifier;
+  /** With options.knownUnchanged and the cache loaded being its bytes: directories whose rows need no lstat. */
+  readonly trustDir?: (rel: string) => boolean;
+  /** With options.knownUnchanged: the cache's bytes as loaded, and as saved by this scan (null: a save failed or went to the background). */
+  readonly cacheBytes?: { loaded: Buffer | null; saved?: Buffer | null };
   /** Notices of the preparation (a cache discarded or not used), reported with the result. */
   readonly warnings: readonly ScanWarning[];
 }
@@ -87,6 +99,8 @@ export function prepare(root: string, options: ScanOptions): Prepared {
   let cacheFile: string | null = null;
   let previous = emptyCache();
   let verifier: Verifier | undefined;
+  let trustDir: ((rel: string) => boolean) | undefined;
+  let cacheBytes: { loaded: Buffer | null; saved?: Buffer | null } | undefined;
   if (options.cache !== false) {
     const dir = path.resolve(options.cacheDir ?? defaultStatCacheDir());
     if (isInside(rootReal, realpathOrSelf(dir))) {
@@ -96,15 +110,21 @@ export function prepare(root: string, options: ScanOptions): Prepared {
       cacheFile = cacheFilePath(dir, rootReal, optionsKey);
       // A cache this big means a tree worth checking on two threads: boot the second one now,
       // while this one reads the cache.
-      if (jobs > 0 && fileSize(cacheFile) >= EARLY_VERIFIER_CACHE_BYTES) verifier = new Verifier();
+      // (Not when a watching caller will likely vouch for the rows: then one thread checks the few left.)
+      if (jobs > 0 && !(options.knownUnchanged?.cacheBytes != null) && fileSize(cacheFile) >= EARLY_VERIFIER_CACHE_BYTES) verifier = new Verifier();
       const loaded = loadCache(cacheFile, rootReal, optionsKey);
       previous = loaded.data;
       if (loaded.warning !== undefined) warnings.push(loaded.warning);
+      const known = options.knownUnchanged;
+      if (known !== undefined) {
+        cacheBytes = { loaded: loaded.bytes ?? null };
+        if (known.cacheBytes !== null && loaded.bytes !== undefined && loaded.bytes.equals(known.cacheBytes)) trustDir = known.dir;
+      }
     }
   }
   const resultKey = JSON.stringify({ maxFiles, maxBytes });
   const excludeDirs = compileDirectoryExcludes(exclude);
-  return { rootReal, racy: racyMarginsFor(rootReal, options.racyMarginMs), include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}) };
+  return { rootReal, racy: racyMarginsFor(rootReal, options.racyMarginMs), include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}), ...(trustDir !== undefined ? { trustDir } : {}), ...(cacheBytes !== undefined ? { cacheBytes } : {}) };
 }
 
 /** Cache bytes from which a verifier worker is started early (~20,000 rows; see PARALLEL_VERIFY_MIN). */

@@ -44,9 +44,10 @@ const RESIDENT_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 let loading;
 parentPort.on('message', (m) => {
-  loading ??= import(workerData.moduleUrl);
-  loading.then(({ SnapshotManager }) => {
-    const manager = new SnapshotManager(m.projectRoot, m.options);
+  // The watched manager (src/daemon/) only where this worker stays: a one-capture worker would only pay for the watcher.
+  loading ??= Promise.all([import(workerData.moduleUrl), workerData.watchedUrl && process.env.CAIRN_WATCH !== '0' ? import(workerData.watchedUrl).catch(() => null) : null]);
+  loading.then(([{ SnapshotManager }, watched]) => {
+    const manager = watched && m.resident ? watched.residentManager(m.projectRoot, m.options) : new SnapshotManager(m.projectRoot, m.options);
     const record = m.phase === 'pre'
       ? manager.capturePreSnapshot(m.projectRoot, m.iterationDir)
       : manager.capturePostSnapshot(m.projectRoot, m.iterationDir);
@@ -67,8 +68,14 @@ interface Resident {
 
 let resident: Resident | null = null;
 
+/** The built watched manager (src/daemon/watched-manager.ts) beside the session module, or null. */
+function watchedModuleUrl(moduleUrl: string): string | null {
+  const url = new URL('../daemon/watched-manager.js', moduleUrl);
+  return url.protocol === 'file:' && fs.existsSync(fileURLToPath(url)) ? url.href : null;
+}
+
 function startWorker(moduleUrl: string): Worker {
-  const worker = new Worker(RESIDENT_SOURCE, { eval: true, workerData: { moduleUrl }, env: SHARE_ENV });
+  const worker = new Worker(RESIDENT_SOURCE, { eval: true, workerData: { moduleUrl, watchedUrl: watchedModuleUrl(moduleUrl) }, env: SHARE_ENV });
   worker.unref();
   return worker;
 }
@@ -163,7 +170,7 @@ function onResident<T>(r: Resident, request: { phase: Phase; projectRoot: string
     r.worker.on('error', onError);
     r.worker.on('exit', onExit);
     signal?.addEventListener('abort', onAbort, { once: true });
-    r.worker.postMessage(request);
+    r.worker.postMessage({ ...request, resident: r.once !== true });
   });
 }
 

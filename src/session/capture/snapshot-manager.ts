@@ -114,6 +114,11 @@ export class SnapshotManager {
     return snapshot;
   }
 
+  /** The options of an inventory's scan, as built; a long-running subclass adds what its watcher knows (src/daemon/). */
+  protected inventoryScanOptions(options: ScanOptions): ScanOptions {
+    return options;
+  }
+
   /** Pure comparison of two snapshots (see `diff.ts`). */
   calculateDiff(preSnapshot: PreSnapshot, postSnapshot: PostSnapshot): SnapshotDiff {
     return calculateDiff(preSnapshot, postSnapshot);
@@ -259,7 +264,7 @@ export class SnapshotManager {
     // $XDG_CACHE_HOME/cairn) and refuses one inside it; a caller may still choose the place.
     if (this.options.cacheDir !== undefined) scanOptions.cacheDir = path.resolve(projectRoot, this.options.cacheDir);
     if (this.options.onProgress !== undefined) scanOptions.onProgress = this.options.onProgress;
-    const result = scanTreeSync(root, scanOptions);
+    const result = scanTreeSync(root, this.inventoryScanOptions(scanOptions));
     const isExcluded = (rel: string): boolean => under(rel, excludedDirs);
     const recovered = recoverInvalidNames(root, result.skipped, isExcluded);
     let files = recovered.entries.length > 0 ? [...result.files, ...recovered.entries] : result.files;

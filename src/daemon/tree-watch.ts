@@ -1,0 +1,178 @@
+/**
+ * The capture thread's side of the tree watcher (`watch-worker.ts` runs on its own thread, so
+ * its queue is read while a capture keeps this thread busy). `mark()` and `unchangedSince()`
+ * first write a cookie file into cairn's directory and wait until the watcher has seen it: every
+ * change made before that instant has then been counted (watchman's cookie rule), so "no event
+ * since the mark" means "no change since the mark". Anything else (the set not complete, a new
+ * epoch, a cookie not seen in time, another file system than the root's own local one) answers
+ * "don't know", and the caller does the work itself.
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { ContainedDir, isPlainName } from '../core/contained-dir.js';
+import { RACY_MARGIN_LOCAL_MS, racyMarginOf } from '../inventory/rules/racy.js';
+import { COOKIE_PREFIX, S, STATE_WORDS, type WatchWorkerData } from './watch-state.js';
+
+/** Where a sequence of changes is measured from: the count and the epoch at a synchronised instant. */
+export interface WatchMark {
+  changes: number;
+  epoch: number;
+}
+
+export interface TreeWatchOptions {
+  /** How long to wait for the first complete watch set (default 30 s; then the watch is given up). */
+  readyTimeoutMs?: number;
+  /** How long a cookie may take to come round (default 2 s; then the answer is "don't know"). */
+  cookieTimeoutMs?: number;
+  /** Test hook (see WatchWorkerData.drop). */
+  drop?: 'overflow';
+}
+
+const WORKER_FILE = new URL('./watch-worker.js', import.meta.url);
+
+/** A quarter of the kernel's queue length: a burst that long may hide an overflow. Null when unknown. */
+function burstLimit(): number | null {
+  try {
+    const n = Number(fs.readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8').trim());
+    return Number.isSafeInteger(n) && n >= 64 ? Math.floor(n / 4) : null;
+  } catch {
+    return null;
+  }
+}
+
+export class TreeWatch {
+  private seq = 0;
+  private closed = false;
+
+  private constructor(
+    readonly root: string,
+    private readonly cairnParts: readonly string[],
+    private readonly state: Int32Array,
+    private readonly worker: Worker,
+    private readonly cookieTimeoutMs: number,
+    private readonly token: string,
+    private readonly port: MessagePort,
+  ) {}
+
+  /** Directories named by the watcher and not taken yet (see takeDirty). */
+  private dirty = new Set<string>();
+
+  /**
+   * The directories (paths relative to the root, '' the root) with a change since the last call,
+   * as far as counted by the last mark: one in no later take did not change before that mark.
+   */
+  takeDirty(): Set<string> {
+    const out = this.dirty;
+    this.dirty = new Set();
+    return out;
+  }
+
+  /**
+   * Starts watching `root` (an absolute real path) with cairn's directory at `cairnDir` (inside
+   * it, one plain name). Null where a watch cannot vouch for anything: not Linux (inotify), a
+   * root on another file system than a local one, no readable queue length, no built watcher,
+   * or no complete watch set in time.
+   */
+  static start(root: string, cairnDir: string, options: TreeWatchOptions = {}): TreeWatch | null {
+    const cairnRel = path.relative(root, cairnDir);
+    if (process.platform !== 'linux' || !isPlainName(cairnRel) || WORKER_FILE.protocol !== 'file:' || !fs.existsSync(fileURLToPath(WORKER_FILE))) return null;
+    if (racyMarginOf(root) !== RACY_MARGIN_LOCAL_MS) return null; // network, FUSE, overlay: changes made elsewhere raise no event here
+    const limit = burstLimit();
+    if (limit === null) return null;
+    const shared = new SharedArrayBuffer(STATE_WORDS * 4);
+    const state = new Int32Array(shared);
+    const token = randomBytes(6).toString('hex');
+    const { port1, port2 } = new MessageChannel();
+    port1.unref();
+    const data: WatchWorkerData = { root, cairnRel, state: shared, burstLimit: limit, token, port: port2 };
+    if (options.drop !== undefined) data.drop = options.drop;
+    const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [port2] });
+    worker.unref();
+    worker.on('error', () => {
+      Atomics.store(state, S.READY, 0);
+      Atomics.store(state, S.FAILED, 1);
+    });
+    const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
+    while (Atomics.load(state, S.READY) === 0 && Atomics.load(state, S.FAILED) === 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      Atomics.wait(state, S.READY, 0, Math.min(left, 50));
+    }
+    const watch = new TreeWatch(root, [cairnRel], state, worker, options.cookieTimeoutMs ?? 2000, token, port1);
+    if (Atomics.load(state, S.READY) !== 1) {
+      watch.close();
+      return null;
+    }
+    return watch;
+  }
+
+  /** The current count and epoch, once every change made before this call has been counted; null when unknown. */
+  mark(): WatchMark | null {
+    if (!this.sync()) return null;
+    const epoch = Atomics.load(this.state, S.EPOCH);
+    const changes = Atomics.load(this.state, S.CHANGES);
+    if (Atomics.load(this.state, S.READY) !== 1 || Atomics.load(this.state, S.EPOCH) !== epoch) return null;
+    return { changes, epoch };
+  }
+
+  /** True only when provably nothing in the tree (outside cairn's directory) changed since `mark`. */
+  unchangedSince(mark: WatchMark): boolean {
+    const now = this.mark();
+    return now !== null && now.epoch === mark.epoch && now.changes === mark.changes;
+  }
+
+  /** Counters for tests and `status`: events counted, doubts, epoch, whether the set is complete. */
+  stats(): { changes: number; doubts: number; epoch: number; ready: boolean; stalls: number } {
+    return { changes: Atomics.load(this.state, S.CHANGES), doubts: Atomics.load(this.state, S.DOUBTS), epoch: Atomics.load(this.state, S.EPOCH), ready: Atomics.load(this.state, S.READY) === 1, stalls: Atomics.load(this.state, S.STALLS) };
+  }
+
+  /** Test hook: the watcher thread stops reading its queue for `ms` (events pile up in the kernel). */
+  stall(ms: number): void {
+    this.worker.postMessage({ stallMs: ms });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    Atomics.store(this.state, S.READY, 0);
+    this.port.close();
+    void this.worker.terminate();
+  }
+
+  /** Writes the next cookie and waits until the watcher saw it (false: not within the timeout, or it could not be written). */
+  private sync(): boolean {
+    if (this.closed || Atomics.load(this.state, S.READY) !== 1) return false;
+    const seq = ++this.seq;
+    const name = `${COOKIE_PREFIX}${this.token}-${seq}`;
+    let dir: ContainedDir | null = null;
+    try {
+      dir = ContainedDir.open(this.root, this.cairnParts);
+      if (dir === null) return false;
+      dir.writeFile(name, '', { exclusive: true, fsync: false });
+      const deadline = Date.now() + this.cookieTimeoutMs;
+      for (;;) {
+        const seen = Atomics.load(this.state, S.ACK);
+        if (seen >= seq) {
+          // Every name the watcher sent before the ACK is in the port's queue by now.
+          for (let m = receiveMessageOnPort(this.port); m !== undefined; m = receiveMessageOnPort(this.port)) this.dirty.add(m.message as string);
+          return true;
+        }
+        const left = deadline - Date.now();
+        if (left <= 0 || Atomics.load(this.state, S.READY) !== 1) return false;
+        Atomics.wait(this.state, S.ACK, seen, Math.min(left, 50));
+      }
+    } catch {
+      return false; // a planted link, a full disk: no proof
+    } finally {
+      try {
+        dir?.unlink(name);
+      } catch {
+        // a cookie left behind is harmless (the next name differs)
+      }
+      dir?.close();
+    }
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * The snapshot manager of a long-running process (the MCP server's resident capture worker):
+ * the very same captures, with what the tree watcher proves (README.md):
+ * - the inventory's stat pass skips the rows of directories with no event since the scan that
+ *   left the stat cache, when the cache on disk is still byte for byte what that scan left
+ *   (ScanOptions.knownUnchanged), and at least every FULL_PASS_EVERY_MS it looks at every row;
+ * - `git status` is not run again while nothing changed since the last run (in the tree,
+ *   ignored directories included, and in `.git`) and no git configuration file outside the tree
+ *   moved. A record made with a reused status is checked against its own inventory: it must
+ *   equal the one taken with the status reused, or the capture runs again with git's answer.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { SnapshotManager } from '../session/capture/snapshot-manager.js';
+import type { ScanOptions } from '../inventory/types.js';
+import type { GitStatus, PostSnapshot, PreSnapshot, SnapshotManagerOptions } from '../session/types.js';
+import { TreeWatch, type TreeWatchOptions, type WatchMark } from './tree-watch.js';
+
+/**
+ * How long the stat pass may lean on the watcher before it looks at every row again: a write
+ * through a shared memory map raises no inotify event (the kernel updates the mtime only), so
+ * such a change shows within this bound.
+ */
+export const FULL_PASS_EVERY_MS = 5 * 60 * 1000;
+
+interface LastStatus {
+  status: GitStatus;
+  mark: WatchMark;
+  /** Stats of the configuration files outside the tree that git read, and the environment that names them. */
+  outside: { files: string[]; key: string };
+  /** The inventory digest of the capture that ran git (set once that capture finished). */
+  inventory?: string;
+}
+
+/** What a resident process keeps per project: its watcher and git's last answer. */
+export class ResidentGit {
+  private watch: TreeWatch | null | undefined;
+  private last: LastStatus | null = null;
+  /** Set by status(): whether the capture under way got a reused answer. */
+  reused = false;
+  /** Counters for tests and the bench: git runs and reuses, stat passes that leaned on the watcher. */
+  readonly counts = { runs: 0, reused: 0, verifiedAgain: 0, trustedPasses: 0, fullPasses: 0 };
+  /** The stat cache as this process's last scan left it, the mark that scan began after, and when a pass last looked at every row. */
+  private inventory: { bytes: Buffer; mark: WatchMark; fullPassAt: number } | null = null;
+  /** Directories with events since that mark (taken from the watcher at each mark). */
+  private changedDirs = new Set<string>();
+
+  constructor(
+    readonly root: string,
+    readonly cairnDir: string,
+    private readonly watchOptions: TreeWatchOptions = {},
+  ) {}
+
+  /** The watcher, started on first use when `<root>/.git` is a directory (a worktree's or a parent's git dir is not watched). */
+  watcher(): TreeWatch | null {
+    if (this.watch === undefined) {
+      const gitDir = fs.lstatSync(path.join(this.root, '.git'), { throwIfNoEntry: false });
+      this.watch = gitDir?.isDirectory() === true ? TreeWatch.start(this.root, this.cairnDir, this.watchOptions) : null;
+    }
+    return this.watch;
+  }
+
+  /** The scan options with what the watcher knows (see the top of this file). */
+  scanOptions(options: ScanOptions): ScanOptions {
+    const watch = this.watcher();
+    if (watch === null) return options;
+    const mark = watch.mark();
+    for (const d of watch.takeDirty()) this.changedDirs.add(d);
+    const prev = this.inventory;
+    const now = Date.now();
+    const trusted = mark !== null && prev !== null && prev.mark.epoch === mark.epoch && now - prev.fullPassAt < FULL_PASS_EVERY_MS ? prev : null;
+    if (trusted !== null) this.counts.trustedPasses++;
+    else this.counts.fullPasses++;
+    const changed = this.changedDirs;
+    this.inventory = null; // until this scan says what the cache holds
+    return {
+      ...options,
+      knownUnchanged: {
+        dir: (rel) => !changed.has(rel),
+        cacheBytes: trusted?.bytes ?? null,
+        onCacheBytes: (bytes) => {
+          this.changedDirs = new Set();
+          this.inventory = bytes !== null && mark !== null ? { bytes, mark, fullPassAt: trusted?.fullPassAt ?? now } : null;
+        },
+      },
+    };
+  }
+
+  status(run: () => GitStatus): GitStatus {
+    this.reused = false;
+    const watch = this.watcher();
+    const last = this.last;
+    if (watch !== null && last !== null && last.inventory !== undefined && outsideKey(last.outside.files) === last.outside.key && watch.unchangedSince(last.mark)) {
+      this.reused = true;
+      this.counts.reused++;
+      return structuredClone(last.status);
+    }
+    this.last = null;
+    const mark = watch?.mark() ?? null;
+    const outside = mark === null ? null : outsideFiles(this.root);
+    const status = run();
+    this.counts.runs++;
+    if (mark !== null && outside !== null && !tracksInside(this.root, this.cairnDir)) this.last = { status: structuredClone(status), mark, outside };
+    return status;
+  }
+
+  /** After a capture: the inventory its git status goes with, or (reused) whether it still matches. */
+  settle(inventoryDigest: string | undefined): boolean {
+    if (!this.reused) {
+      if (this.last !== null && this.last.inventory === undefined && inventoryDigest !== undefined) this.last.inventory = inventoryDigest;
+      return true;
+    }
+    if (inventoryDigest !== undefined && inventoryDigest === this.last?.inventory) return true;
+    this.last = null;
+    this.counts.verifiedAgain++;
+    return false;
+  }
+
+  close(): void {
+    this.watch?.close();
+    this.watch = null;
+    this.last = null;
+    this.inventory = null;
+  }
+}
+
+/**
+ * The files outside the tree whose content changes what git status shows: every configuration
+ * file git read (`--show-origin`), the excludes and attributes files, and the environment naming them.
+ */
+function outsideFiles(root: string): { files: string[]; key: string } | null {
+  let listing: string;
+  try {
+    listing = execFileSync('git', ['config', '--list', '--show-origin', '-z'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 24 });
+  } catch {
+    return null;
+  }
+  const files = new Set<string>();
+  const parts = listing.split('\0');
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const origin = parts[i]!;
+    if (origin.startsWith('file:')) files.add(path.resolve(root, origin.slice(5)));
+    const [key, value] = splitOnce(parts[i + 1]!);
+    if (key.toLowerCase() === 'core.excludesfile' && value !== '') files.add(path.resolve(root, value.replace(/^~(?=\/)/, os.homedir())));
+  }
+  const config = process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
+  for (const f of [path.join(config, 'git', 'ignore'), path.join(config, 'git', 'attributes'), path.join(config, 'git', 'config'), path.join(os.homedir(), '.gitconfig'), '/etc/gitconfig', '/etc/gitattributes']) files.add(f);
+  const list = [...files].sort();
+  return { files: list, key: outsideKey(list) };
+}
+
+function splitOnce(entry: string): [string, string] {
+  const nl = entry.indexOf('\n');
+  return nl < 0 ? [entry, ''] : [entry.slice(0, nl), entry.slice(nl + 1)];
+}
+
+const ENV_NAMES = ['HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_CONFIG_NOSYSTEM', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_PARAMETERS', 'GIT_CEILING_DIRECTORIES'];
+
+function outsideKey(files: readonly string[]): string {
+  const parts = ENV_NAMES.map((n) => `${n}=${process.env[n] ?? ''}`);
+  for (const f of files) {
+    const st = fs.statSync(f, { throwIfNoEntry: false, bigint: true });
+    parts.push(st === undefined ? `${f}:-` : `${f}:${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`);
+  }
+  return parts.join('\n');
+}
+
+/** Whether git tracks anything inside cairn's directory (whose events the watcher does not count). */
+function tracksInside(root: string, cairnDir: string): boolean {
+  try {
+    return execFileSync('git', ['--literal-pathspecs', 'ls-files', '-z', '--', path.relative(root, cairnDir)], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }) !== '';
+  } catch {
+    return true;
+  }
+}
+
+const residents = new Map<string, ResidentGit>();
+
+/** The resident state of a project in this process (one per root and cairn directory). */
+export function residentGitFor(root: string, cairnDir: string, watchOptions?: TreeWatchOptions): ResidentGit {
+  const key = `${root}\0${cairnDir}`;
+  let r = residents.get(key);
+  if (r === undefined) {
+    r = new ResidentGit(root, cairnDir, watchOptions);
+    residents.set(key, r);
+  }
+  return r;
+}
+
+/** Stops every watcher of this process (tests, shutdown). */
+export function closeResidents(): void {
+  for (const r of residents.values()) r.close();
+  residents.clear();
+}
+
+/** The manager a resident worker uses for one capture: plain options in, this process's state for the project behind it. */
+export function residentManager(projectRoot: string, options: SnapshotManagerOptions = {}, watchOptions?: TreeWatchOptions): SnapshotManager {
+  const root = path.resolve(projectRoot);
+  return new WatchedSnapshotManager(projectRoot, options, residentGitFor(root, path.resolve(root, options.cairnDir ?? '.cairn'), watchOptions));
+}
+
+/** SnapshotManager whose git status comes from `resident` (see the top of this file). */
+export class WatchedSnapshotManager extends SnapshotManager {
+  constructor(
+    projectRoot: string,
+    options: SnapshotManagerOptions,
+    private readonly resident: ResidentGit,
+  ) {
+    super(projectRoot, options);
+  }
+
+  protected override inventoryScanOptions(options: ScanOptions): ScanOptions {
+    return this.resident.scanOptions(options);
+  }
+
+  override captureGitStatus(projectRoot: string): GitStatus {
+    if (path.resolve(projectRoot) !== this.resident.root) return super.captureGitStatus(projectRoot);
+    return this.resident.status(() => super.captureGitStatus(projectRoot));
+  }
+
+  override capturePreSnapshot(projectRoot: string, iterationDir: string): PreSnapshot {
+    return this.checked(() => super.capturePreSnapshot(projectRoot, iterationDir));
+  }
+
+  override capturePostSnapshot(projectRoot: string, iterationDir: string): PostSnapshot {
+    return this.checked(() => super.capturePostSnapshot(projectRoot, iterationDir));
+  }
+
+  private checked<T extends PreSnapshot | PostSnapshot>(capture: () => T): T {
+    this.resident.reused = false;
+    const record = capture();
+    if (this.resident.settle(record.inventory?.digest)) return record;
+    // The tree moved although the watcher saw nothing: capture again, with git's own answer.
+    const again = capture();
+    this.resident.settle(again.inventory?.digest);
+    return again;
+  }
+}
