@@ -126,12 +126,22 @@ export class TreeWatch {
 
   /** Counters for tests and `status`: events counted, doubts, epoch, whether the set is complete. */
   stats(): { changes: number; doubts: number; epoch: number; ready: boolean; stalls: number } {
+    // (stalls: test hook, how many stalls the watcher thread finished)
     return { changes: Atomics.load(this.state, S.CHANGES), doubts: Atomics.load(this.state, S.DOUBTS), epoch: Atomics.load(this.state, S.EPOCH), ready: Atomics.load(this.state, S.READY) === 1, stalls: Atomics.load(this.state, S.STALLS) };
   }
 
-  /** Test hook: the watcher thread stops reading its queue for `ms` (events pile up in the kernel). */
-  stall(ms: number): void {
+  /**
+   * Test hook: the watcher thread stops reading its queue (events pile up in the kernel) until
+   * the returned function is called, or `ms` passed; resolves once the thread is stalled.
+   */
+  async stall(ms: number): Promise<() => void> {
+    Atomics.store(this.state, S.GATE, 1);
     this.worker.postMessage({ stallMs: ms });
+    while (Atomics.load(this.state, S.STALLING) !== 1) await new Promise((r) => setTimeout(r, 5));
+    return () => {
+      Atomics.store(this.state, S.GATE, 0);
+      Atomics.notify(this.state, S.GATE);
+    };
   }
 
   close(): void {

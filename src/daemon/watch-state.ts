@@ -16,9 +16,13 @@ export const S = {
   DOUBTS: 5,
   /** Test hook: how many stalls the watcher thread finished. */
   STALLS: 6,
+  /** Test hook: 1 while a stall is asked for; the watcher thread waits until it drops to 0. */
+  GATE: 7,
+  /** Test hook: 1 while the watcher thread is stalled. */
+  STALLING: 8,
 } as const;
 
-export const STATE_WORDS = 8;
+export const STATE_WORDS = 10;
 
 /** Cookie files: `<cairn dir>/<prefix><n>`, written and removed by the capture thread. */
 export const COOKIE_PREFIX = 'watch-cookie-';

@@ -154,17 +154,15 @@ function onEvent(dirRel: string, name: string | null): void {
   }
 }
 
-parentPort?.on('message', (m: { stallMs?: number; stop?: true }) => {
-  if (m.stop === true) {
-    for (const { watcher } of watched.values()) watcher.close();
-    watched.clear();
-    parentPort?.close();
-  } else if (m.stallMs !== undefined) {
-    // Test hook: keep this thread from reading its queue (as a busy machine might), so events pile up in the kernel.
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, m.stallMs);
-    Atomics.add(state, S.STALLS, 1);
-    Atomics.notify(state, S.STALLS);
-  }
+parentPort?.on('message', (m: { stallMs?: number }) => {
+  if (m.stallMs === undefined) return;
+  // Test hook: keep this thread from reading its queue (as a busy machine might) until the gate
+  // opens, so events pile up in the kernel.
+  Atomics.store(state, S.STALLING, 1);
+  const until = Date.now() + m.stallMs;
+  while (Atomics.load(state, S.GATE) === 1 && Date.now() < until) Atomics.wait(state, S.GATE, 1, until - Date.now());
+  Atomics.store(state, S.STALLING, 0);
+  Atomics.add(state, S.STALLS, 1);
 });
 
 rebuild();
