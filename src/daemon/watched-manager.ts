@@ -53,13 +53,15 @@ export class ResidentGit {
     private readonly watchOptions: TreeWatchOptions = {},
   ) {}
 
-  /** The watcher, started on first use when `<root>/.git` is a directory (a worktree's or a parent's git dir is not watched). */
+  /** The watcher, started on first use (null where it cannot vouch for anything: see TreeWatch.start). */
   watcher(): TreeWatch | null {
-    if (this.watch === undefined) {
-      const gitDir = fs.lstatSync(path.join(this.root, '.git'), { throwIfNoEntry: false });
-      this.watch = gitDir?.isDirectory() === true ? TreeWatch.start(this.root, this.cairnDir, this.watchOptions) : null;
-    }
+    if (this.watch === undefined) this.watch = TreeWatch.start(this.root, this.cairnDir, this.watchOptions);
     return this.watch;
+  }
+
+  /** git's answer may be reused only when the repository's git dir is `<root>/.git` itself (a worktree's or a parent's is not watched). */
+  private ownsGitDir(): boolean {
+    return fs.lstatSync(path.join(this.root, '.git'), { throwIfNoEntry: false })?.isDirectory() === true;
   }
 
   /** The scan options with what the watcher knows (see the top of this file). */
@@ -98,7 +100,7 @@ export class ResidentGit {
       return structuredClone(last.status);
     }
     this.last = null;
-    const mark = watch?.mark() ?? null;
+    const mark = this.ownsGitDir() ? (watch?.mark() ?? null) : null;
     const outside = mark === null ? null : outsideFiles(this.root);
     const status = run();
     this.counts.runs++;
