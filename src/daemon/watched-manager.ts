@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { captureGitStatusInBackground, type PendingGitStatus } from '../session/capture/git.js';
 import { SnapshotManager } from '../session/capture/snapshot-manager.js';
 import type { ScanOptions } from '../inventory/types.js';
 import type { GitStatus, PostSnapshot, PreSnapshot, SnapshotManagerOptions } from '../session/types.js';
@@ -90,21 +91,42 @@ export class ResidentGit {
     };
   }
 
-  status(run: () => GitStatus): GitStatus {
+  /** What begin() decided for the capture under way: git's last answer, or git's run started then. */
+  private pending: { reuse: GitStatus } | { read: PendingGitStatus; mark: WatchMark | null; outside: { files: string[]; key: string } | null } | null = null;
+
+  /**
+   * At the start of a capture: reuse git's last answer when nothing changed since the instant
+   * before it ran, or start `git status` now (on a thread for a big repository), so it runs
+   * while the capture scans the tree.
+   */
+  begin(projectRoot: string): void {
     this.reused = false;
+    this.pending = null;
     const watch = this.watcher();
     const last = this.last;
     if (watch !== null && last !== null && last.inventory !== undefined && outsideKey(last.outside.files) === last.outside.key && watch.unchangedSince(last.mark)) {
-      this.reused = true;
-      this.counts.reused++;
-      return structuredClone(last.status);
+      this.pending = { reuse: structuredClone(last.status) };
+      return;
     }
     this.last = null;
     const mark = this.ownsGitDir() ? (watch?.mark() ?? null) : null;
     const outside = mark === null ? null : outsideFiles(this.root);
-    const status = run();
+    this.pending = { read: captureGitStatusInBackground(projectRoot), mark, outside };
+  }
+
+  /** The capture's git status: as begin() decided, or `run` when no capture began here. */
+  status(run: () => GitStatus): GitStatus {
+    const p = this.pending;
+    this.pending = null;
+    if (p === null) return run();
+    if ('reuse' in p) {
+      this.reused = true;
+      this.counts.reused++;
+      return p.reuse;
+    }
+    const status = p.read();
     this.counts.runs++;
-    if (mark !== null && outside !== null && !tracksInside(this.root, this.cairnDir)) this.last = { status: structuredClone(status), mark, outside };
+    if (p.mark !== null && p.outside !== null && !tracksInside(this.root, this.cairnDir)) this.last = { status: structuredClone(status), mark: p.mark, outside: p.outside };
     return status;
   }
 
@@ -223,18 +245,20 @@ export class WatchedSnapshotManager extends SnapshotManager {
   }
 
   override capturePreSnapshot(projectRoot: string, iterationDir: string): PreSnapshot {
-    return this.checked(() => super.capturePreSnapshot(projectRoot, iterationDir));
+    return this.checked(projectRoot, () => super.capturePreSnapshot(projectRoot, iterationDir));
   }
 
   override capturePostSnapshot(projectRoot: string, iterationDir: string): PostSnapshot {
-    return this.checked(() => super.capturePostSnapshot(projectRoot, iterationDir));
+    return this.checked(projectRoot, () => super.capturePostSnapshot(projectRoot, iterationDir));
   }
 
-  private checked<T extends PreSnapshot | PostSnapshot>(capture: () => T): T {
-    this.resident.reused = false;
+  private checked<T extends PreSnapshot | PostSnapshot>(projectRoot: string, capture: () => T): T {
+    const own = path.resolve(projectRoot) === this.resident.root;
+    if (own) this.resident.begin(projectRoot);
     const record = capture();
-    if (this.resident.settle(record.inventory?.digest)) return record;
+    if (!own || this.resident.settle(record.inventory?.digest)) return record;
     // The tree moved although the watcher saw nothing: capture again, with git's own answer.
+    this.resident.begin(projectRoot);
     const again = capture();
     this.resident.settle(again.inventory?.digest);
     return again;
