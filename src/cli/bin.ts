@@ -37,4 +37,7 @@ if (text !== undefined) {
 } else if (lane?.kind === 'hook') {
   const hookLane = (await import(new URL('./hook-lane.js', import.meta.url).href)) as typeof import('./hook-lane.js');
   if (!hookLane.runHookLane(lane.agent)) (await import('./main.js')).runAsProcess();
+} else if (lane?.kind === 'session pre' || lane?.kind === 'session post') {
+  const sessionLane = (await import(new URL('./session-lane.js', import.meta.url).href)) as typeof import('./session-lane.js');
+  sessionLane.runSessionLane(lane.kind === 'session pre' ? 'pre' : 'post', lane.flags);
 } else (await import('./main.js')).runAsProcess();

@@ -8,8 +8,8 @@
  *   (the 80 columns of a pipe) cannot know.
  * - `snapshot` with flags in their plain spellings runs the same command function the full CLI
  *   runs, with the flags the full CLI's parser would have given it.
- * - `hook <agent>` (what an agent's hooks run on every turn) runs the same function as the full
- *   CLI's `hook` action.
+ * - `hook <agent>` (what an agent's hooks run on every turn) and `session pre|post` run the same
+ *   functions as the full CLI's actions.
  *
  * A lane takes only argument lists it recognises completely; anything else (an unknown, repeated
  * or abbreviated flag, a missing or dash-led value, a bad number, an extra word) returns
@@ -18,7 +18,12 @@
  */
 
 /** The lane `argv` takes: help text for a command path, the version, snapshot, or none (undefined). */
-export type Lane = { kind: 'help'; path: string } | { kind: 'version' } | { kind: 'snapshot'; flags: SnapshotFlags } | { kind: 'hook'; agent: string };
+export type Lane =
+  | { kind: 'help'; path: string }
+  | { kind: 'version' }
+  | { kind: 'snapshot'; flags: SnapshotFlags }
+  | { kind: 'hook'; agent: string }
+  | { kind: 'session pre' | 'session post'; flags: Record<string, unknown> };
 
 /** The flags `cairn snapshot`'s action receives (commander's option names and defaults). */
 export interface SnapshotFlags {
@@ -49,6 +54,10 @@ export function pickLane(argv: readonly string[], stdoutIsTTY: boolean): Lane | 
   }
   // The hook lane checks the agent id itself (an unknown one goes to the full CLI's error).
   if (argv[0] === 'hook' && argv.length === 2 && /^[a-z][a-z0-9-]*$/.test(argv[1]!)) return { kind: 'hook', agent: argv[1]! };
+  if (argv[0] === 'session' && (argv[1] === 'pre' || argv[1] === 'post')) {
+    const flags = parseSessionFlags(argv[1], argv.slice(2));
+    return flags === undefined ? undefined : { kind: `session ${argv[1]}`, flags };
+  }
   if (argv[0] === 'snapshot') {
     const flags = parseSnapshotFlags(argv.slice(1));
     return flags === undefined ? undefined : { kind: 'snapshot', flags };
@@ -56,50 +65,85 @@ export function pickLane(argv: readonly string[], stdoutIsTTY: boolean): Lane | 
   return undefined;
 }
 
-type Valued = 'root' | 'out' | 'cacheDir' | 'maxFiles' | 'maxBytes' | 'jobs';
-type Repeated = 'include' | 'exclude';
-type Switch = 'verbose' | 'json';
-type Negated = 'gitignore' | 'digest' | 'cache';
+/**
+ * One command's flags as commander declares them: `<value>` flags (some numbers, some
+ * repeatable), switches, and `--no-x` flags; each maps to the key the action receives.
+ */
+interface FlagSpec {
+  valued: Record<string, string>;
+  numeric?: readonly string[];
+  /** A value for this key must match, or the full CLI gives its error. */
+  pattern?: Record<string, RegExp>;
+  repeated?: Record<string, string>;
+  switches: Record<string, string>;
+  negated: Record<string, string>;
+  /** What commander starts with: [] for repeatable flags, true for a lone `--no-x`. */
+  defaults: Record<string, unknown>;
+  required?: string;
+}
 
-const VALUED: Record<string, Valued> = { '--root': 'root', '-o': 'out', '--out': 'out', '--cache-dir': 'cacheDir', '--max-files': 'maxFiles', '--max-bytes': 'maxBytes', '--jobs': 'jobs' };
-const NUMERIC = new Set<Valued>(['maxFiles', 'maxBytes', 'jobs']);
-const REPEATED: Record<string, Repeated> = { '--include': 'include', '--exclude': 'exclude' };
-const SWITCHES: Record<string, Switch> = { '--verbose': 'verbose', '--json': 'json' };
-const NEGATED: Record<string, Negated> = { '--no-gitignore': 'gitignore', '--no-digest': 'digest', '--no-cache': 'cache' };
+const SNAPSHOT: FlagSpec = {
+  valued: { '--root': 'root', '-o': 'out', '--out': 'out', '--cache-dir': 'cacheDir', '--max-files': 'maxFiles', '--max-bytes': 'maxBytes', '--jobs': 'jobs' },
+  numeric: ['maxFiles', 'maxBytes', 'jobs'],
+  repeated: { '--include': 'include', '--exclude': 'exclude' },
+  switches: { '--verbose': 'verbose', '--json': 'json' },
+  negated: { '--no-gitignore': 'gitignore', '--no-digest': 'digest', '--no-cache': 'cache' },
+  defaults: { include: [], exclude: [], gitignore: true, digest: true, cache: true },
+  required: 'root',
+};
+
+const SESSION_PRE: FlagSpec = {
+  valued: { '--root': 'root', '--iteration-dir': 'iterationDir', '--state-dir': 'stateDir' },
+  switches: { '--amend': 'amend', '--json': 'json' },
+  negated: { '--no-inventory': 'inventory' },
+  defaults: { inventory: true },
+};
+
+const SESSION_POST: FlagSpec = {
+  valued: { '--root': 'root', '--iteration-dir': 'iterationDir', '--state-dir': 'stateDir', '--store': 'store', '--session': 'session' },
+  pattern: { session: /^[a-z0-9_-]+$/ },
+  switches: { '--json': 'json' },
+  // `--store <url>` beside `--no-store`: commander gives `store` no default.
+  negated: { '--no-store': 'store', '--no-inventory': 'inventory' },
+  defaults: { inventory: true },
+};
+
+/** The flags of `session pre` (`post`) from the words after it, or undefined when the full CLI must parse them. */
+export function parseSessionFlags(phase: 'pre' | 'post', args: readonly string[]): Record<string, unknown> | undefined {
+  return parseFlags(phase === 'pre' ? SESSION_PRE : SESSION_POST, args);
+}
 
 /** `cairn snapshot`'s flags from the words after `snapshot`, or undefined when the full CLI must parse them. */
 export function parseSnapshotFlags(args: readonly string[]): SnapshotFlags | undefined {
-  const valued: Partial<Record<Valued, string | number>> = {};
-  const repeated: Record<Repeated, string[]> = { include: [], exclude: [] };
-  const switches: Partial<Record<Switch, true>> = {};
-  const negated: Record<Negated, boolean> = { gitignore: true, digest: true, cache: true };
-  const seen = new Set<string>();
+  return parseFlags(SNAPSHOT, args) as SnapshotFlags | undefined;
+}
+
+/** The flags `spec` gives for `args`, or undefined for anything it does not take whole. */
+function parseFlags(spec: FlagSpec, args: readonly string[]): Record<string, unknown> | undefined {
+  const flags: Record<string, unknown> = structuredClone(spec.defaults);
+  const set = new Set<string>(); // keys given once already: the full CLI decides which one counts
   for (let i = 0; i < args.length; i++) {
     const word = args[i]!;
     const eq = word.startsWith('--') ? word.indexOf('=') : -1;
     const flag = eq > 0 ? word.slice(0, eq) : word;
-    const repeatable = REPEATED[flag] !== undefined;
-    if (!repeatable && seen.has(flag)) return undefined; // the full CLI decides which one counts
-    seen.add(flag);
-    if (VALUED[flag] !== undefined || repeatable) {
+    const repeated = spec.repeated?.[flag];
+    const key = repeated ?? spec.valued[flag] ?? spec.switches[flag] ?? spec.negated[flag];
+    if (key === undefined || (repeated === undefined && set.has(key))) return undefined;
+    set.add(key);
+    if (repeated !== undefined || spec.valued[flag] !== undefined) {
       const value = eq > 0 ? word.slice(eq + 1) : args[++i];
       if (value === undefined || value.startsWith('-')) return undefined;
-      if (repeatable) {
-        repeated[REPEATED[flag]!].push(value);
-        continue;
-      }
-      const key = VALUED[flag]!;
-      if (NUMERIC.has(key)) {
+      if (spec.pattern?.[key] !== undefined && !spec.pattern[key].test(value)) return undefined;
+      if (repeated !== undefined) (flags[key] as string[]).push(value);
+      else if (spec.numeric?.includes(key) === true) {
         if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) return undefined;
-        valued[key] = Number(value);
-      } else valued[key] = value;
+        flags[key] = Number(value);
+      } else flags[key] = value;
       continue;
     }
     if (eq > 0) return undefined; // `--verbose=x` and the like: the full CLI's error
-    if (SWITCHES[flag] !== undefined) switches[SWITCHES[flag]] = true;
-    else if (NEGATED[flag] !== undefined) negated[NEGATED[flag]] = false;
-    else return undefined;
+    flags[key] = spec.switches[flag] !== undefined;
   }
-  if (typeof valued.root !== 'string') return undefined; // required: the full CLI says so
-  return { ...valued, root: valued.root, ...repeated, ...negated, ...switches } as SnapshotFlags;
+  if (spec.required !== undefined && typeof flags[spec.required] !== 'string') return undefined; // the full CLI says so
+  return flags;
 }

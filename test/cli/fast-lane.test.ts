@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseSnapshotFlags, pickLane } from '../../src/cli/fast-lane.js';
+import { parseSessionFlags, parseSnapshotFlags, pickLane } from '../../src/cli/fast-lane.js';
 import { buildProgram } from '../../src/cli/main.js';
 import type { CliIO } from '../../src/cli/io.js';
 import { CLI, REPO_ROOT } from '../support/cli.js';
@@ -93,15 +93,18 @@ describe('the help and version lanes', () => {
   });
 });
 
-/** The flags the full CLI's parser hands `snapshot`'s action, or its error code. */
-async function commanderFlags(args: string[]): Promise<unknown> {
+/** The flags the full CLI's parser hands the action of `command` (`snapshot`, `session pre`), or its error code. */
+async function commanderFlags(args: string[], command = 'snapshot'): Promise<unknown> {
   const program = buildProgram(silent);
   let got: unknown;
-  program.commands.find((c) => c.name() === 'snapshot')!.action((flags: unknown) => {
+  const names = command.split(' ');
+  let target = program;
+  for (const name of names) target = target.commands.find((c) => c.name() === name)!;
+  target.action((flags: unknown) => {
     got = flags;
   });
   try {
-    await program.parseAsync(['snapshot', ...args], { from: 'user' });
+    await program.parseAsync([...names, ...args], { from: 'user' });
   } catch (e) {
     return { error: (e as { code?: string }).code };
   }
@@ -220,5 +223,63 @@ describe('the hook lane', () => {
     expect(lane).toEqual(turn(FULL));
     expect(lane.did.slice(0, 2)).toEqual([['UserPromptSubmit', 'pre', '001'], ['Stop', 'post', '001']]);
     expect((lane.runs[3] as { status: number }).status).toBe(2);
+  });
+});
+
+describe('the session pre/post lane', () => {
+  it('parses the plain spellings into the flags the full CLI gives the command', async () => {
+    const cases: ['pre' | 'post', string[]][] = [
+      ['pre', []],
+      ['pre', ['--root', '.', '--iteration-dir', 'it/1', '--state-dir=.aiwg', '--no-inventory', '--amend', '--json']],
+      ['post', []],
+      ['post', ['--root', '.', '--store', 'file:/tmp/s', '--session', 'a_b-1', '--json']],
+      ['post', ['--no-store', '--no-inventory', '--iteration-dir=x']],
+    ];
+    for (const [phase, args] of cases) {
+      const lane = parseSessionFlags(phase, args);
+      expect(lane, `${phase} ${args.join(' ')}`).toBeDefined();
+      expect(lane, `${phase} ${args.join(' ')}`).toEqual(await commanderFlags(args, `session ${phase}`));
+    }
+    for (const args of [['--session', 'Bad!'], ['--store', 'x', '--no-store'], ['--amend'], ['--root']]) expect(parseSessionFlags('post', args), args.join(' ')).toBeUndefined();
+  });
+
+  it('never parses an argument list differently from the full CLI (property)', async () => {
+    const word = fc.constantFrom('--root', '--iteration-dir', '--state-dir', '--no-inventory', '--inventory', '--amend', '--json', '--store', '--no-store', '--session', '--session=ok', '--store=file:x', '.', 'x', 'Bad!', 'a-b', '', '-x', '--');
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom<'pre' | 'post'>('pre', 'post'), fc.array(word, { maxLength: 7 }), async (phase, args) => {
+        const lane = parseSessionFlags(phase, args);
+        if (lane !== undefined) expect(lane).toEqual(await commanderFlags(args, `session ${phase}`));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('takes and finishes an iteration as the full CLI does, errors included', () => {
+    const run2 = (entry: string): unknown[] => {
+      const root = fs.realpathSync(tempDir('cairn-lane-session-'));
+      fs.writeFileSync(path.join(root, 'a.txt'), 'a\n');
+      const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+      for (const args of [['init', '-q', '-b', 'main'], ['add', '-A'], ['commit', '-q', '-m', 'init']]) execFileSync('git', args, { cwd: root, stdio: 'ignore', env: gitEnv });
+      const env = { XDG_CACHE_HOME: tempDir('cairn-lane-cache-'), CAIRN_STORE: '' };
+      const out: unknown[] = [];
+      const step = (args: string[]): void => {
+        expect(pickLane(args, false)?.kind, args.join(' ')).toMatch(/^session /);
+        const r = run(entry, args, root, env);
+        // Times, ids and durations differ between any two runs.
+        const norm = (t: string): string => t.split(root).join('<root>').replace(/\b[0-9a-f]{40}\b/g, 'SHA').replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T').replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID').replace(/"durationMs": \d+/g, '"durationMs": N').replace(/"duration": "[^"]*"/g, '"duration": "D"').replace(/\b[0-9a-f]{12}\b/g, 'H12');
+        out.push({ args, status: r.status, stdout: norm(r.stdout), stderr: norm(r.stderr) });
+      };
+      step(['session', 'pre']);
+      fs.writeFileSync(path.join(root, 'b.txt'), 'b\n');
+      step(['session', 'post', '--json', '--no-store']);
+      step(['session', 'post', '--no-store']); // already finished: ERR_ITERATION_FINISHED
+      step(['session', 'pre', '--json', '--iteration-dir', 'it']);
+      step(['session', 'post', '--iteration-dir', 'it', '--store', 'file:.cairn/store', '--session', 'lane']);
+      step(['session', 'pre', '--root', 'missing']);
+      return out;
+    };
+    const lane = run2(CLI);
+    expect(lane).toEqual(run2(FULL));
+    expect(lane.map((r) => (r as { status: number }).status)).toEqual([0, 0, 3, 0, 0, 2]);
   });
 });

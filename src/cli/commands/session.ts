@@ -48,7 +48,7 @@ written, so the post-snapshot is never rewritten and the store never gets a seco
 it. Start the next iteration with \`cairn session pre\`; see the finished one with \`session report\`.
 The store (--store) is opened before the post-snapshot is taken: a bad store fails first (exit 2).`;
 
-interface RootOptions {
+export interface RootOptions {
   root?: string;
   stateDir?: string;
   inventory?: boolean;
@@ -126,6 +126,111 @@ function reportFiles(review: Review | null): { files?: Review['files']; notCaptu
   return review === null ? {} : { files: review.files, notCaptured: review.notCaptured };
 }
 
+/** The flags `session pre` receives. */
+export type PreOptions = RootOptions & { iterationDir?: string; amend?: boolean };
+/** The flags `session post` receives. */
+export type PostOptions = RootOptions & { iterationDir?: string; store?: string | false; session?: string };
+
+/** Runs `cairn session pre` (the full CLI's action and the executable's session lane call it). */
+export async function runSessionPre(io: CliIO, opts: PreOptions): Promise<void> {
+  const prefetched = await prefetchGit(io, opts.root);
+  try {
+    takePre(io, await load(), opts, prefetched);
+  } finally {
+    prefetched?.dispose();
+  }
+}
+
+/** Runs `cairn session post` (the full CLI's action and the executable's session lane call it). */
+export async function runSessionPost(io: CliIO, opts: PostOptions): Promise<void> {
+  const prefetched = await prefetchGit(io, opts.root);
+  try {
+    await takePost(io, await load(), opts, prefetched);
+  } finally {
+    prefetched?.dispose();
+  }
+}
+
+function takePre(io: CliIO, lib: Awaited<ReturnType<typeof load>>, opts: PreOptions, prefetched: Prefetch | null): void {
+  const { root, config } = projectContext(io, opts.root);
+  // A state dir outside the root is a usage error before anything is created.
+  if (opts.stateDir !== undefined) lib.stateDirParts(root, opts.stateDir);
+  const open = lib.openIterationDirs(root);
+  let iterationDir: string;
+  let claimed = false;
+  if (opts.iterationDir !== undefined) {
+    iterationDir = path.resolve(io.cwd, opts.iterationDir);
+    lib.assertIterationNotFinished(iterationDir);
+    if (!opts.amend) lib.assertNoPreSnapshot(iterationDir);
+  } else if (opts.amend && open.length > 0) {
+    iterationDir = open.at(-1)!;
+  } else {
+    iterationDir = lib.createNextIterationDir(root);
+    claimed = true;
+  }
+  let pre: import('../../session/index.js').PreSnapshot;
+  try {
+    pre = managerFor(lib, io, root, opts, config, 'pre', prefetched).capturePreSnapshot(root, iterationDir);
+  } catch (e) {
+    // A failed capture leaves no empty iteration behind (it would read as an open one).
+    if (claimed) {
+      try {
+        fs.rmdirSync(iterationDir); // only ever an empty directory
+      } catch {
+        // something was written there after all: keep it
+      }
+    }
+    throw e;
+  }
+  const stillOpen = open.filter((dir) => dir !== iterationDir);
+  if (opts.json) {
+    writeJson(io, { iterationDir, pre, openIterations: stillOpen });
+    return;
+  }
+  writeLine(io.stdout, iterationDir);
+  const tree = pre.inventory ? `, ${pre.inventory.files} files inventoried` : '';
+  writeLine(io.stderr, `cairn: pre-snapshot written to ${relativeForHumans(io, path.join(iterationDir, lib.PRE_SNAPSHOT_FILE))} (branch ${pre.git.branch}, HEAD ${pre.git.commit.slice(0, 12)}${tree})`);
+  for (const dir of stillOpen) {
+    writeLine(io.stderr, `cairn: note: iteration ${path.basename(dir)} is still open (no post-snapshot); finish it with \`cairn session post --iteration-dir ${relativeForHumans(io, dir)}\`, or use --amend next time to take an open iteration's pre-snapshot again`);
+  }
+}
+
+async function takePost(io: CliIO, lib: Awaited<ReturnType<typeof load>>, opts: PostOptions, prefetched: Prefetch | null): Promise<void> {
+  const { root, config } = projectContext(io, opts.root);
+  const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : lib.latestIterationDir(root);
+  if (iterationDir === null) {
+    throw new CairnError('ERR_NOT_FOUND', `no iteration with a pre-snapshot under ${path.join(root, '.cairn', 'iterations')}; run \`cairn session pre\` first or pass --iteration-dir`);
+  }
+  lib.assertIterationNotFinished(iterationDir);
+  // Every option is checked, and the store opened, before the post-snapshot is written.
+  const sessionId = opts.session ?? DEFAULT_SESSION_ID;
+  const storage = opts.store === false ? null : await lib.openStore(storeSpec(io, root, typeof opts.store === 'string' ? opts.store : undefined, config), { cwd: io.cwd, env: io.env, within: root });
+  try {
+    // A file store that cannot be reached (a planted link) fails before the post-snapshot is written.
+    if (storage !== null && 'baseDir' in storage) {
+      await storage.listSessions().catch((e: unknown) => {
+        if ((e as { code?: unknown }).code === 'ERR_CONTAINMENT') throw e;
+      });
+    }
+    const manager = managerFor(lib, io, root, opts, config, 'post', prefetched);
+    const post = manager.capturePostSnapshot(root, iterationDir);
+    const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
+    const diff = manager.calculateDiff(pre, post);
+    const review = await reviewOf(root, iterationDir);
+    if (!opts.json) io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff, ...reportFiles(review) }));
+    let saved: { sessionId: string; snapshotId: string } | null = null;
+    if (storage !== null) {
+      const r = await lib.saveIterationRecord(storage, { iterationDir, pre, post, diff, ...(review ? { review } : {}) }, sessionId);
+      saved = { sessionId, snapshotId: r.snapshotId };
+      writeLine(io.stderr, `cairn: iteration record saved to the store (session ${sessionId}, scope agent/iterations, id ${r.snapshotId})`);
+    }
+    // The shape cairn_session_post returns.
+    if (opts.json) writeJson(io, { iterationDir, diff, saved });
+  } finally {
+    await storage?.close();
+  }
+}
+
 export function registerSessionCommands(program: Command, io: CliIO): void {
   const session = program
     .command('session')
@@ -142,58 +247,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .option('--amend', 'take the pre-snapshot of the open iteration again (the latest one without a post-snapshot, or --iteration-dir) instead of starting another')
     .option('--json', 'print {iterationDir, pre, openIterations} as one JSON document')
     .addHelpText('after', PRE_HELP)
-    .action(async (opts: RootOptions & { iterationDir?: string; amend?: boolean }) => {
-      const prefetched = await prefetchGit(io, opts.root);
-      try {
-        takePre(await load(), opts, prefetched);
-      } finally {
-        prefetched?.dispose();
-      }
-    });
-
-  function takePre(lib: Awaited<ReturnType<typeof load>>, opts: RootOptions & { iterationDir?: string; amend?: boolean }, prefetched: Prefetch | null): void {
-    const { root, config } = projectContext(io, opts.root);
-    // A state dir outside the root is a usage error before anything is created.
-    if (opts.stateDir !== undefined) lib.stateDirParts(root, opts.stateDir);
-    const open = lib.openIterationDirs(root);
-    let iterationDir: string;
-    let claimed = false;
-    if (opts.iterationDir !== undefined) {
-      iterationDir = path.resolve(io.cwd, opts.iterationDir);
-      lib.assertIterationNotFinished(iterationDir);
-      if (!opts.amend) lib.assertNoPreSnapshot(iterationDir);
-    } else if (opts.amend && open.length > 0) {
-      iterationDir = open.at(-1)!;
-    } else {
-      iterationDir = lib.createNextIterationDir(root);
-      claimed = true;
-    }
-    let pre: import('../../session/index.js').PreSnapshot;
-    try {
-      pre = managerFor(lib, io, root, opts, config, 'pre', prefetched).capturePreSnapshot(root, iterationDir);
-    } catch (e) {
-      // A failed capture leaves no empty iteration behind (it would read as an open one).
-      if (claimed) {
-        try {
-          fs.rmdirSync(iterationDir); // only ever an empty directory
-        } catch {
-          // something was written there after all: keep it
-        }
-      }
-      throw e;
-    }
-    const stillOpen = open.filter((dir) => dir !== iterationDir);
-    if (opts.json) {
-      writeJson(io, { iterationDir, pre, openIterations: stillOpen });
-      return;
-    }
-    writeLine(io.stdout, iterationDir);
-    const tree = pre.inventory ? `, ${pre.inventory.files} files inventoried` : '';
-    writeLine(io.stderr, `cairn: pre-snapshot written to ${relativeForHumans(io, path.join(iterationDir, lib.PRE_SNAPSHOT_FILE))} (branch ${pre.git.branch}, HEAD ${pre.git.commit.slice(0, 12)}${tree})`);
-    for (const dir of stillOpen) {
-      writeLine(io.stderr, `cairn: note: iteration ${path.basename(dir)} is still open (no post-snapshot); finish it with \`cairn session post --iteration-dir ${relativeForHumans(io, dir)}\`, or use --amend next time to take an open iteration's pre-snapshot again`);
-    }
-  }
+    .action(async (opts: PreOptions) => runSessionPre(io, opts));
 
   session
     .command('post')
@@ -207,50 +261,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .option('--no-inventory', 'skip the whole-tree inventory')
     .option('--json', 'print {iterationDir, diff, saved: {sessionId, snapshotId} | null} as one JSON document (as cairn_session_post)')
     .addHelpText('after', POST_HELP)
-    .action(async (opts: RootOptions & { iterationDir?: string; store?: string | false; session?: string }) => {
-      const prefetched = await prefetchGit(io, opts.root);
-      try {
-        await takePost(await load(), opts, prefetched);
-      } finally {
-        prefetched?.dispose();
-      }
-    });
-
-  async function takePost(lib: Awaited<ReturnType<typeof load>>, opts: RootOptions & { iterationDir?: string; store?: string | false; session?: string }, prefetched: Prefetch | null): Promise<void> {
-    const { root, config } = projectContext(io, opts.root);
-    const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : lib.latestIterationDir(root);
-    if (iterationDir === null) {
-      throw new CairnError('ERR_NOT_FOUND', `no iteration with a pre-snapshot under ${path.join(root, '.cairn', 'iterations')}; run \`cairn session pre\` first or pass --iteration-dir`);
-    }
-    lib.assertIterationNotFinished(iterationDir);
-    // Every option is checked, and the store opened, before the post-snapshot is written.
-    const sessionId = opts.session ?? DEFAULT_SESSION_ID;
-    const storage = opts.store === false ? null : await lib.openStore(storeSpec(io, root, typeof opts.store === 'string' ? opts.store : undefined, config), { cwd: io.cwd, env: io.env, within: root });
-    try {
-      // A file store that cannot be reached (a planted link) fails before the post-snapshot is written.
-      if (storage !== null && 'baseDir' in storage) {
-        await storage.listSessions().catch((e: unknown) => {
-          if ((e as { code?: unknown }).code === 'ERR_CONTAINMENT') throw e;
-        });
-      }
-      const manager = managerFor(lib, io, root, opts, config, 'post', prefetched);
-      const post = manager.capturePostSnapshot(root, iterationDir);
-      const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
-      const diff = manager.calculateDiff(pre, post);
-      const review = await reviewOf(root, iterationDir);
-      if (!opts.json) io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff, ...reportFiles(review) }));
-      let saved: { sessionId: string; snapshotId: string } | null = null;
-      if (storage !== null) {
-        const r = await lib.saveIterationRecord(storage, { iterationDir, pre, post, diff, ...(review ? { review } : {}) }, sessionId);
-        saved = { sessionId, snapshotId: r.snapshotId };
-        writeLine(io.stderr, `cairn: iteration record saved to the store (session ${sessionId}, scope agent/iterations, id ${r.snapshotId})`);
-      }
-      // The shape cairn_session_post returns.
-      if (opts.json) writeJson(io, { iterationDir, diff, saved });
-    } finally {
-      await storage?.close();
-    }
-  }
+    .action(async (opts: PostOptions) => runSessionPost(io, opts));
 
   registerReviewCommands(session, io);
   registerRestoreCommand(session, io);
