@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The fixed cost of a short `cairn` process (issue 21), lane by lane: `cairn --help`, a warm
-// `cairn snapshot` of an unchanged 300-file repo, and one agent turn through `cairn hook
-// claude-code` (turn start, turn end), each through the executable (its fast lanes,
+// `cairn snapshot` of an unchanged 300-file repo, one agent turn through `cairn hook claude-code`
+// (turn start, turn end), and `session pre`/`post`, each through the executable (its fast lanes,
 // src/cli/fast-lane.ts) and through the full CLI (dist/bin/main.js run as the process: commander
 // and the split bundle), next to `node -e 0`, on several Node lines, rounds interleaved.
 // CPU is the process's own user+sys at exit (process.resourceUsage through a preload, in
@@ -39,7 +39,11 @@ const commands = [
   { key: 'cairn snapshot (300 files, warm, unchanged)', args: (entry, i) => [entry, 'snapshot', '--root', root, '-o', join(scratch, `snap-${i}.json`)] },
   { key: 'cairn hook claude-code, turn start', args: (entry) => [entry, 'hook', 'claude-code'], input: event('UserPromptSubmit') },
   { key: 'cairn hook claude-code, turn end', args: (entry) => [entry, 'hook', 'claude-code'], input: event('Stop') },
+  // A pre opens the next iteration dir, the post after it finishes that one.
+  { key: 'cairn session pre (unchanged)', args: (entry) => [entry, 'session', 'pre', '--iteration-dir', join(scratch, 'iterations', String(++iteration))] },
+  { key: 'cairn session post (unchanged)', args: (entry) => [entry, 'session', 'post', '--iteration-dir', join(scratch, 'iterations', String(iteration)), '--json'] },
 ];
+let iteration = 0;
 const entries = [
   { name: 'lane', file: CLI },
   { name: 'full CLI', file: FULL },
@@ -51,6 +55,7 @@ const record = (key, wall, cpu) => {
   samples.get(key).cpu.push(cpu);
 };
 rmSync(join(root, '.cairn'), { recursive: true, force: true });
+rmSync(join(scratch, 'iterations'), { recursive: true, force: true });
 log(`startup: 300-file repo, ${runs} rounds on ${lines.map((l) => l.v).join(', ')}`);
 for (let round = -1; round < runs; round++) {
   const order = lines.map((_, i) => i);
@@ -85,5 +90,5 @@ for (const { v } of lines) {
     }
   }
 }
-const out = `## Start-up lanes (issue 21)\n\n${machineMarkdown()}\n"lane": \`cairn\` as installed (help from the captured table, snapshot and hook through their one-module lanes); "full CLI": the same command through commander and the split bundle. Medians of ${runs} interleaved rounds; CPU of the process itself (git children not counted).\n\n${table('300-file repo', ['command', 'wall median', 'wall over `node -e 0`', 'CPU median', 'CPU over `node -e 0`'], rows)}`;
+const out = `## Start-up lanes (issue 21)\n\n${machineMarkdown()}\n"lane": \`cairn\` as installed (help from the captured table; snapshot, hook and session pre/post through their one-module lanes); "full CLI": the same command through commander and the split bundle. Medians of ${runs} interleaved rounds; CPU of the process itself (git children not counted).\n\n${table('300-file repo', ['command', 'wall median', 'wall over `node -e 0`', 'CPU median', 'CPU over `node -e 0`'], rows)}`;
 saveResult('startup', out);

@@ -52,14 +52,14 @@ await build({
   logLevel: 'warning',
 });
 chmodSync(join(root, 'dist/bin/cairn.js'), 0o755);
-// The fast lanes' commands (src/cli/lanes.ts, hook-lane.ts, session-lane.ts) each as one module without splitting: Node costs
+// The fast lanes' commands (src/cli/snapshot-lane.ts, hook-lane.ts, session-lane.ts) each as one module without splitting: Node costs
 // ~0.35 ms (20) / ~0.2 ms (26) a module, and the split graph gives `cairn snapshot` ~20 chunks.
 // cairn.js imports it by a URL esbuild does not follow, so it stays out of the split graph.
 // What it imports lazily is inlined, so only builtins every lane run loads may be imported
 // statically (test/cli/fast-lane.test.ts checks which).
 await build({
   absWorkingDir: root,
-  entryPoints: { lanes: 'dist/cli/lanes.js', 'hook-lane': 'dist/cli/hook-lane.js', 'session-lane': 'dist/cli/session-lane.js' },
+  entryPoints: { 'snapshot-lane': 'dist/cli/snapshot-lane.js', 'hook-lane': 'dist/cli/hook-lane.js', 'session-lane': 'dist/cli/session-lane.js' },
   outdir: 'dist/bin',
   bundle: true,
   format: 'esm',

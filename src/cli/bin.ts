@@ -32,7 +32,7 @@ if (text !== undefined) {
   });
 } else if (lane?.kind === 'snapshot') {
   // By URL: the bundle keeps the lanes one module of their own (scripts/bundle-cli.mjs).
-  const lanes = (await import(new URL('./lanes.js', import.meta.url).href)) as typeof import('./lanes.js');
+  const lanes = (await import(new URL('./snapshot-lane.js', import.meta.url).href)) as typeof import('./snapshot-lane.js');
   lanes.runSnapshotLane(lane.flags);
 } else if (lane?.kind === 'hook') {
   const hookLane = (await import(new URL('./hook-lane.js', import.meta.url).href)) as typeof import('./hook-lane.js');

@@ -14,7 +14,7 @@
  * A lane takes only argument lists it recognises completely; anything else (an unknown, repeated
  * or abbreviated flag, a missing or dash-led value, a bad number, an extra word) returns
  * undefined and goes to the full CLI, so usage errors and their messages keep one source.
- * test/cli/fast-lane.test.ts proves both lanes give what the full CLI gives.
+ * test/cli/fast-lane.test.ts proves each lane gives what the full CLI gives.
  */
 
 /** The lane `argv` takes: help text for a command path, the version, snapshot, or none (undefined). */

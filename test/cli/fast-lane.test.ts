@@ -146,7 +146,7 @@ describe('the snapshot lane', () => {
   });
 
   it('is one module in the bundle, importing no chunk and no builtin a warm snapshot does without', () => {
-    const text = fs.readFileSync(path.join(path.dirname(CLI), 'lanes.js'), 'utf8');
+    const text = fs.readFileSync(path.join(path.dirname(CLI), 'snapshot-lane.js'), 'utf8');
     expect(text).toContain('function runSnapshotLane(');
     const imports = new Set([...text.matchAll(/^import\s+(?:[^'"]*?from\s+)?['"]([^'"]+)['"]/gm)].map((m) => m[1]!));
     expect([...imports].filter((spec) => !spec.startsWith('node:'))).toEqual([]);
