@@ -112,8 +112,8 @@ function revalidate(rel: string): void {
     unwatchTree(rel);
     const slash = rel.lastIndexOf('/');
     if (descend(slash < 0 ? '' : rel.slice(0, slash), rel.slice(slash + 1))) watchTree(rel);
-  } else if (known !== undefined || [...watched.keys()].some((k) => k.startsWith(`${rel}/`))) {
-    unwatchTree(rel);
+  } else if (known !== undefined) {
+    unwatchTree(rel); // (a directory is watched before anything below it: nothing below an unwatched name is)
   }
 }
 
