@@ -3,8 +3,9 @@
 // through capturePreSnapshotAsync / capturePostSnapshotAsync, the calls the MCP server's
 // cairn_session_pre/post make, so the resident capture worker (and its tree watcher, unless
 // CAIRN_WATCH=0) is reused from the second call on. The first round is a warm-up. Each round:
-// pre and post with nothing changed; with --one-percent, also pre and post each just after 1 % of
-// the tracked files were appended to, then a commit of the round's edits (untimed); and `git status --porcelain` timed in the same loop, so the
+// pre and post with nothing changed; with --one-percent, the matrix's round instead (1 % of the
+// tracked files appended to, pre; post and pre with nothing changed; 1 % more, post; a commit of
+// the round's edits, untimed); and `git status --porcelain` timed in the same loop, so the
 // ratios come from one run. Prints JSON: medians of wall ms and of this process's CPU ms (all its
 // threads; git's own CPU is a child's and is not counted) per call, and `git`, git status's wall.
 //   node bench/resident-loop.mjs <dist dir> <root> <scratch dir> <N> [--one-percent]
@@ -41,14 +42,18 @@ for (let i = -1; i < n; i++) {
       note(`${key}Cpu`, cpu);
     }
   };
-  await call('pre', () => lib.capturePreSnapshotAsync(root, dir('a')));
-  await call('post', () => lib.capturePostSnapshotAsync(root, dir('a')));
-  if (onePercent) {
+  if (!onePercent) {
+    await call('pre', () => lib.capturePreSnapshotAsync(root, dir('a')));
+    await call('post', () => lib.capturePostSnapshotAsync(root, dir('a')));
+  } else {
+    // The matrix's round: 1 % edited, pre; post and pre with nothing changed since; 1 % edited,
+    // post; the round's work committed (untimed), as agents do, so the next round starts clean.
     editOnePercent();
-    await call('pre1', () => lib.capturePreSnapshotAsync(root, dir('b')));
+    await call('pre1', () => lib.capturePreSnapshotAsync(root, dir('a')));
+    await call('post', () => lib.capturePostSnapshotAsync(root, dir('a')));
+    await call('pre', () => lib.capturePreSnapshotAsync(root, dir('b')));
     editOnePercent();
     await call('post1', () => lib.capturePostSnapshotAsync(root, dir('b')));
-    // As the matrix's rounds: the agent commits its turns' work, so the next round starts clean.
     execFileSync('git', ['-c', 'user.name=cairn-bench', '-c', 'user.email=bench@cairn.invalid', 'commit', '-q', '-a', '--no-verify', '-m', `resident round ${i}`], { cwd: root, stdio: 'ignore' });
   }
   const t = process.hrtime.bigint();

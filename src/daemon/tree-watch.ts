@@ -23,7 +23,10 @@ export interface WatchMark {
 }
 
 export interface TreeWatchOptions {
-  /** How long to wait for the first complete watch set (default 30 s; then the watch is given up). */
+  /**
+   * How long start() waits for the first complete watch set (default 0: it is built while the
+   * caller works, and relied on from the first mark taken once it is complete).
+   */
   readyTimeoutMs?: number;
   /** How long a cookie may take to come round (default 2 s; then the answer is "don't know"). */
   cookieTimeoutMs?: number;
@@ -74,7 +77,7 @@ export class TreeWatch {
    * Starts watching `root` (an absolute real path) with cairn's directory at `cairnDir` (inside
    * it, one plain name). Null where a watch cannot vouch for anything: not Linux (inotify), a
    * root on another file system than a local one, no readable queue length, no built watcher,
-   * or no complete watch set in time.
+   * or (waiting for it) no complete watch set in time.
    */
   static start(root: string, cairnDir: string, options: TreeWatchOptions = {}): TreeWatch | null {
     const cairnRel = path.relative(root, cairnDir);
@@ -95,14 +98,14 @@ export class TreeWatch {
       Atomics.store(state, S.READY, 0);
       Atomics.store(state, S.FAILED, 1);
     });
-    const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
+    const deadline = Date.now() + (options.readyTimeoutMs ?? 0);
     while (Atomics.load(state, S.READY) === 0 && Atomics.load(state, S.FAILED) === 0) {
       const left = deadline - Date.now();
       if (left <= 0) break;
       Atomics.wait(state, S.READY, 0, Math.min(left, 50));
     }
     const watch = new TreeWatch(root, [cairnRel], state, worker, options.cookieTimeoutMs ?? 2000, token, port1);
-    if (Atomics.load(state, S.READY) !== 1) {
+    if (options.readyTimeoutMs !== undefined && options.readyTimeoutMs > 0 && Atomics.load(state, S.READY) !== 1) {
       watch.close();
       return null;
     }
@@ -154,7 +157,7 @@ export class TreeWatch {
 
   /** Writes the next cookie and waits until the watcher saw it (false: not within the timeout, or it could not be written). */
   private sync(): boolean {
-    if (this.closed || Atomics.load(this.state, S.READY) !== 1) return false;
+    if (this.closed || Atomics.load(this.state, S.READY) !== 1) return false; // (still building, or gave up)
     const seq = ++this.seq;
     const name = `${COOKIE_PREFIX}${this.token}-${seq}`;
     let dir: ContainedDir | null = null;

@@ -182,7 +182,7 @@ describe('a resident capture leaning on the tree watcher', () => {
 
   it('relies on nothing once events are dropped as an overflowing queue drops them', () => {
     const root = repo();
-    const manager = watched.residentManager(root, {}, { drop: 'overflow' });
+    const manager = watched.residentManager(root, {}, { drop: 'overflow', readyTimeoutMs: 10_000 });
     const iter = makeTempDir('cairn-watch-iter-');
     dirs.push(iter);
     manager.capturePreSnapshot(root, path.join(iter, 'a'));
@@ -199,7 +199,7 @@ describe('a resident capture leaning on the tree watcher', () => {
 
   it('notices a real inotify queue overflow (the kernel drops events; libuv hides the notice) and looks at everything', async () => {
     const root = repo();
-    const manager = watched.residentManager(root, {});
+    const manager = watched.residentManager(root, {}, { readyTimeoutMs: 10_000 });
     const iter = makeTempDir('cairn-watch-iter-');
     dirs.push(iter);
     manager.capturePreSnapshot(root, path.join(iter, 'a'));
