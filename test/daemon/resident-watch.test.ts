@@ -180,6 +180,60 @@ describe('a resident capture leaning on the tree watcher', () => {
     expect(reused).toBeGreaterThan(0);
   });
 
+  it('follows a directory replaced by a link to a directory outside the tree, and never what the link leads to', () => {
+    const root = repo();
+    const outside = makeTempDir('cairn-watch-outside-');
+    dirs.push(outside);
+    fs.writeFileSync(path.join(outside, 'o.txt'), 'outside\n');
+    const manager = watched.residentManager(root, {}, { readyTimeoutMs: 10_000 });
+    const iter = makeTempDir('cairn-watch-iter-');
+    dirs.push(iter);
+    const take = (name: string): void => {
+      const record = manager.capturePreSnapshot(root, path.join(iter, name));
+      expect(actual(root, record), name).toEqual(expected(root));
+    };
+    take('a');
+    take('b');
+    fs.rmSync(path.join(root, 'd1'), { recursive: true });
+    fs.symlinkSync(outside, path.join(root, 'd1'));
+    take('c');
+    fs.writeFileSync(path.join(outside, 'o.txt'), 'outside, changed\n');
+    fs.writeFileSync(path.join(outside, 'p.txt'), 'new outside\n');
+    take('d');
+    // The link goes back to being a directory, filled at once.
+    fs.rmSync(path.join(root, 'd1'));
+    fs.mkdirSync(path.join(root, 'd1'));
+    fs.writeFileSync(path.join(root, 'd1', 'back.txt'), 'back\n');
+    take('e');
+    fs.appendFileSync(path.join(root, 'd1', 'back.txt'), 'more\n');
+    take('f');
+    expect(watched.residentGitFor(root, path.join(root, '.cairn')).counts.trustedPasses).toBeGreaterThan(0);
+  });
+
+  it('gives the MCP server\'s async captures (the resident worker) the records a fresh process takes, two callers at once included', async () => {
+    const root = repo();
+    const iter = makeTempDir('cairn-watch-iter-');
+    dirs.push(iter);
+    for (let i = 0; i < 4; i++) {
+      if (i > 0) fs.appendFileSync(path.join(root, `d${i}`, 'f0.txt'), `turn ${i}\n`);
+      if (i === 2) fs.mkdirSync(path.join(root, 'd0', 'made', 'deeper'), { recursive: true });
+      if (i === 3) fs.writeFileSync(path.join(root, 'd0', 'made', 'deeper', 'x.txt'), 'x\n');
+      const pre = await lib.capturePreSnapshotAsync(root, path.join(iter, String(i)));
+      expect(actual(root, pre)).toEqual(expected(root));
+      const post = await lib.capturePostSnapshotAsync(root, path.join(iter, String(i)));
+      expect(actual(root, post)).toEqual(expected(root));
+    }
+    // Two callers at once: the second capture runs on a worker of its own (no watcher) and
+    // rewrites the stat cache the resident one left; the captures after must not lean on it.
+    for (let i = 0; i < 3; i++) {
+      fs.appendFileSync(path.join(root, 'd2', 'sub', 'deep.txt'), `both ${i}\n`);
+      const both = await Promise.all([lib.capturePreSnapshotAsync(root, path.join(iter, `x${i}`)), lib.capturePreSnapshotAsync(root, path.join(iter, `y${i}`))]);
+      for (const record of both) expect(actual(root, record)).toEqual(expected(root));
+      fs.appendFileSync(path.join(root, 'd3', 'f1.txt'), `after ${i}\n`);
+      expect(actual(root, await lib.capturePreSnapshotAsync(root, path.join(iter, `z${i}`)))).toEqual(expected(root));
+    }
+  });
+
   it('relies on nothing once events are dropped as an overflowing queue drops them', () => {
     const root = repo();
     const manager = watched.residentManager(root, {}, { drop: 'overflow', readyTimeoutMs: 10_000 });

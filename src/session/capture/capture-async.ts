@@ -11,6 +11,10 @@
  * library keeps in memory stays warm. It shares the caller's environment (SHARE_ENV), so it sees
  * what a fresh one would. A capture asked for while it is busy gets a thread of its own, as before;
  * an aborted capture takes its thread down with it, and the next call starts another.
+ *
+ * The resident worker takes its captures with `src/daemon/`'s WatchedSnapshotManager (when built
+ * beside this module, and unless CAIRN_WATCH=0): a tree watcher lets it skip what provably did not
+ * change since its last capture, with the same records (`docs/long-running.md`).
  */
 import * as fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
