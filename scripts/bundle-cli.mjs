@@ -30,6 +30,17 @@ const lazyChildProcessForCommander = {
     }));
   },
 };
+const common = {
+  outdir: 'dist/bin',
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: [...external, ...external.map((name) => `${name}/*`)],
+  // commander require()s Node's built-ins; an ES module has no `require` of its own.
+  banner: { js: "import { createRequire as __cairnCreateRequire } from 'node:module';\nconst require = __cairnCreateRequire(import.meta.url);" },
+  logLevel: 'warning',
+};
 // Chunk names carry a hash: a build must not leave the last one's beside its own.
 rmSync(join(root, 'dist/bin'), { recursive: true, force: true });
 await build({
@@ -38,36 +49,21 @@ await build({
   // The scanner's workers are entries too (dist/bin/<name>.js): the worker is started on its
   // module file (src/inventory/io/worker-file.ts), which then loads the chunks it shares.
   entryPoints: { cairn: 'dist/cli/bin.js', main: 'dist/cli/main.js', engine: 'dist/cli/engine.js', 'hash-worker': 'dist/inventory/io/hash-worker.js', 'verify-worker': 'dist/inventory/io/verify-worker.js' },
-  outdir: 'dist/bin',
-  bundle: true,
+  ...common,
   splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  external: [...external, ...external.map((name) => `${name}/*`)],
-  // commander require()s Node's built-ins; an ES module has no `require` of its own.
-  banner: { js: "import { createRequire as __cairnCreateRequire } from 'node:module';\nconst require = __cairnCreateRequire(import.meta.url);" },
   chunkNames: 'chunks/[name]-[hash]',
   plugins: [lazyChildProcessForCommander],
-  logLevel: 'warning',
 });
 chmodSync(join(root, 'dist/bin/cairn.js'), 0o755);
-// The fast lanes' commands (src/cli/snapshot-lane.ts, hook-lane.ts, session-lane.ts) each as one module without splitting: Node costs
-// ~0.35 ms (20) / ~0.2 ms (26) a module, and the split graph gives `cairn snapshot` ~20 chunks.
-// cairn.js imports it by a URL esbuild does not follow, so it stays out of the split graph.
-// What it imports lazily is inlined, so only builtins every lane run loads may be imported
-// statically (test/cli/fast-lane.test.ts checks which).
+// The fast lanes (src/cli/snapshot-lane.ts, hook-lane.ts, session-lane.ts), each one module
+// without splitting: Node costs ~0.35 ms (20) / ~0.2 ms (26) a module, and the split graph gives
+// `cairn snapshot` ~20 chunks, `session pre` ~40. cairn.js imports them by URLs esbuild does not
+// follow, so they stay out of the split graph. What a lane imports lazily is inlined, so only
+// builtins every run of it loads may be imported statically (test/cli/fast-lane.test.ts checks).
 await build({
   absWorkingDir: root,
   entryPoints: { 'snapshot-lane': 'dist/cli/snapshot-lane.js', 'hook-lane': 'dist/cli/hook-lane.js', 'session-lane': 'dist/cli/session-lane.js' },
-  outdir: 'dist/bin',
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  external: [...external, ...external.map((name) => `${name}/*`)],
-  banner: { js: "import { createRequire as __cairnCreateRequire } from 'node:module';\nconst require = __cairnCreateRequire(import.meta.url);" },
-  logLevel: 'warning',
+  ...common,
 });
 // `cairn --help`, `cairn <command> --help` and `--version` to a pipe are printed from this table
 // without loading commander (src/cli/fast-lane.ts); captured from the bundle just built, in a

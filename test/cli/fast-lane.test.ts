@@ -254,6 +254,12 @@ describe('the session pre/post lane', () => {
     );
   });
 
+  it('is one module of its own in the bundle', () => {
+    const text = fs.readFileSync(path.join(path.dirname(CLI), 'session-lane.js'), 'utf8');
+    expect(text).toContain('function runSessionLane(');
+    expect([...text.matchAll(/^import\s+(?:[^'"]*?from\s+)?['"](\.[^'"]+)['"]/gm)]).toEqual([]);
+  });
+
   it('takes and finishes an iteration as the full CLI does, errors included', () => {
     const run2 = (entry: string): unknown[] => {
       const root = fs.realpathSync(tempDir('cairn-lane-session-'));
