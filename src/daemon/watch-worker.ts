@@ -2,7 +2,7 @@
  * The tree watcher's own thread (see README.md): one `fs.watch` per directory of the tree, added
  * before the directory is listed, so a subdirectory created at any moment is either listed or
  * announced. It only counts: every event outside cairn's own directory adds one to CHANGES in
- * shared memory and names its directory on `data.port` (once between two cookies), and a cookie
+ * shared memory and names its directory on `data.port`, and a cookie
  * file named by the capture thread is acknowledged in ACK once its event arrives, which proves
  * every earlier event was counted and named (one inotify queue per thread, read in order).
  * Whatever it cannot vouch for ends the watch set's epoch: READY drops to 0 and CHANGES
@@ -20,12 +20,12 @@ const cairnRel = data.cairnRel;
 const watched = new Map<string, { watcher: fs.FSWatcher; ino: number }>();
 let burst = 0;
 let rebuilding = false;
-/** Directories named since the last cookie (naming one again before the next cookie tells nothing new). */
-const sent = new Set<string>();
-
+/**
+ * Names a directory with a change. Every time: the capture thread may take the names at any
+ * moment, even between two events of one directory, so a name sent once must not stand for a
+ * later event (one posted after the take would be lost to the scan that began after it).
+ */
 function dirty(rel: string): void {
-  if (sent.has(rel)) return;
-  sent.add(rel);
   data.port.postMessage(rel);
 }
 
@@ -128,7 +128,6 @@ function onEvent(dirRel: string, name: string | null): void {
     if (name !== null && name.startsWith(mine)) {
       const seq = Number(name.slice(mine.length));
       if (Number.isSafeInteger(seq) && seq > Atomics.load(state, S.ACK)) {
-        sent.clear();
         Atomics.store(state, S.ACK, seq);
         Atomics.notify(state, S.ACK);
       }

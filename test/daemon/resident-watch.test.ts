@@ -234,6 +234,29 @@ describe('a resident capture leaning on the tree watcher', () => {
     }
   });
 
+  it('sees in the next capture a change made while a capture was scanning (after it looked at that directory)', () => {
+    const root = repo();
+    const iter = makeTempDir('cairn-watch-iter-');
+    dirs.push(iter);
+    let during: (() => void) | null = null;
+    const manager = watched.residentManager(root, { onProgress: (p) => { if (p.phase === 'done' && during !== null) { const f = during; during = null; f(); } } }, { readyTimeoutMs: 10_000 });
+    const take = (name: string): void => {
+      const record = manager.capturePreSnapshot(root, path.join(iter, name));
+      expect(actual(root, record), name).toEqual(expected(root));
+    };
+    take('a');
+    take('b');
+    for (let i = 0; i < 4; i++) {
+      // One change just before the capture, then another in the same directory once the scan has looked at it.
+      fs.appendFileSync(path.join(root, 'd2', 'f0.txt'), `before ${i}\n`);
+      during = () => fs.appendFileSync(path.join(root, 'd2', 'f1.txt'), `during ${i}\n`);
+      manager.capturePreSnapshot(root, path.join(iter, `c${i}`));
+      expect(during).toBeNull();
+      take(`d${i}`);
+    }
+    expect(watched.residentGitFor(root, path.join(root, '.cairn')).counts.trustedPasses).toBeGreaterThan(2);
+  });
+
   it('relies on nothing once events are dropped as an overflowing queue drops them', () => {
     const root = repo();
     const manager = watched.residentManager(root, {}, { drop: 'overflow', readyTimeoutMs: 10_000 });
