@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { compareUtf8 } from '../../core/utf8.js';
 import { abortError, keepCacheBytes, prefixOf, type Prepared } from '../walk/prepare.js';
 import { isRacy, racyFromNow, type RacyFrom } from '../rules/racy.js';
@@ -68,7 +69,7 @@ function verifyTable(p: Prepared): VerifyTable {
   flags.set(t.has.subarray(0, nFiles));
   flags.fill(ROW_DIR, nFiles);
   const paths = t.paths.concat(dirs.paths);
-  if (p.trustDir !== undefined) markKnownUnchanged(p.trustDir, paths, nFiles, t.stats, flags);
+  if (p.trustDir !== undefined) markKnownUnchanged(p.trustDir, fs.lstatSync(p.rootReal).dev, paths, nFiles, t.stats, dirs.stats, flags);
   // Shared memory, handed to the verifying worker without a copy: a loaded cache's rows are
   // views of its file's bytes, in shared memory already.
   return { nFiles, size, paths, fileStats: inShared(t.stats.subarray(0, nFiles * STAT_FIELDS)), dirStats: inShared(dirs.stats), flags };
@@ -77,9 +78,10 @@ function verifyTable(p: Prepared): VerifyTable {
 /**
  * Flags ROW_KNOWN on the rows a watching caller vouches for: a file or symlink-free entry whose
  * directory did not change, a directory when neither it nor its parent did. A symlink is always
- * looked at (where it leads is not watched).
+ * looked at (where it leads is not watched), and so is a row on another device than the root's
+ * (a mount inside the tree, maybe a network one, whose changes made elsewhere raise no event).
  */
-function markKnownUnchanged(trustDir: (rel: string) => boolean, paths: readonly string[], nFiles: number, fileStats: Float64Array, flags: Uint8Array): void {
+function markKnownUnchanged(trustDir: (rel: string) => boolean, rootDev: number, paths: readonly string[], nFiles: number, fileStats: Float64Array, dirStats: Float64Array, flags: Uint8Array): void {
   // Rows come directory by directory: the last parent's answer is kept.
   let lastParent = '\0';
   let lastTrusted = false;
@@ -92,9 +94,9 @@ function markKnownUnchanged(trustDir: (rel: string) => boolean, paths: readonly 
       lastTrusted = trustDir(lastParent);
     }
     if (i < nFiles) {
-      if ((fileStats[i * STAT_FIELDS + 5]! & S_IFMT) === S_IFLNK) continue;
+      if ((fileStats[i * STAT_FIELDS + 5]! & S_IFMT) === S_IFLNK || fileStats[i * STAT_FIELDS + 4] !== rootDev) continue;
       if (lastTrusted) flags[i]! |= ROW_KNOWN;
-    } else if (trustDir(rel) && (rel === '' || lastTrusted)) flags[i]! |= ROW_KNOWN;
+    } else if (dirStats[(i - nFiles) * 4 + 3] === rootDev && trustDir(rel) && (rel === '' || lastTrusted)) flags[i]! |= ROW_KNOWN;
   }
 }
 
