@@ -14,12 +14,14 @@
 // Then the long-running caller's path: `pre`/`post` (nothing changed, and 1 % changed) through the
 // async capture a server such as the MCP server calls (its worker and tree watcher reused), N times
 // in one process per line, with `git status` timed in the same loop (bench/resident-loop.mjs).
+// Then the CLI's `pre`/`post` through `cairn daemon` (the same turns, one line at a time).
 // Trees are generated on first use (bench/gen-tree.mjs), never committed; the 250k shape takes
 // ~4 GB and several minutes to generate.
 //
 //   node bench/matrix.mjs [--shapes 300,5000,30000+20000,76000,250000] [--runs N] [--runs-big N]
 //                         [--nodes /path/node:/path/node26]   (default: this node + .ci/.node-lines/26)
 //   --runs-big: rounds for shapes of 200k files or more (default: --runs)
+//   --no-daemon: leave out the rows of the CLI through `cairn daemon` (one line at a time, after the rounds)
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,6 +32,7 @@ const argv = process.argv.slice(2);
 const opt = (name, dflt) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : dflt);
 const runs = Number(opt('--runs', 5));
 const runsBig = Number(opt('--runs-big', runs));
+const withDaemon = !argv.includes('--no-daemon');
 const shapes = opt('--shapes', '300,5000,30000+20000,76000,250000').split(',').map((s) => {
   const [files, nm] = s.split('+').map(Number);
   return { label: nm ? `${files / 1000}k + ${nm / 1000}k ignored` : files >= 1000 ? `${files / 1000}k` : String(files), files, nodeModules: nm };
@@ -118,6 +121,32 @@ for (const shape of shapes) {
     const out = execFileSync(node, [join(REPO_DIR, 'bench', 'resident-loop.mjs'), DIST_DIR, root, scratch, String(rounds), '--one-percent'], { cwd: root, env: { ...process.env, ...envOf(i) }, encoding: 'utf8', maxBuffer: 1 << 20 });
     resident.set(v, JSON.parse(out));
   }
+  // The CLI through `cairn daemon` (one per project, so one line at a time: a daemon serves only
+  // clients of its own build and Node): the same turns as a round above, `git status` timed in the
+  // same loop. The daemon's served/declined counts say that every call was its.
+  const daemon = new Map();
+  if (withDaemon) {
+    for (const [i, { node, v }] of lines.entries()) {
+      git('reset', '-q', '--hard', 'matrix-base');
+      const env = { ...process.env, ...envOf(i) };
+      const run = (args) => execFileSync(node, [CLI, ...args], { cwd: root, env, encoding: 'utf8' });
+      run(['daemon', 'start', '--root', root]);
+      for (round = -1; round < rounds; round++) {
+        const iter = (tag) => join(scratch, `daemon-${i}-${round}-${tag}`);
+        const cairn = (key, args) => time(`${v} ${key} via cairn daemon`, node, [CLI, ...args], envOf(i));
+        time(`${v} git status --porcelain (daemon loop)`, 'git', ['status', '--porcelain']);
+        editOnePercent();
+        cairn('session pre, 1 % changed', ['session', 'pre', '--root', root, '--iteration-dir', iter('a')]);
+        cairn('session post, unchanged', ['session', 'post', '--root', root, '--iteration-dir', iter('a'), '--json']);
+        cairn('session pre, unchanged', ['session', 'pre', '--root', root, '--iteration-dir', iter('b')]);
+        editOnePercent();
+        cairn('session post, 1 % changed', ['session', 'post', '--root', root, '--iteration-dir', iter('b'), '--json']);
+        git('-c', 'user.name=cairn-bench', '-c', 'user.email=bench@cairn.invalid', 'commit', '-q', '-a', '--no-verify', '-m', `matrix daemon round ${round}`);
+      }
+      daemon.set(v, JSON.parse(run(['daemon', 'status', '--root', root, '--json'])));
+      run(['daemon', 'stop', '--root', root]);
+    }
+  }
   git('reset', '-q', '--hard', 'matrix-base');
   rmSync(scratch, { recursive: true, force: true });
 
@@ -150,12 +179,25 @@ for (const shape of shapes) {
       summary.push({ shape: shape.label, v, key, med, ratio: med / r.git });
     }
   }
+  for (const { v } of lines) {
+    const d = daemon.get(v);
+    if (d === undefined) continue;
+    const dGit = medianOf(samples.get(`${v} git status --porcelain (daemon loop)`).wall);
+    rows.push([`${v} \`git status --porcelain\` in the daemon loop`, fmtMs(dGit), fmtRatio(dGit / gitMed), '', '', '']);
+    for (const key of ['session pre, unchanged', 'session pre, 1 % changed', 'session post, unchanged', 'session post, 1 % changed']) {
+      const s = samples.get(`${v} ${key} via cairn daemon`);
+      const med = medianOf(s.wall);
+      const cpu = medianOf(s.cpu);
+      rows.push([`${v} ${key} via cairn daemon (served ${d.served}, declined ${d.declined})`, fmtMs(med), `${fmtRatio(med / dGit)} (of the loop's git status)`, '', `${fmtMs(cpu)} (client only)`, '']);
+      summary.push({ shape: shape.label, v, key: `${key} via cairn daemon`, med, ratio: med / dGit });
+    }
+  }
   sections.push(table(`${shape.label} files (${tracked.length} tracked, ${meta.params.nodeModulesFiles} ignored in node_modules; ${rounds} rounds)`, ['command', 'median', 'ratio to git status', 'over `node -e 0`', 'CPU median', 'CPU over `node -e 0`'], rows));
   saveResult('matrix', `${header()}${sections.join('')}`, { print: false }); // a shape's figures survive a later failure
 }
 
 let out = header() + sections.join('');
-out += table('Ratios at a glance (median wall time / `git status` median, same run)', ['shape', ...lines.map((l) => l.v).flatMap((v) => [`${v} snapshot`, `${v} pre / pre 1 %`, `${v} post / post 1 %`, `${v} pre / post, long-running (unchanged; 1 %)`])],
+out += table('Ratios at a glance (median wall time / `git status` median, same run)', ['shape', ...lines.map((l) => l.v).flatMap((v) => [`${v} snapshot`, `${v} pre / pre 1 %`, `${v} post / post 1 %`, `${v} pre / post, long-running (unchanged; 1 %)`, ...(withDaemon ? [`${v} pre / post via cairn daemon (unchanged; 1 %)`] : [])])],
   shapes.map((sh) => {
     const get = (v, key) => summary.find((s) => s.shape === sh.label && s.v === v && s.key === key);
     return [sh.label, ...lines.flatMap(({ v }) => [
@@ -163,6 +205,7 @@ out += table('Ratios at a glance (median wall time / `git status` median, same r
       `${fmtRatio(get(v, 'session pre, unchanged').ratio)} / ${fmtRatio(get(v, 'session pre, 1 % changed').ratio)}`,
       `${fmtRatio(get(v, 'session post, unchanged').ratio)} / ${fmtRatio(get(v, 'session post, 1 % changed').ratio)}`,
       `${fmtRatio(get(v, 'session pre via a long-running process (reused worker)').ratio)} / ${fmtRatio(get(v, 'session post via a long-running process (reused worker)').ratio)}; 1 %: ${fmtRatio(get(v, 'session pre via a long-running process, 1 % changed').ratio)} / ${fmtRatio(get(v, 'session post via a long-running process, 1 % changed').ratio)}`,
+      ...(withDaemon ? [`${fmtRatio(get(v, 'session pre, unchanged via cairn daemon').ratio)} / ${fmtRatio(get(v, 'session post, unchanged via cairn daemon').ratio)}; 1 %: ${fmtRatio(get(v, 'session pre, 1 % changed via cairn daemon').ratio)} / ${fmtRatio(get(v, 'session post, 1 % changed via cairn daemon').ratio)}`] : []),
     ])];
   }));
 saveResult('matrix', out);

@@ -13,6 +13,7 @@ import { registerStoreCommands } from './commands/store.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerHooksCommands } from './commands/hooks.js';
 import { registerCompletionCommand } from './commands/completion.js';
+import { registerDaemonCommands } from './commands/daemon.js';
 
 
 export function buildProgram(io: CliIO): Command {
@@ -35,6 +36,7 @@ export function buildProgram(io: CliIO): Command {
   registerRunCommand(program, io);
   registerHooksCommands(program, io);
   registerCompletionCommand(program, io);
+  registerDaemonCommands(program, io);
   // Subcommands inherit exitOverride and the output streams (commander copies them to every
   // command created with .command()), so usage errors reach main() as CommanderError.
   return program;

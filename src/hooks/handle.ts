@@ -18,6 +18,7 @@ import { findProjectRoot } from '../core/root.js';
 import { loadConfig, configuredStateDir, configuredStore, type CairnConfig } from '../config/index.js';
 import { storeSessionId, type AgentSpec, type HookAction, type HookPayload } from './agents.js';
 import { appendHookLog, type HookLogEntry } from './log.js';
+import { asManagerClass, residentManagerFactory } from '../daemon/serving.js';
 
 export const AGENT_FILE = 'agent.json';
 
@@ -240,10 +241,13 @@ export async function handleHook(agent: AgentSpec, stdin: string, cwd: string, e
     }
     const config = loadConfig(root).config;
     // A turn's pre or post: git status starts now and runs while the library loads (session/capture/git-prefetch.ts).
-    const gitPrefetch = action === 'session-start' ? null : await import('../session/capture/git-prefetch.js');
+    // In `cairn daemon`, its resident manager instead (src/daemon/serving.ts).
+    const resident = residentManagerFactory();
+    const gitPrefetch = action === 'session-start' || resident !== null ? null : await import('../session/capture/git-prefetch.js');
     prefetched = gitPrefetch?.prefetchGitStatus(root) ?? null;
     const loaded = await import('../session/index.js');
-    const lib: SessionLib = gitPrefetch === null ? loaded : { ...loaded, SnapshotManager: gitPrefetch.withPrefetchedGitStatus(loaded.SnapshotManager, prefetched) };
+    const lib: SessionLib =
+      resident !== null ? { ...loaded, SnapshotManager: asManagerClass(resident) } : gitPrefetch === null ? loaded : { ...loaded, SnapshotManager: gitPrefetch.withPrefetchedGitStatus(loaded.SnapshotManager, prefetched) };
     if (action === 'session-start') {
       exportSessionForShell(agent, payload, env);
       const text = sessionStartContext(lib, root, config);

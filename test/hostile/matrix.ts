@@ -165,6 +165,9 @@ const STEPS: readonly Step[] = [
   { kind: 'cli', label: 'stage check', args: () => ['stage', 'check', '--task', TASK, '--json'], touches: STAGE, ok: [0, 1, 2] },
   { kind: 'cli', label: 'stage show', args: () => ['stage', 'show', TASK, '--json'], touches: STAGE },
   { kind: 'cli', label: 'hooks status', args: () => ['hooks', 'status', '--json'], touches: [...HOOKS, ...USER_HOOKS] },
+  // No daemon runs in these cases: through a planted link, none is ever reached (status 1) and nothing is stopped.
+  { kind: 'cli', label: 'daemon status', args: () => ['daemon', 'status', '--json'], touches: ['.cairn/daemon.sock'], ok: [1] },
+  { kind: 'cli', label: 'daemon stop', args: () => ['daemon', 'stop', '--json'], touches: ['.cairn/daemon.sock'] },
   { kind: 'mcp', label: 'mcp snapshot', tool: 'cairn_repo_snapshot', args: () => ({ withContentDigest: true }), touches: WHOLE },
   { kind: 'mcp', label: 'mcp axiom snapshot', tool: 'axiom_repo_snapshot', args: () => ({}), touches: WHOLE },
   { kind: 'mcp', label: 'mcp session list', tool: 'cairn_session_list', args: () => ({}), touches: READ_ITER },
@@ -232,6 +235,7 @@ const COMPONENTS: readonly string[] = [
   '.cairn/hooks',
   '.cairn/hooks/hook.log',
   '.cairn/hooks/locks',
+  '.cairn/daemon.sock',
   '.aiwg',
   '.aiwg/ralph',
   '.aiwg/ralph/current-loop.json',
@@ -395,7 +399,8 @@ export function defineMatrix(name: string, which: (component: string) => boolean
     await must(['session', 'restore', '1', '--force']);
     await must(['session', 'restore', '--undo']);
     for (const component of COMPONENTS) {
-      if (component.includes('.lock.') || component.endsWith('restore.lock') || component === '~/.gemini') continue; // held locks; made by a step
+      // held locks; made by a step; the daemon's socket (only `daemon start` makes it, test/daemon covers it)
+      if (component.includes('.lock.') || component.endsWith('restore.lock') || component === '~/.gemini' || component.endsWith('daemon.sock')) continue;
       expect(fs.existsSync(resolveComponent(c, component)), `the template has ${component}`).toBe(true);
     }
   }, 120_000);

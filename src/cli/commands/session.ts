@@ -8,8 +8,9 @@ import type { Command } from 'commander';
 import { CairnError } from '../../core/errors.js';
 import type { SnapshotManager } from '../../session/index.js';
 import { DEFAULT_SESSION_ID } from '../../session/records/record.js';
-import { UsageError, progressAllowed, writeJson, writeLine, type CliIO } from '../io.js';
-import { ROOT_HELP, projectContext, storeSpec } from '../root.js';
+import { ExitCode, UsageError, progressAllowed, writeJson, writeLine, type CliIO } from '../io.js';
+import { ROOT_HELP, projectContext, projectRoot, storeSpec } from '../root.js';
+import { residentManagerFactory } from '../../daemon/serving.js';
 import { configuredStateDir, type CairnConfig } from '../../config/index.js';
 import { registerReviewCommands } from './review.js';
 import { registerRestoreCommand } from './restore.js';
@@ -63,6 +64,7 @@ type Prefetch = import('../../session/capture/git-prefetch.js').PrefetchedGitSta
 type PrefetchLib = typeof import('../../session/capture/git-prefetch.js');
 let prefetchLib: PrefetchLib | undefined;
 async function prefetchGit(io: CliIO, rootFlag: string | undefined): Promise<Prefetch | null> {
+  if (residentManagerFactory() !== null) return null; // a daemon's resident manager decides whether git runs
   try {
     const { root } = projectContext(io, rootFlag);
     prefetchLib = await import('../../session/capture/git-prefetch.js');
@@ -91,6 +93,8 @@ function managerFor(lib: SessionLib, io: CliIO, root: string, opts: RootOptions,
       }
     };
   }
+  const resident = residentManagerFactory();
+  if (resident !== null) return resident(root, options);
   const Manager = prefetched === null || prefetchLib === undefined ? lib.SnapshotManager : prefetchLib.withPrefetchedGitStatus(lib.SnapshotManager, prefetched);
   return new Manager(root, options);
 }
@@ -131,8 +135,31 @@ export type PreOptions = RootOptions & { iterationDir?: string; amend?: boolean 
 /** The flags `session post` receives. */
 export type PostOptions = RootOptions & { iterationDir?: string; store?: string | false; session?: string };
 
+/**
+ * Runs the command through a running `cairn daemon` of the project when this process is the whole
+ * CLI and the daemon may serve it (src/daemon/client.ts): true when it did (its exit code thrown
+ * as ExitCode when not 0), false when the command must run here. Paths are resolved here first.
+ */
+async function servedByDaemon(io: CliIO, phase: 'pre' | 'post', opts: PreOptions | PostOptions): Promise<boolean> {
+  if (io.ownsProcess !== true || io.env.CAIRN_DAEMON === '0') return false;
+  let root: string;
+  try {
+    root = projectRoot(io, opts.root);
+  } catch {
+    return false; // the command reports a bad root itself
+  }
+  const flags: Record<string, unknown> = { ...opts, root };
+  if (opts.iterationDir !== undefined) flags.iterationDir = path.resolve(io.cwd, opts.iterationDir);
+  const { runThroughDaemon } = await import('../../daemon/client.js');
+  const code = await runThroughDaemon(io, `session ${phase}`, root, { flags });
+  if (code === null) return false;
+  if (code !== 0) throw new ExitCode(code);
+  return true;
+}
+
 /** Runs `cairn session pre` (the full CLI's action and the executable's session lane call it). */
 export async function runSessionPre(io: CliIO, opts: PreOptions): Promise<void> {
+  if (await servedByDaemon(io, 'pre', opts)) return;
   const prefetched = await prefetchGit(io, opts.root);
   try {
     takePre(io, await load(), opts, prefetched);
@@ -143,6 +170,7 @@ export async function runSessionPre(io: CliIO, opts: PreOptions): Promise<void> 
 
 /** Runs `cairn session post` (the full CLI's action and the executable's session lane call it). */
 export async function runSessionPost(io: CliIO, opts: PostOptions): Promise<void> {
+  if (await servedByDaemon(io, 'post', opts)) return;
   const prefetched = await prefetchGit(io, opts.root);
   try {
     await takePost(io, await load(), opts, prefetched);

@@ -1,0 +1,229 @@
+/**
+ * `cairn daemon run`: one process per project that answers `session pre|post` and agent hook
+ * turns for short-lived `cairn` processes, with what it keeps between calls (the session library
+ * loaded and compiled, the tree watcher and git's last answer: watched-manager.ts). It runs a
+ * request only when the client's identity equals its own (protocol.ts) and one at a time, in the
+ * order they came; a client that is declined, or that loses the daemon mid-call, runs the
+ * command itself. It ends on `daemon stop`, SIGTERM/SIGINT, after IDLE_MS without a request, and
+ * when `.cairn` or its socket is removed or replaced (another `daemon start` took over).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Server, Socket } from 'node:net';
+import { CairnError } from '../core/errors.js';
+import { ContainedDir, ContainmentError } from '../core/contained-dir.js';
+import { reportError, type CliIO } from '../cli/io.js';
+import { ask } from './client.js';
+import { identityMismatch, identityOf, lineReader, SOCKET_NAME, type Identity, type Request, type RunReply, type RunRequest, type StatusReply } from './protocol.js';
+import { serveWithResidentManagers } from './serving.js';
+
+/** A daemon nobody asked anything for this long ends (CAIRN_DAEMON_IDLE_MS overrides). */
+export const IDLE_MS = 30 * 60_000;
+/** How often it checks that `.cairn` and its socket are still the ones it started with. */
+const CHECK_EVERY_MS = 2000;
+
+interface Started {
+  /** Resolves once the daemon has ended (the exit code for `daemon run`). */
+  ended: Promise<number>;
+  pid: number;
+}
+
+/** A stream that keeps what is written, with the client's isTTY. */
+function capture(isTTY: boolean): NodeJS.WritableStream & { isTTY: boolean; bytes: () => Buffer } {
+  const chunks: Buffer[] = [];
+  const stream = {
+    isTTY,
+    write(chunk: string | Uint8Array, enc?: unknown, cb?: unknown): boolean {
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, typeof enc === 'string' ? (enc as BufferEncoding) : 'utf8') : Buffer.from(chunk));
+      const done = typeof enc === 'function' ? enc : cb;
+      if (typeof done === 'function') (done as () => void)();
+      return true;
+    },
+    bytes: () => Buffer.concat(chunks),
+  };
+  return stream as unknown as NodeJS.WritableStream & { isTTY: boolean; bytes: () => Buffer };
+}
+
+/** Runs one client's command as the client would have (its cwd, env and terminals) and returns its exit code and output. */
+async function execute(req: RunRequest): Promise<RunReply> {
+  const stdout = capture(req.tty.stdout);
+  const stderr = capture(req.tty.stderr);
+  const io: CliIO = { stdout, stderr, env: req.env, cwd: req.cwd };
+  let exitCode = 0;
+  const json = req.flags?.json === true;
+  const command = req.command === 'hook' ? `hook ${req.agent ?? ''}` : req.command;
+  try {
+    if (req.command === 'hook') {
+      const { answerHook } = await import('../cli/commands/hook-run.js');
+      const { agentById } = await import('../hooks/agents.js');
+      const agent = agentById(req.agent ?? '');
+      if (agent === undefined) throw new CairnError('ERR_USAGE', `unknown agent ${JSON.stringify(req.agent)}`, { exitCode: 2 });
+      await answerHook(io, agent, req.stdin ?? '');
+    } else {
+      const session = await import('../cli/commands/session.js');
+      if (req.command === 'session pre') await session.runSessionPre(io, req.flags ?? {});
+      else await session.runSessionPost(io, req.flags ?? {});
+    }
+  } catch (e) {
+    exitCode = reportError(io, e, { json, command });
+  }
+  return { served: true, exitCode, stdout: stdout.bytes().toString('base64'), stderr: stderr.bytes().toString('base64') };
+}
+
+/**
+ * What is at the socket's name in `.cairn` (opened without following a link): null (nothing) or a
+ * socket's stat; a link or anything else there is refused (ERR_CONTAINMENT) and left alone.
+ */
+export function socketPlace(dir: ContainedDir): fs.Stats | null {
+  const existing = dir.lstat(SOCKET_NAME);
+  if (existing === null || existing.isSocket()) return existing;
+  if (existing.isSymbolicLink()) throw new ContainmentError(dir.shown(SOCKET_NAME), 'symlink');
+  throw new CairnError('ERR_CONTAINMENT', `${dir.shown(SOCKET_NAME)} is not a socket; cairn does not replace it (move it away)`, { path: dir.shown(SOCKET_NAME), exitCode: 1 });
+}
+
+/** Checks, before a daemon is spawned for `root`, what startDaemon would refuse: a link at `.cairn` or at the socket's name. */
+export function checkSocketPlace(root: string): void {
+  const dir = ContainedDir.require(root, ['.cairn'], { create: true });
+  try {
+    socketPlace(dir);
+  } finally {
+    dir.close();
+  }
+}
+
+/**
+ * Starts the daemon of `root` in this process: `.cairn` opened without following a link, the
+ * socket bound through it (mode 0600). A socket that answers means a daemon already runs
+ * (ERR_DAEMON_RUNNING); one that refuses is a dead daemon's and is replaced; anything else at
+ * the socket's name (a link, a file) is refused (ERR_CONTAINMENT) and left alone.
+ */
+export async function startDaemon(root: string, log: (line: string) => void = () => {}): Promise<Started> {
+  const rootReal = fs.realpathSync(root);
+  const rootStat = fs.statSync(rootReal);
+  const dir = ContainedDir.require(root, ['.cairn'], { create: true });
+  const cairnPath = path.join(root, '.cairn');
+  const cairnStat = fs.lstatSync(cairnPath);
+  const self: Identity = identityOf(process.env);
+  const net = await import('node:net');
+  const startedAt = new Date().toISOString();
+  const counts = { served: 0, declined: 0 };
+
+  const existing = socketPlace(dir);
+  if (existing !== null) {
+    const status = (await ask(root, { op: 'status' }, 5000)) as StatusReply | null;
+    if (status !== null && typeof status.pid === 'number') {
+      throw new CairnError('ERR_DAEMON_RUNNING', `a cairn daemon already runs for ${root} (pid ${status.pid})`, { exitCode: 3, details: { pid: status.pid } });
+    }
+    dir.unlink(SOCKET_NAME); // a dead daemon's (killed -9): nothing answers on it
+    log(`replaced the socket of a daemon that no longer runs`);
+  }
+
+  const server: Server = net.createServer();
+  const mask = process.umask(0o177); // the socket is created 0600: only this user may connect
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(dir.at(SOCKET_NAME), () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } finally {
+    process.umask(mask);
+  }
+  const socketIno = dir.lstat(SOCKET_NAME)?.ino;
+
+  if (process.env.CAIRN_WATCH !== '0') {
+    const watched = await import('./watched-manager.js');
+    serveWithResidentManagers(watched.residentManager);
+  }
+
+  let queue: Promise<void> = Promise.resolve();
+  let idleTimer: NodeJS.Timeout | undefined;
+  const idleMs = Number(process.env.CAIRN_DAEMON_IDLE_MS) > 0 ? Number(process.env.CAIRN_DAEMON_IDLE_MS) : IDLE_MS;
+  let endWith: (code: number) => void = () => {};
+  const ended = new Promise<number>((resolve) => (endWith = resolve));
+  let ending = false;
+
+  const resetIdle = (): void => {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => stop(`idle for ${idleMs} ms`), idleMs);
+  };
+
+  function stop(why: string): void {
+    if (ending) return;
+    ending = true;
+    log(`stopping: ${why}`);
+    clearTimeout(idleTimer);
+    clearInterval(checker);
+    server.close();
+    try {
+      if (socketIno !== undefined && dir.lstat(SOCKET_NAME)?.ino === socketIno) dir.unlink(SOCKET_NAME);
+    } catch {
+      // .cairn went away or was replaced: nothing of ours to remove
+    }
+    dir.close();
+    void import('./watched-manager.js').then((w) => w.closeResidents()).finally(() => endWith(0));
+  }
+
+  const checker = setInterval(() => {
+    try {
+      const now = fs.lstatSync(cairnPath);
+      if (now.dev !== cairnStat.dev || now.ino !== cairnStat.ino) return stop(`${cairnPath} was replaced`);
+      if (dir.lstat(SOCKET_NAME)?.ino !== socketIno) return stop('its socket was removed or replaced');
+    } catch {
+      stop(`${cairnPath} is gone`);
+    }
+  }, CHECK_EVERY_MS);
+  checker.unref();
+
+  async function answer(req: Request): Promise<unknown> {
+    if (req.op === 'status') return { pid: process.pid, root, build: self.build, startedAt, ...counts } satisfies StatusReply;
+    if (req.op === 'stop') {
+      setImmediate(() => stop('asked to stop'));
+      return { stopping: true, pid: process.pid };
+    }
+    let why = identityMismatch(req.identity, self);
+    if (why === null) {
+      try {
+        const st = fs.statSync(req.root);
+        if (fs.realpathSync(req.root) !== rootReal || st.dev !== rootStat.dev || st.ino !== rootStat.ino) why = 'another project root';
+      } catch {
+        why = 'the root is not readable';
+      }
+    }
+    if (why !== null) {
+      counts.declined++;
+      log(`declined a ${req.command}: ${why}`);
+      return { served: false, reason: why };
+    }
+    counts.served++;
+    return execute(req);
+  }
+
+  server.on('connection', (socket: Socket) => {
+    resetIdle();
+    const read = lineReader((m) => {
+      const req = m as Request;
+      // One request at a time, in order: a second client waits in this queue.
+      queue = queue.then(async () => {
+        const reply = await answer(req).catch((e: unknown) => ({ served: false, reason: e instanceof Error ? e.message : String(e) }));
+        if (!socket.destroyed) socket.end(`${JSON.stringify(reply)}\n`);
+        resetIdle();
+      });
+    });
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        read(chunk);
+      } catch {
+        socket.destroy();
+      }
+    });
+    socket.on('error', () => socket.destroy());
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop(`got ${signal}`));
+  resetIdle();
+  log(`serving ${root} (pid ${process.pid})`);
+  return { ended, pid: process.pid };
+}
