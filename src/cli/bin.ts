@@ -35,9 +35,18 @@ if (text !== undefined) {
   const lanes = (await import(new URL('./snapshot-lane.js', import.meta.url).href)) as typeof import('./snapshot-lane.js');
   lanes.runSnapshotLane(lane.flags);
 } else if (lane?.kind === 'hook') {
-  const hookLane = (await import(new URL('./hook-lane.js', import.meta.url).href)) as typeof import('./hook-lane.js');
-  if (!hookLane.runHookLane(lane.agent)) (await import('./main.js')).runAsProcess();
+  // A running `cairn daemon` first, before the hook lane's bundle loads (daemon-lane.ts).
+  const daemonLane = (await import(new URL('./daemon-lane.js', import.meta.url).href)) as typeof import('./daemon-lane.js');
+  const outcome = await daemonLane.hookThroughDaemon(lane.agent);
+  if (!outcome.served) {
+    const hookLane = (await import(new URL('./hook-lane.js', import.meta.url).href)) as typeof import('./hook-lane.js');
+    if (!hookLane.runHookLane(lane.agent, outcome.stdin)) (await import('./main.js')).runAsProcess();
+  }
 } else if (lane?.kind === 'session pre' || lane?.kind === 'session post') {
-  const sessionLane = (await import(new URL('./session-lane.js', import.meta.url).href)) as typeof import('./session-lane.js');
-  sessionLane.runSessionLane(lane.kind === 'session pre' ? 'pre' : 'post', lane.flags);
+  const phase = lane.kind === 'session pre' ? 'pre' : 'post';
+  const daemonLane = (await import(new URL('./daemon-lane.js', import.meta.url).href)) as typeof import('./daemon-lane.js');
+  if (!(await daemonLane.sessionThroughDaemon(phase, lane.flags)).served) {
+    const sessionLane = (await import(new URL('./session-lane.js', import.meta.url).href)) as typeof import('./session-lane.js');
+    sessionLane.runSessionLane(phase, lane.flags, true);
+  }
 } else (await import('./main.js')).runAsProcess();

@@ -9,7 +9,8 @@
  * - `snapshot` with flags in their plain spellings runs the same command function the full CLI
  *   runs, with the flags the full CLI's parser would have given it.
  * - `hook <agent>` (what an agent's hooks run on every turn) and `session pre|post` run the same
- *   functions as the full CLI's actions.
+ *   functions as the full CLI's actions; first, the daemon lane (daemon-lane.ts, the client alone)
+ *   hands them to the project's `cairn daemon` when one runs and may serve them.
  *
  * A lane takes only argument lists it recognises completely; anything else (an unknown, repeated
  * or abbreviated flag, a missing or dash-led value, a bad number, an extra word) returns

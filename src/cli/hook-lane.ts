@@ -8,13 +8,17 @@ import { runHook } from './commands/hook-run.js';
 import { reportError } from './io.js';
 import { runAsCairnProcess } from './process.js';
 
-/** Runs the hook for a known agent id and returns true; false (nothing done) leaves it to the full CLI. */
-export function runHookLane(agentId: string): boolean {
+/**
+ * Runs the hook for a known agent id and returns true; false (nothing done) leaves it to the full
+ * CLI. `stdin`: what the daemon lane read already (it asked the project's daemon, which did not serve).
+ */
+export function runHookLane(agentId: string, stdin?: string): boolean {
   const agent = agentById(agentId);
   if (agent === undefined) return false;
   runAsCairnProcess(async (io) => {
+    if (stdin !== undefined) io.daemonTried = true;
     try {
-      await runHook(io, agent);
+      await runHook(io, agent, stdin);
       return 0;
     } catch (e) {
       return reportError(io, e, { json: false, command: `hook ${agentId}` });

@@ -11,6 +11,8 @@ export interface CliIO {
    * state such as the working directory. False when main() is called as a library (tests).
    */
   ownsProcess?: boolean;
+  /** The executable's daemon lane asked the project's `cairn daemon` already, which did not serve: do not ask again. */
+  daemonTried?: boolean;
 }
 
 export function defaultIO(): CliIO {

@@ -7,8 +7,10 @@ import { runSessionPost, runSessionPre } from './commands/session.js';
 import { reportError } from './io.js';
 import { runAsCairnProcess } from './process.js';
 
-export function runSessionLane(phase: 'pre' | 'post', flags: Record<string, unknown>): void {
+/** `daemonTried`: the daemon lane asked the project's daemon already (it did not serve). */
+export function runSessionLane(phase: 'pre' | 'post', flags: Record<string, unknown>, daemonTried = false): void {
   runAsCairnProcess(async (io) => {
+    io.daemonTried = daemonTried;
     try {
       if (phase === 'pre') await runSessionPre(io, flags);
       else await runSessionPost(io, flags);

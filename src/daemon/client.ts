@@ -7,8 +7,11 @@
  * does not answer within the wait — the answer is null and the caller runs the command itself.
  */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { ContainedDir } from '../core/contained-dir.js';
+import { findProjectRoot } from '../core/root.js';
 import type { CliIO } from '../cli/io.js';
+import type { AgentSpec } from '../hooks/agents.js';
 import { identityOf, lineReader, SOCKET_NAME, type DaemonCommand, type Request, type RunReply, type RunRequest } from './protocol.js';
 
 /** How long a client waits for its answer (the daemon may be busy with another client's capture), unless CAIRN_DAEMON_WAIT_MS says otherwise. */
@@ -76,7 +79,7 @@ export type RunFields = Pick<RunRequest, 'flags' | 'agent' | 'stdin'>;
  * when the caller must run the command itself (nothing was written then).
  */
 export async function runThroughDaemon(io: CliIO, command: DaemonCommand, root: string, fields: RunFields, waitMs?: number): Promise<number | null> {
-  if (io.ownsProcess !== true || io.env.CAIRN_DAEMON === '0') return null;
+  if (io.ownsProcess !== true || io.daemonTried === true || io.env.CAIRN_DAEMON === '0') return null;
   let rootReal: string;
   let st: fs.Stats;
   try {
@@ -106,4 +109,31 @@ export async function runThroughDaemon(io: CliIO, command: DaemonCommand, root: 
   io.stderr.write(Buffer.from(reply.stderr, 'base64'));
   io.stdout.write(Buffer.from(reply.stdout, 'base64'));
   return reply.exitCode;
+}
+
+/** The root `session pre|post` works on, as the CLI's projectRoot finds it; null where that would fail (the command reports it). */
+export function sessionRoot(io: CliIO, flag: unknown): string | null {
+  if (flag === undefined) return findProjectRoot(io.cwd).root;
+  if (typeof flag !== 'string') return null;
+  const resolved = path.resolve(io.cwd, flag);
+  return fs.statSync(resolved, { throwIfNoEntry: false })?.isDirectory() === true ? resolved : null;
+}
+
+/** The flags a daemon gets: the root as resolved here, a relative --iteration-dir made absolute. */
+export function sessionFlags(io: CliIO, flags: Record<string, unknown>, root: string): Record<string, unknown> {
+  const sent: Record<string, unknown> = { ...flags, root };
+  if (typeof flags.iterationDir === 'string') sent.iterationDir = path.resolve(io.cwd, flags.iterationDir);
+  return sent;
+}
+
+/** The root a hook's payload names, as handleHook finds it; null for a stdin that is not a payload (handleHook reports it). */
+export function hookRoot(agent: AgentSpec, stdin: string, io: CliIO): string | null {
+  try {
+    const doc = JSON.parse(stdin) as unknown;
+    const payload = typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? agent.payload(doc as Record<string, unknown>) : null;
+    if (payload === null) return null;
+    return findProjectRoot(payload.cwd !== undefined && fs.existsSync(payload.cwd) ? payload.cwd : io.env.CLAUDE_PROJECT_DIR || io.cwd).root;
+  } catch {
+    return null;
+  }
 }

@@ -72,7 +72,8 @@ const ENV_NAMES = new Set(['HOME', 'PATH', 'TZ', 'LANG', 'LANGUAGE', 'CI', 'TMPD
 export function relevantEnv(env: NodeJS.ProcessEnv): [string, string][] {
   const out: [string, string][] = [];
   for (const [k, v] of Object.entries(env)) {
-    if (v === undefined || k.startsWith('CAIRN_DAEMON')) continue;
+    // Set by every cairn process itself (src/cli/process.ts): not the caller's environment.
+    if (v === undefined || k.startsWith('CAIRN_DAEMON') || k === 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED') continue;
     if (ENV_NAMES.has(k) || ENV_PREFIXES.some((p) => k.startsWith(p))) out.push([k, v]);
   }
   return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));

@@ -198,7 +198,10 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
       return { served: false, reason: why };
     }
     counts.served++;
-    return execute(req);
+    const started = performance.now();
+    const reply = await execute(req);
+    log(`served a ${req.command} in ${Math.round(performance.now() - started)} ms (exit ${reply.exitCode})`);
+    return reply;
   }
 
   server.on('connection', (socket: Socket) => {

@@ -34,7 +34,16 @@ export interface TreeWatchOptions {
   drop?: 'overflow';
 }
 
-const WORKER_FILE = new URL('./watch-worker.js', import.meta.url);
+/**
+ * The watcher thread's module: beside this one (tsc's dist/daemon/), or, in the CLI bundle that
+ * `cairn daemon` runs, one level above the chunk this code landed in (dist/bin/watch-worker.js,
+ * an entry of scripts/bundle-cli.mjs). Without it the watcher cannot start, and every capture
+ * does the whole work.
+ */
+function workerFile(): URL {
+  const candidates = [new URL('./watch-worker.js', import.meta.url), new URL('../watch-worker.js', import.meta.url)];
+  return candidates.find((u) => u.protocol === 'file:' && fs.existsSync(fileURLToPath(u))) ?? candidates[0]!;
+}
 
 /** A quarter of the kernel's queue length: a burst that long may hide an overflow. Null when unknown. */
 function burstLimit(): number | null {
@@ -81,7 +90,8 @@ export class TreeWatch {
    */
   static start(root: string, cairnDir: string, options: TreeWatchOptions = {}): TreeWatch | null {
     const cairnRel = path.relative(root, cairnDir);
-    if (process.platform !== 'linux' || !isPlainName(cairnRel) || WORKER_FILE.protocol !== 'file:' || !fs.existsSync(fileURLToPath(WORKER_FILE))) return null;
+    const file = workerFile();
+    if (process.platform !== 'linux' || !isPlainName(cairnRel) || file.protocol !== 'file:' || !fs.existsSync(fileURLToPath(file))) return null;
     if (racyMarginOf(root) !== RACY_MARGIN_LOCAL_MS) return null; // network, FUSE, overlay: changes made elsewhere raise no event here
     const limit = burstLimit();
     if (limit === null) return null;
@@ -92,7 +102,7 @@ export class TreeWatch {
     port1.unref();
     const data: WatchWorkerData = { root, cairnRel, state: shared, burstLimit: limit, token, port: port2 };
     if (options.drop !== undefined) data.drop = options.drop;
-    const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [port2] });
+    const worker = new Worker(file, { workerData: data, transferList: [port2] });
     worker.unref();
     worker.on('error', () => {
       Atomics.store(state, S.READY, 0);

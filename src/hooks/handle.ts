@@ -19,6 +19,9 @@ import { loadConfig, configuredStateDir, configuredStore, type CairnConfig } fro
 import { storeSessionId, type AgentSpec, type HookAction, type HookPayload } from './agents.js';
 import { appendHookLog, type HookLogEntry } from './log.js';
 import { asManagerClass, residentManagerFactory } from '../daemon/serving.js';
+import { timeoutSeconds } from './budget.js';
+
+export { timeoutSeconds };
 
 export const AGENT_FILE = 'agent.json';
 
@@ -39,7 +42,6 @@ export interface HookOutcome {
 type SessionLib = typeof import('../session/index.js');
 
 const DEFAULT_STAGE_DIR = path.join('datarim', 'snapshots');
-const DEFAULT_TIMEOUT_SECONDS = 30;
 
 function hash(s: string): string {
   return createHash('sha256').update(s).digest('hex');
@@ -198,10 +200,6 @@ function exportSessionForShell(agent: AgentSpec, p: HookPayload, env: NodeJS.Pro
   if (!file) return;
   const quoted = `'${p.sessionId.replace(/'/g, "'\\''")}'`;
   fs.appendFileSync(file, `export CAIRN_AGENT_SESSION=${quoted}\n`);
-}
-
-export function timeoutSeconds(config: CairnConfig): number {
-  return config.hooks?.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
 }
 
 /**

@@ -9,7 +9,7 @@ import { CairnError } from '../../core/errors.js';
 import type { SnapshotManager } from '../../session/index.js';
 import { DEFAULT_SESSION_ID } from '../../session/records/record.js';
 import { ExitCode, UsageError, progressAllowed, writeJson, writeLine, type CliIO } from '../io.js';
-import { ROOT_HELP, projectContext, projectRoot, storeSpec } from '../root.js';
+import { ROOT_HELP, projectContext, storeSpec } from '../root.js';
 import { residentManagerFactory } from '../../daemon/serving.js';
 import { configuredStateDir, type CairnConfig } from '../../config/index.js';
 import { registerReviewCommands } from './review.js';
@@ -141,17 +141,11 @@ export type PostOptions = RootOptions & { iterationDir?: string; store?: string 
  * as ExitCode when not 0), false when the command must run here. Paths are resolved here first.
  */
 async function servedByDaemon(io: CliIO, phase: 'pre' | 'post', opts: PreOptions | PostOptions): Promise<boolean> {
-  if (io.ownsProcess !== true || io.env.CAIRN_DAEMON === '0') return false;
-  let root: string;
-  try {
-    root = projectRoot(io, opts.root);
-  } catch {
-    return false; // the command reports a bad root itself
-  }
-  const flags: Record<string, unknown> = { ...opts, root };
-  if (opts.iterationDir !== undefined) flags.iterationDir = path.resolve(io.cwd, opts.iterationDir);
-  const { runThroughDaemon } = await import('../../daemon/client.js');
-  const code = await runThroughDaemon(io, `session ${phase}`, root, { flags });
+  if (io.ownsProcess !== true || io.daemonTried === true || io.env.CAIRN_DAEMON === '0') return false;
+  const { runThroughDaemon, sessionFlags, sessionRoot } = await import('../../daemon/client.js');
+  const root = sessionRoot(io, opts.root);
+  if (root === null) return false; // the command reports a bad root itself
+  const code = await runThroughDaemon(io, `session ${phase}`, root, { flags: sessionFlags(io, { ...opts }, root) });
   if (code === null) return false;
   if (code !== 0) throw new ExitCode(code);
   return true;
