@@ -1,14 +1,14 @@
 /**
  * The daemon lane (see fast-lane.ts): before the session or hook lane loads (each a bundle of
  * ~0.5 MB: the session library), ask the project's `cairn daemon`, when one runs, to do the
- * command (src/daemon/client.ts). A bundle of its own holding only the client, so a served
+ * command (src/cli/daemon/client.ts). A bundle of its own holding only the client, so a served
  * command costs Node's start and this, and an unserved one one lstat more than before.
  */
 import { loadConfig } from '../config/index.js';
 import { findProjectRoot } from '../core/root.js';
 import { agentById } from '../hooks/agents.js';
 import { timeoutSeconds } from '../hooks/budget.js';
-import { hookRoot, runThroughDaemon, sessionFlags, sessionRoot } from '../daemon/client.js';
+import { hookRoot, runThroughDaemon, sessionFlags, sessionRoot } from './daemon/client.js';
 import { defaultIO, type CliIO } from './io.js';
 import { readStdin } from './stdin.js';
 

@@ -1,5 +1,5 @@
 /**
- * Set by a process that stays (`cairn daemon`, src/daemon/server.ts): the session commands and
+ * Set by a process that stays (`cairn daemon`, src/cli/daemon/server.ts): the session commands and
  * the agent hook then take their captures with its resident manager (the tree watcher and git's
  * last answer, watched-manager.ts) instead of a fresh SnapshotManager, and start no `git status`
  * ahead of the library (the resident manager decides whether git must run at all).

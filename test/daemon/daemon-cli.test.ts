@@ -1,4 +1,4 @@
-// `cairn daemon` and its clients (src/daemon/server.ts, client.ts), with real processes and real
+// `cairn daemon` and its clients (src/cli/daemon/server.ts, client.ts), with real processes and real
 // sockets: a command served by the daemon prints and writes what the same command in-process
 // does; a client that the daemon cannot serve (killed -9 mid-call, a stale socket, another
 // environment, a planted link) runs the command itself and still succeeds; nothing outside the

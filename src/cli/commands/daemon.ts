@@ -1,6 +1,6 @@
 /**
  * `cairn daemon start|stop|status|run`: a process per project that keeps what `session pre|post`
- * and agent hook turns need between calls (src/daemon/server.ts). Opt-in: nothing starts one but
+ * and agent hook turns need between calls (src/cli/daemon/server.ts). Opt-in: nothing starts one but
  * `cairn daemon start` (or `run`, in the foreground, for a supervisor).
  */
 import type { Command } from 'commander';
@@ -28,7 +28,7 @@ Exit codes: start 0 running (started or already); 1 it did not start. stop 0 (al
 ran). status 0 running, 1 not running.`;
 
 function runningDaemon(root: string): Promise<StatusReply | null> {
-  return import('../../daemon/client.js').then(async ({ ask }) => {
+  return import('../daemon/client.js').then(async ({ ask }) => {
     const r = (await ask(root, { op: 'status' }, 10_000)) as StatusReply | null;
     return r !== null && typeof r.pid === 'number' ? r : null;
   });
@@ -38,7 +38,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 /** Asks the daemon to stop and waits (bounded by tries) until its socket no longer answers. */
 async function stopDaemon(root: string): Promise<boolean> {
-  const { ask } = await import('../../daemon/client.js');
+  const { ask } = await import('../daemon/client.js');
   for (let i = 0; i < 200; i++) {
     const r = await ask(root, { op: 'stop' }, 10_000);
     if (r === null) return true;
@@ -65,7 +65,7 @@ export function registerDaemonCommands(program: Command, io: CliIO): void {
     .action(async (opts: { root?: string; json?: boolean }) => {
       const root = projectRoot(io, opts.root);
       // A link at .cairn or at the socket's name is refused here, before anything is spawned.
-      (await import('../../daemon/server.js')).checkSocketPlace(root);
+      (await import('../daemon/server.js')).checkSocketPlace(root);
       const { buildId } = await import('../../daemon/protocol.js');
       let running = await runningDaemon(root);
       if (running !== null && running.build !== buildId()) {
@@ -129,7 +129,7 @@ export function registerDaemonCommands(program: Command, io: CliIO): void {
     .option('--root <dir>', ROOT_HELP)
     .action(async (opts: { root?: string }) => {
       const root = projectRoot(io, opts.root);
-      const { startDaemon } = await import('../../daemon/server.js');
+      const { startDaemon } = await import('../daemon/server.js');
       const started = await startDaemon(root, (line) => writeLine(io.stderr, `cairn daemon: ${line}`));
       const code = await started.ended;
       if (io.ownsProcess === true) process.exit(code); // watcher threads and timers end with it

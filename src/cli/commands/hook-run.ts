@@ -38,13 +38,13 @@ export async function answerHook(io: CliIO, agent: AgentSpec, stdin: string): Pr
 }
 
 /**
- * The turn through a running `cairn daemon` of the project the payload names (src/daemon/client.ts):
+ * The turn through a running `cairn daemon` of the project the payload names (src/cli/daemon/client.ts):
  * its exit code, or null to run it here (no daemon, one that may not serve, a stdin that is not
  * a payload: handleHook reports that; or the daemon lane asked already).
  */
 async function hookThroughDaemon(io: CliIO, agent: AgentSpec, stdin: string, waitMs: number): Promise<number | null> {
   if (io.ownsProcess !== true || io.daemonTried === true || io.env.CAIRN_DAEMON === '0') return null;
-  const { hookRoot, runThroughDaemon } = await import('../../daemon/client.js');
+  const { hookRoot, runThroughDaemon } = await import('../daemon/client.js');
   const root = hookRoot(agent, stdin, io);
   return root === null ? null : runThroughDaemon(io, 'hook', root, { agent: agent.id, stdin }, waitMs);
 }

@@ -137,12 +137,12 @@ export type PostOptions = RootOptions & { iterationDir?: string; store?: string 
 
 /**
  * Runs the command through a running `cairn daemon` of the project when this process is the whole
- * CLI and the daemon may serve it (src/daemon/client.ts): true when it did (its exit code thrown
+ * CLI and the daemon may serve it (src/cli/daemon/client.ts): true when it did (its exit code thrown
  * as ExitCode when not 0), false when the command must run here. Paths are resolved here first.
  */
 async function servedByDaemon(io: CliIO, phase: 'pre' | 'post', opts: PreOptions | PostOptions): Promise<boolean> {
   if (io.ownsProcess !== true || io.daemonTried === true || io.env.CAIRN_DAEMON === '0') return false;
-  const { runThroughDaemon, sessionFlags, sessionRoot } = await import('../../daemon/client.js');
+  const { runThroughDaemon, sessionFlags, sessionRoot } = await import('../daemon/client.js');
   const root = sessionRoot(io, opts.root);
   if (root === null) return false; // the command reports a bad root itself
   const code = await runThroughDaemon(io, `session ${phase}`, root, { flags: sessionFlags(io, { ...opts }, root) });

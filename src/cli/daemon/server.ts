@@ -10,12 +10,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Server, Socket } from 'node:net';
-import { CairnError } from '../core/errors.js';
-import { ContainedDir, ContainmentError } from '../core/contained-dir.js';
-import { reportError, type CliIO } from '../cli/io.js';
+import { CairnError } from '../../core/errors.js';
+import { ContainedDir, ContainmentError } from '../../core/contained-dir.js';
+import { reportError, type CliIO } from '../io.js';
 import { ask } from './client.js';
-import { identityMismatch, identityOf, lineReader, SOCKET_NAME, type Identity, type Request, type RunReply, type RunRequest, type StatusReply } from './protocol.js';
-import { serveWithResidentManagers } from './serving.js';
+import { identityMismatch, identityOf, lineReader, SOCKET_NAME, type Identity, type Request, type RunReply, type RunRequest, type StatusReply } from '../../daemon/protocol.js';
+import { serveWithResidentManagers } from '../../daemon/serving.js';
 
 /** A daemon nobody asked anything for this long ends (CAIRN_DAEMON_IDLE_MS overrides). */
 export const IDLE_MS = 30 * 60_000;
@@ -54,13 +54,13 @@ async function execute(req: RunRequest): Promise<RunReply> {
   const command = req.command === 'hook' ? `hook ${req.agent ?? ''}` : req.command;
   try {
     if (req.command === 'hook') {
-      const { answerHook } = await import('../cli/commands/hook-run.js');
-      const { agentById } = await import('../hooks/agents.js');
+      const { answerHook } = await import('../commands/hook-run.js');
+      const { agentById } = await import('../../hooks/agents.js');
       const agent = agentById(req.agent ?? '');
       if (agent === undefined) throw new CairnError('ERR_USAGE', `unknown agent ${JSON.stringify(req.agent)}`, { exitCode: 2 });
       await answerHook(io, agent, req.stdin ?? '');
     } else {
-      const session = await import('../cli/commands/session.js');
+      const session = await import('../commands/session.js');
       if (req.command === 'session pre') await session.runSessionPre(io, req.flags ?? {});
       else await session.runSessionPost(io, req.flags ?? {});
     }
@@ -134,7 +134,7 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
   const socketIno = dir.lstat(SOCKET_NAME)?.ino;
 
   if (process.env.CAIRN_WATCH !== '0') {
-    const watched = await import('./watched-manager.js');
+    const watched = await import('../../daemon/watched-manager.js');
     serveWithResidentManagers(watched.residentManager);
   }
 
@@ -163,7 +163,7 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
       // .cairn went away or was replaced: nothing of ours to remove
     }
     dir.close();
-    void import('./watched-manager.js').then((w) => w.closeResidents()).finally(() => endWith(0));
+    void import('../../daemon/watched-manager.js').then((w) => w.closeResidents()).finally(() => endWith(0));
   }
 
   const checker = setInterval(() => {

@@ -8,11 +8,11 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ContainedDir } from '../core/contained-dir.js';
-import { findProjectRoot } from '../core/root.js';
-import type { CliIO } from '../cli/io.js';
-import type { AgentSpec } from '../hooks/agents.js';
-import { identityOf, lineReader, SOCKET_NAME, type DaemonCommand, type Request, type RunReply, type RunRequest } from './protocol.js';
+import { ContainedDir } from '../../core/contained-dir.js';
+import { findProjectRoot } from '../../core/root.js';
+import type { CliIO } from '../io.js';
+import type { AgentSpec } from '../../hooks/agents.js';
+import { identityOf, lineReader, SOCKET_NAME, type DaemonCommand, type Request, type RunReply, type RunRequest } from '../../daemon/protocol.js';
 
 /** How long a client waits for its answer (the daemon may be busy with another client's capture), unless CAIRN_DAEMON_WAIT_MS says otherwise. */
 export const DEFAULT_WAIT_MS = 5 * 60_000;
