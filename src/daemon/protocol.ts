@@ -62,6 +62,8 @@ export interface StatusReply {
   startedAt: string;
   served: number;
   declined: number;
+  /** Whether the captures it served leaned on a tree watcher (null before the first). */
+  watching: boolean | null;
 }
 
 /** Variables cairn, git or a store client read (prefixes and names); CAIRN_DAEMON* only steers delegation. */

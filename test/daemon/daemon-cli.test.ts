@@ -81,6 +81,7 @@ function cairnAsync(root: string, args: string[], extra: NodeJS.ProcessEnv = {})
 
 interface Status {
   running: boolean;
+  watching?: boolean | null;
   pid?: number;
   served?: number;
   declined?: number;
@@ -153,8 +154,9 @@ describe('cairn daemon: same results as in-process', () => {
     expect(runs.at(-1)![0].status).toBe(3);
     expect(records(viaDaemon)).toEqual(records(inProcess));
     expect(Object.keys(records(viaDaemon))).toContain(path.join('.cairn', 'iterations', '003', 'post-snapshot.json'));
-    // Every one of them was the daemon's (none fell back to in-process).
-    expect(status(viaDaemon)).toMatchObject({ running: true, served: runs.length, declined: 0 });
+    // Every one of them was the daemon's (none fell back to in-process), and its captures had a
+    // tree watcher (the watcher's thread module ships in the CLI bundle the daemon runs).
+    expect(status(viaDaemon)).toMatchObject({ running: true, served: runs.length, declined: 0, watching: process.platform === 'linux' });
     expect(cairn(viaDaemon, ['daemon', 'stop']).status).toBe(0);
   });
 

@@ -114,7 +114,7 @@ export function registerDaemonCommands(program: Command, io: CliIO): void {
     .command('status')
     .description('Say whether the project\'s daemon runs (exit 0) or not (exit 1)')
     .option('--root <dir>', ROOT_HELP)
-    .option('--json', 'print {running, pid, root, build, startedAt, served, declined} as one JSON document')
+    .option('--json', 'print {running, pid, root, build, startedAt, served, declined, watching} as one JSON document')
     .action(async (opts: { root?: string; json?: boolean }) => {
       const root = projectRoot(io, opts.root);
       const running = await runningDaemon(root);

@@ -107,6 +107,7 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
   const net = await import('node:net');
   const startedAt = new Date().toISOString();
   const counts = { served: 0, declined: 0 };
+  let watching: boolean | null = null;
 
   const existing = socketPlace(dir);
   if (existing !== null) {
@@ -178,7 +179,7 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
   checker.unref();
 
   async function answer(req: Request): Promise<unknown> {
-    if (req.op === 'status') return { pid: process.pid, root, build: self.build, startedAt, ...counts } satisfies StatusReply;
+    if (req.op === 'status') return { pid: process.pid, root, build: self.build, startedAt, ...counts, watching } satisfies StatusReply;
     if (req.op === 'stop') {
       setImmediate(() => stop('asked to stop'));
       return { stopping: true, pid: process.pid };
@@ -201,6 +202,11 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
     const started = performance.now();
     const reply = await execute(req);
     log(`served a ${req.command} in ${Math.round(performance.now() - started)} ms (exit ${reply.exitCode})`);
+    if (process.env.CAIRN_WATCH !== '0') {
+      // The resident the capture used (keyed as residentManager keys it); its watcher started with the capture.
+      const resident = (await import('./watched-manager.js')).residentGitFor(path.resolve(req.root), path.resolve(req.root, '.cairn'));
+      watching = resident.watcher() !== null;
+    } else watching = false;
     return reply;
   }
 
