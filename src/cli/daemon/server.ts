@@ -204,7 +204,7 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
     log(`served a ${req.command} in ${Math.round(performance.now() - started)} ms (exit ${reply.exitCode})`);
     if (process.env.CAIRN_WATCH !== '0') {
       // The resident the capture used (keyed as residentManager keys it); its watcher started with the capture.
-      const resident = (await import('./watched-manager.js')).residentGitFor(path.resolve(req.root), path.resolve(req.root, '.cairn'));
+      const resident = (await import('../../daemon/watched-manager.js')).residentGitFor(path.resolve(req.root), path.resolve(req.root, '.cairn'));
       watching = resident.watcher() !== null;
     } else watching = false;
     return reply;
