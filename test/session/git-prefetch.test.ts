@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { captureGitStatus } from '../../src/session/capture/git.js';
-import { prefetchGitStatus } from '../../src/session/capture/git-prefetch.js';
+import { prefetchGitStatus, withPrefetchedGitStatus } from '../../src/session/capture/git-prefetch.js';
+import { SnapshotManager } from '../../src/session/capture/snapshot-manager.js';
 import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
 import { commitAll, git, trackedDirs, write } from './helpers.js';
 
@@ -94,4 +95,22 @@ describe('prefetchGitStatus', () => {
     while (fs.readdirSync(tmp).length > 0 && Date.now() - since < WHOLE_PROCESS_BUDGET_MS) await new Promise((r) => setTimeout(r, 20));
     expect(fs.readdirSync(tmp)).toEqual([]);
   }, WHOLE_PROCESS_BUDGET_MS + 10_000);
+
+  it("keeps cairn's own files out of the record when the prefetch ran before .cairn/.gitignore existed", () => {
+    const root = repo();
+    write(root, 'a.txt', '1');
+    commitAll(root, 'init');
+    write(root, 'b.txt', 'untracked');
+    // A first run: cairn's directory holds a temp file of its own, and no .gitignore yet, when git runs.
+    write(root, '.cairn/inventories/tmp-123.partial', 'x');
+    // The prefetch read git while that was so (taken first here, so no race decides it).
+    const early = prefetched(root);
+    expect(early?.untracked).toContain('.cairn/inventories/tmp-123.partial');
+    const asPrefetched = (status: typeof early) => ({ take: () => status, dispose: () => undefined });
+    const first = new (withPrefetchedGitStatus(SnapshotManager, asPrefetched(early)))(root).capturePreSnapshot(root, path.join(tempDir(), 'it-1'));
+    expect(fs.existsSync(path.join(root, '.cairn', '.gitignore'))).toBe(true);
+    const second = new (withPrefetchedGitStatus(SnapshotManager, asPrefetched(prefetched(root))))(root).capturePreSnapshot(root, path.join(tempDir(), 'it-2'));
+    expect(second.git.untracked).toEqual(['b.txt']);
+    expect(first.git).toEqual(second.git);
+  });
 });

@@ -69,7 +69,7 @@ export class SnapshotManager {
     const aiwg = captureStateDir(projectRoot, stateDir);
     let gitStatus: (() => GitStatus) | undefined;
     const inventory = this.takeInventory(projectRoot, stateDir, iterationDir, () => (gitStatus = this.gitStatusLater(projectRoot)));
-    const snapshot: PreSnapshot = { timestamp, git: gitStatus?.() ?? this.captureGitStatus(projectRoot), keyFiles, aiwg, stateDir };
+    const snapshot: PreSnapshot = { timestamp, git: this.withoutOwnDir(projectRoot, gitStatus?.() ?? this.captureGitStatus(projectRoot)), keyFiles, aiwg, stateDir };
     const file = path.join(iterationDir, PRE_SNAPSHOT_FILE);
     if (inventory) {
       snapshot.inventory = inventory.ref;
@@ -98,7 +98,7 @@ export class SnapshotManager {
     const keyFiles = this.captureKeyFiles(projectRoot);
     let gitStatusLater: (() => GitStatus) | undefined;
     const inventory = this.takeInventory(projectRoot, stateDir, iterationDir, () => (gitStatusLater = this.gitStatusLater(projectRoot)));
-    const gitStatus = gitStatusLater?.() ?? this.captureGitStatus(projectRoot);
+    const gitStatus = this.withoutOwnDir(projectRoot, gitStatusLater?.() ?? this.captureGitStatus(projectRoot));
     const { fileDiffs, commits } = this.commitRange(projectRoot, pre.git, gitStatus);
     const snapshot: PostSnapshot = { timestamp, git: gitStatus, fileDiffs, commits, aiwg, tests, keyFiles, stateDir };
     const file = path.join(iterationDir, POST_SNAPSHOT_FILE);
@@ -117,6 +117,18 @@ export class SnapshotManager {
   /** The options of an inventory's scan, as built; a long-running subclass adds what its watcher knows (src/daemon/). */
   protected inventoryScanOptions(options: ScanOptions): ScanOptions {
     return options;
+  }
+
+  /**
+   * The status without cairn's own directory, as the inventory leaves it out: a status read
+   * while cairn writes there (the CLI's prefetch runs before `.cairn/.gitignore` exists on a
+   * first run) would otherwise list its temp files, and two identical runs would differ.
+   */
+  private withoutOwnDir(projectRoot: string, status: GitStatus): GitStatus {
+    const own = relativeInside(path.resolve(projectRoot), this.cairnDir(projectRoot));
+    if (own === null) return status;
+    const keep = (paths: string[]): string[] => (paths.some((p) => under(p, [own])) ? paths.filter((p) => !under(p, [own])) : paths);
+    return { ...status, staged: keep(status.staged), unstaged: keep(status.unstaged), untracked: keep(status.untracked) };
   }
 
   /** Pure comparison of two snapshots (see `diff.ts`). */
