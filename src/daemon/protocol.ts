@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 export const SOCKET_NAME = 'daemon.sock';
 
 /** The commands a daemon runs for a client. */
-export type DaemonCommand = 'session pre' | 'session post' | 'hook';
+export type DaemonCommand = 'session pre' | 'session post' | 'hook' | 'snapshot';
 
 /** Everything a client's run depends on besides its arguments (see the top of this file). */
 export interface Identity {

@@ -189,6 +189,34 @@ describe('cairn daemon: same results as in-process', () => {
     cairn(viaDaemon, ['daemon', 'stop']);
   });
 
+  it('serves cairn snapshot with the bytes, file, summary and exit codes the in-process run gives', () => {
+    const viaDaemon = project();
+    const inProcess = project();
+    start(viaDaemon);
+    const snapshots = (root: string, extra: NodeJS.ProcessEnv): Run[] => {
+      const out: Run[] = [];
+      for (let round = 0; round < 2; round++) {
+        out.push(cairn(root, ['snapshot', '--root', '.', '-o', 'snap.json'], extra)); // relative: resolved in the client's cwd
+        out.push(cairn(root, ['snapshot', '--root', root], extra)); // the whole document on stdout
+        edit(root, round);
+      }
+      out.push(cairn(root, ['snapshot', '--root', root, '--max-files', '3', '-o', path.join(root, 'cut.json')], extra)); // truncated: a notice on stderr
+      out.push(cairn(root, ['snapshot', '--root', root, '-o', path.join(root, 'no-such-dir', 'snap.json')], extra)); // ERR_IO, exit 1
+      return out;
+    };
+    const d = snapshots(viaDaemon, {});
+    const p = snapshots(inProcess, { CAIRN_DAEMON: '0' });
+    expect(d.map((r) => r.status)).toEqual([0, 0, 0, 0, 0, 1]);
+    // The write's temporary name carries the writing process's id and a random tail.
+    const shown = (r: Run, root: string): [number, string, string] => [r.status, normal(r.stdout, root), normal(r.stderr, root).replace(/\.cairn-tmp-\d+-[0-9a-f]+/g, '.cairn-tmp-<n>')];
+    expect(d.map((r) => shown(r, viaDaemon))).toEqual(p.map((r) => shown(r, inProcess)));
+    expect(d[4]!.stderr).toMatch(/snapshot truncated at --max-files 3/);
+    for (const file of ['snap.json', 'cut.json']) expect(fs.readFileSync(path.join(viaDaemon, file), 'utf8')).toBe(fs.readFileSync(path.join(inProcess, file), 'utf8'));
+    // Every one of them was the daemon's (none fell back to in-process).
+    expect(status(viaDaemon)).toMatchObject({ served: d.length, declined: 0 });
+    cairn(viaDaemon, ['daemon', 'stop']);
+  });
+
   it('declines a client with another environment, which then runs in-process', () => {
     const root = project();
     start(root);

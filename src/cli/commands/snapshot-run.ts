@@ -7,12 +7,13 @@ import * as path from 'node:path';
 import { CairnError } from '../../core/errors.js';
 import type { RepoSnapshot } from '../../inventory/types.js';
 import type { SnapshotFlags } from '../fast-lane.js';
-import { progressAllowed, writeJson, type CliIO } from '../io.js';
+import { ExitCode, progressAllowed, writeJson, type CliIO } from '../io.js';
 
 export type { SnapshotFlags };
 
 /** Runs `cairn snapshot`; throws what the CLI reports (CairnError and the like). */
 export async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
+  if (await servedByDaemon(io, flags)) return;
   // Lazy: `cairn <anything else>` does not pay for loading the scanner.
   const [{ snapshotForOutput }, { writeRepoSnapshot }] = await Promise.all([import('../../inventory/snapshot.js'), import('../../inventory/memo/render.js')]);
   const root = path.resolve(io.cwd, flags.root);
@@ -64,6 +65,24 @@ export async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void
     throw new CairnError('ERR_IO', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, { path: out, cause: e, exitCode: 1 });
   }
   writeJson(io, { snapshotDigest: snapshot.snapshotDigest, files: snapshot.body.counts.files, bytes: snapshot.body.counts.bytes, truncated: snapshot.body.truncated, out });
+}
+
+/**
+ * Runs the snapshot through the running `cairn daemon` of the root, when this process is the
+ * whole CLI and the daemon may serve it (src/cli/daemon/client.ts): its stat cache's pages, its
+ * compiled engine and a warm JIT spare a warm snapshot Node's start and module loading. True when
+ * it did (a non-zero exit code thrown as ExitCode); false when the command must run here.
+ */
+async function servedByDaemon(io: CliIO, flags: SnapshotFlags): Promise<boolean> {
+  if (io.ownsProcess !== true || io.daemonTried === true || io.env.CAIRN_DAEMON === '0') return false;
+  const root = path.resolve(io.cwd, flags.root);
+  const { runThroughDaemon } = await import('../daemon/client.js');
+  // Paths as this process resolves them: the daemon runs the command in this working directory too.
+  const sent: SnapshotFlags = { ...flags, root, ...(flags.out !== undefined ? { out: path.resolve(io.cwd, flags.out) } : {}), ...(flags.cacheDir !== undefined ? { cacheDir: path.resolve(io.cwd, flags.cacheDir) } : {}) };
+  const code = await runThroughDaemon(io, 'snapshot', root, { flags: { ...sent } });
+  if (code === null) return false;
+  if (code !== 0) throw new ExitCode(code);
+  return true;
 }
 
 /** The seed's document and exit code stay; stderr says what was cut, how much, and how to lift it. */

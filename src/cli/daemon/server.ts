@@ -13,6 +13,7 @@ import type { Server, Socket } from 'node:net';
 import { CairnError } from '../../core/errors.js';
 import { ContainedDir, ContainmentError } from '../../core/contained-dir.js';
 import { reportError, type CliIO } from '../io.js';
+import type { SnapshotFlags } from '../fast-lane.js';
 import { ask } from './client.js';
 import { identityMismatch, identityOf, lineReader, SOCKET_NAME, type Identity, type Request, type RunReply, type RunRequest, type StatusReply } from '../../daemon/protocol.js';
 import { serveWithResidentManagers } from '../../daemon/serving.js';
@@ -50,7 +51,8 @@ async function execute(req: RunRequest): Promise<RunReply> {
   const stderr = capture(req.tty.stderr);
   const io: CliIO = { stdout, stderr, env: req.env, cwd: req.cwd };
   let exitCode = 0;
-  const json = req.flags?.json === true;
+  // `cairn snapshot` reports its errors as JSON always (the seed's contract).
+  const json = req.flags?.json === true || req.command === 'snapshot';
   const command = req.command === 'hook' ? `hook ${req.agent ?? ''}` : req.command;
   try {
     if (req.command === 'hook') {
@@ -59,6 +61,9 @@ async function execute(req: RunRequest): Promise<RunReply> {
       const agent = agentById(req.agent ?? '');
       if (agent === undefined) throw new CairnError('ERR_USAGE', `unknown agent ${JSON.stringify(req.agent)}`, { exitCode: 2 });
       await answerHook(io, agent, req.stdin ?? '');
+    } else if (req.command === 'snapshot') {
+      const { runSnapshot } = await import('../commands/snapshot-run.js');
+      await runSnapshot(io, req.flags as unknown as SnapshotFlags);
     } else {
       const session = await import('../commands/session.js');
       if (req.command === 'session pre') await session.runSessionPre(io, req.flags ?? {});
@@ -202,7 +207,9 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
     const started = performance.now();
     const reply = await execute(req);
     log(`served a ${req.command} in ${Math.round(performance.now() - started)} ms (exit ${reply.exitCode})`);
-    if (process.env.CAIRN_WATCH !== '0') {
+    if (req.command === 'snapshot') {
+      // a snapshot uses no capture manager: what `watching` says is the captures'
+    } else if (process.env.CAIRN_WATCH !== '0') {
       // The resident the capture used (keyed as residentManager keys it); its watcher started with the capture.
       const resident = (await import('../../daemon/watched-manager.js')).residentGitFor(path.resolve(req.root), path.resolve(req.root, '.cairn'));
       watching = resident.watcher() !== null;
