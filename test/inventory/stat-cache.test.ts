@@ -333,8 +333,8 @@ describe('stat cache', () => {
     const outside = tempDir('cairn-cache-');
     await snapshotRootDetailed(root, { cacheDir: outside, racyMarginMs: -60_000 });
     expect(listFiles(root).sort()).toEqual(before);
-    // The stat cache and the canonical text its digest was computed from, both in the cache directory.
-    expect(listFiles(outside).map((f) => path.extname(f)).sort()).toEqual(['.cache', '.canonical']);
+    // The stat cache, the canonical text its digest was computed from, the sweep's stamp: all in the cache directory.
+    expect(listFiles(outside).map((f) => path.extname(f)).sort()).toEqual(['.cache', '.canonical', '.swept']);
   });
 
   it('the default cache lives under $XDG_CACHE_HOME/cairn', () => {

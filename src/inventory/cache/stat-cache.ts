@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { removeStaleTemps, writeAll, writeFileAtomicSync, writeFileInBackground, type BackgroundWrite } from '../../core/atomic-write.js';
 import { errnoCode } from '../../core/errors.js';
-import { CACHE_FORMAT, cacheFamily, STALE_TEMP_AGE_MS } from './artefacts.js';
+import { CACHE_FORMAT, cacheFamily, STALE_TEMP_AGE_MS, sweptStampPath } from './artefacts.js';
 import { splitNulUtf8 } from '../io/nul-strings.js';
 import { STAT_FIELDS } from '../io/read-file.js';
 import type { ScanWarning } from '../types.js';
@@ -679,8 +679,39 @@ export function ensureCacheDir(file: string): void {
 
 function prepareCacheDir(file: string): void {
   ensureCacheDir(file);
-  // What a run killed mid-write left of this cache's files (each up to tens of MB) goes now.
+  // What a run killed mid-write left of this cache's files (each up to tens of MB) goes, at most
+  // once a STALE_TEMP_AGE_MS: younger temps are kept anyway, and the listing of a directory that
+  // every root shares (10^4 entries: ~15 ms) was most of a hook turn's cache save.
+  if (!dueForSweep(file)) return;
   removeStaleTemps(path.dirname(file), cacheFamily(file), { minAgeMs: STALE_TEMP_AGE_MS });
+}
+
+/**
+ * True, and the family's stamp touched, when its last sweep is STALE_TEMP_AGE_MS old (or its
+ * stamp is missing, unreadable, or dated ahead: a clock set back). So a temp a dead writer left
+ * goes by the first save at least twice that age after it was made.
+ */
+function dueForSweep(file: string): boolean {
+  const stamp = sweptStampPath(file);
+  const now = Date.now();
+  try {
+    const at = fs.lstatSync(stamp);
+    if (at.isFile() && Math.abs(now - at.mtimeMs) < STALE_TEMP_AGE_MS) return false;
+  } catch {
+    // no stamp yet: sweep
+  }
+  try {
+    // No link is followed at the name (the directory is private, but the rule holds everywhere).
+    const fd = fs.openSync(stamp, fs.constants.O_WRONLY | fs.constants.O_CREAT | (fs.constants.O_NOFOLLOW ?? 0), 0o600);
+    try {
+      fs.futimesSync(fd, now / 1000, now / 1000);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    // an unwritable stamp costs only the listing it would spare next time
+  }
+  return true;
 }
 
 function cacheUnwritable(file: string, e: unknown): ScanWarning {
