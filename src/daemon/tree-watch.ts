@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { ContainedDir, isPlainName } from '../core/contained-dir.js';
 import { RACY_MARGIN_LOCAL_MS, racyMarginOf } from '../inventory/rules/racy.js';
-import { COOKIE_PREFIX, S, STATE_WORDS, type WatchWorkerData } from './watch-state.js';
+import { COOKIE_PREFIX, NAMED, S, STATE_WORDS, type WatchWorkerData } from './watch-state.js';
 
 /** Where a sequence of changes is measured from: the count and the epoch at a synchronised instant. */
 export interface WatchMark {
@@ -79,6 +79,21 @@ export class TreeWatch {
   takeDirty(): Set<string> {
     const out = this.dirty;
     this.dirty = new Set();
+    return out;
+  }
+
+  /** Entries named by events and not taken yet (see takeNamed); null once an event named none. */
+  private named: Set<string> | null = new Set();
+
+  /**
+   * The entries (paths relative to the root) events were about since the last call, as far as
+   * counted by the last mark; null when an event named no entry (then anything may have changed).
+   * Counted events outside cairn's directory each name one, so with the epoch unchanged these
+   * are every path that changed (a directory's name stands for everything below it).
+   */
+  takeNamed(): Set<string> | null {
+    const out = this.named;
+    this.named = new Set();
     return out;
   }
 
@@ -165,6 +180,12 @@ export class TreeWatch {
     void this.worker.terminate();
   }
 
+  private receive(message: string): void {
+    if (!message.startsWith(NAMED)) this.dirty.add(message);
+    else if (message.length === NAMED.length) this.named = null;
+    else this.named?.add(message.slice(NAMED.length));
+  }
+
   /** Writes the next cookie and waits until the watcher saw it (false: not within the timeout, or it could not be written). */
   private sync(): boolean {
     if (this.closed || Atomics.load(this.state, S.READY) !== 1) return false; // (still building, or gave up)
@@ -180,7 +201,7 @@ export class TreeWatch {
         const seen = Atomics.load(this.state, S.ACK);
         if (seen >= seq) {
           // Every name the watcher sent before the ACK is in the port's queue by now.
-          for (let m = receiveMessageOnPort(this.port); m !== undefined; m = receiveMessageOnPort(this.port)) this.dirty.add(m.message as string);
+          for (let m = receiveMessageOnPort(this.port); m !== undefined; m = receiveMessageOnPort(this.port)) this.receive(m.message as string);
           return true;
         }
         const left = deadline - Date.now();

@@ -27,6 +27,13 @@ export const STATE_WORDS = 10;
 /** Cookie files: `<cairn dir>/<prefix><n>`, written and removed by the capture thread. */
 export const COOKIE_PREFIX = 'watch-cookie-';
 
+/**
+ * A message on the port that starts with this (a NUL: never in a path) names the entry an event
+ * was about (the rest of the message); the bare NUL says an event named no entry. Any other
+ * message is a directory to look at again.
+ */
+export const NAMED = '\0';
+
 export interface WatchWorkerData {
   root: string;
   /** cairn's directory relative to the root ('.cairn'): watched for cookies only. */

@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { COOKIE_PREFIX, S, type WatchWorkerData } from './watch-state.js';
+import { COOKIE_PREFIX, NAMED, S, type WatchWorkerData } from './watch-state.js';
 
 const data = workerData as WatchWorkerData;
 const state = new Int32Array(data.state);
@@ -27,6 +27,14 @@ let rebuilding = false;
  */
 function dirty(rel: string): void {
   data.port.postMessage(rel);
+}
+
+/**
+ * Names the very entry an event was about (`rel`), or, with null, says an event named none: what
+ * `git status` must look at again (a status limited to these paths; null means the whole tree).
+ */
+function named(rel: string | null): void {
+  data.port.postMessage(rel === null ? NAMED : `${NAMED}${rel}`);
 }
 
 function changed(): void {
@@ -142,9 +150,11 @@ function onEvent(dirRel: string, name: string | null): void {
   try {
     if (name === null) {
       // No name: the directory's whole listing is looked at again.
+      named(null);
       for (const d of fs.readdirSync(path.join(root, dirRel), { withFileTypes: true })) revalidate(dirRel === '' ? d.name : `${dirRel}/${d.name}`);
     } else {
       const rel = dirRel === '' ? name : `${dirRel}/${name}`;
+      named(rel);
       dirty(rel);
       revalidate(rel);
     }

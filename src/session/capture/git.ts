@@ -94,8 +94,13 @@ function afterFields(record: string, count: number): string {
  * for it). Porcelain paths are relative to the repository top; limited to projectRoot with a
  * pathspec and made relative to it by dropping the prefix, so a subdirectory root is consistent.
  */
-export function captureGitStatus(projectRoot: string): GitStatus {
-  return parseStatus(statusOutputs((args) => runGit(projectRoot, args), REV_PARSE_ARGS, STATUS_ARGS));
+export function captureGitStatus(projectRoot: string, paths?: readonly string[]): GitStatus {
+  return parseStatus(statusOutputs((args) => runGit(projectRoot, args), REV_PARSE_ARGS, statusArgsFor(paths)));
+}
+
+/** The status command, for the whole tree or (a long-running process's update) limited to `paths` (literal pathspecs, as GIT_BASE_ARGS says). */
+function statusArgsFor(paths: readonly string[] | undefined): string[] {
+  return paths === undefined ? STATUS_ARGS : [...STATUS_ARGS.slice(0, -1), ...paths];
 }
 
 /** The status from the outputs of the two commands (null: the command failed), as captureGitStatus reads them. */
@@ -178,18 +183,18 @@ function statusThreadWanted(projectRoot: string): boolean {
  * saves; CAIRN_GIT_STATUS_THREAD=always|never decides instead) runs it right away, and so does
  * the caller whenever the worker cannot start or fails: the status is always git's own.
  */
-export function captureGitStatusInBackground(projectRoot: string): PendingGitStatus {
-  if (!statusThreadWanted(projectRoot)) return settled(captureGitStatus(projectRoot), 'inline');
+export function captureGitStatusInBackground(projectRoot: string, paths?: readonly string[]): PendingGitStatus {
+  if (!statusThreadWanted(projectRoot)) return settled(captureGitStatus(projectRoot, paths), 'inline');
   // [0] reported, [1] started.
   const done = new Int32Array(new SharedArrayBuffer(8));
   const { port1, port2 } = new MessageChannel();
   let worker: Worker;
   try {
-    const workerData = { cwd: projectRoot, env: gitEnv(), base: GIT_BASE_ARGS, revParseArgs: REV_PARSE_ARGS, statusArgs: STATUS_ARGS, runGitWith: runGitWith.toString(), statusOutputs: statusOutputs.toString(), port: port2, done };
+    const workerData = { cwd: projectRoot, env: gitEnv(), base: GIT_BASE_ARGS, revParseArgs: REV_PARSE_ARGS, statusArgs: statusArgsFor(paths), runGitWith: runGitWith.toString(), statusOutputs: statusOutputs.toString(), port: port2, done };
     worker = new Worker(STATUS_WORKER, { eval: true, workerData, transferList: [port2] });
   } catch {
     port1.close();
-    return settled(captureGitStatus(projectRoot), 'fallback');
+    return settled(captureGitStatus(projectRoot, paths), 'fallback');
   }
   worker.unref();
   worker.on('error', () => undefined); // reported through `done` or not at all: the wait below decides
@@ -203,7 +208,7 @@ export function captureGitStatusInBackground(projectRoot: string): PendingGitSta
     void worker.terminate();
     port1.close();
     via = message?.outputs !== undefined ? 'thread' : 'fallback';
-    status = message?.outputs !== undefined ? parseStatus(message.outputs) : captureGitStatus(projectRoot);
+    status = message?.outputs !== undefined ? parseStatus(message.outputs) : captureGitStatus(projectRoot, paths);
     return status;
   };
   return Object.defineProperty(read, 'via', { get: () => via }) as PendingGitStatus;
