@@ -482,6 +482,16 @@ export async function scanForSnapshot(root: string, options: ScanOptions = {}): 
 
 async function scanWithWorkers(root: string, options: ScanOptions): Promise<Scanned> {
   const prepared = prepare(root, options);
+  const scanned = await scanPrepared(prepared, options);
+  if (options.knownUnchanged !== undefined) {
+    // As scanTreeSync: what the cache now holds (a save in the background: not known, null).
+    const c = prepared.cacheBytes;
+    options.knownUnchanged.onCacheBytes(c === undefined ? null : c.saved !== undefined ? c.saved : c.loaded);
+  }
+  return scanned;
+}
+
+async function scanPrepared(prepared: Prepared, options: ScanOptions): Promise<Scanned> {
   if (prepared.jobs === 0) return runSync(prepared, options);
   if (options.signal?.aborted) {
     prepared.verifier?.stop();

@@ -1,7 +1,7 @@
 import { CairnError } from '../core/errors.js';
 import { snapshotDigestOf, type ScannedBody } from './digest.js';
 import { scanForSnapshot } from './scan.js';
-import type { RepoSnapshot, RepoSnapshotBody, RepoSnapshotDetailed, RepoSnapshotOptions } from './types.js';
+import type { KnownUnchanged, RepoSnapshot, RepoSnapshotBody, RepoSnapshotDetailed, RepoSnapshotOptions } from './types.js';
 
 export const SNAPSHOT_MAX_FILES_DEFAULT = 20_000;
 export const SNAPSHOT_MAX_FILES_CAP = 50_000;
@@ -42,8 +42,11 @@ export async function snapshotRootDetailed(root: string, options: RepoSnapshotOp
   return { snapshot, skipped, warnings };
 }
 
-/** `snapshotRootDetailed` and the scan's handle of the body, for `writeRepoSnapshot` (the CLI's output). */
-export async function snapshotForOutput(root: string, options: RepoSnapshotOptions = {}): Promise<RepoSnapshotDetailed & { scanned: ScannedBody | undefined }> {
+/**
+ * `snapshotRootDetailed` and the scan's handle of the body, for `writeRepoSnapshot` (the CLI's
+ * output); `knownUnchanged`: what a watching caller (`cairn daemon`) knows, for the scan.
+ */
+export async function snapshotForOutput(root: string, options: RepoSnapshotOptions = {}, knownUnchanged?: KnownUnchanged): Promise<RepoSnapshotDetailed & { scanned: ScannedBody | undefined }> {
   if (options.followSymlinks === true) {
     throw new CairnError('ERR_UNSUPPORTED_OP', 'followSymlinks: true is not supported: symlinks are recorded at their own path and never followed into directories');
   }
@@ -52,6 +55,7 @@ export async function snapshotForOutput(root: string, options: RepoSnapshotOptio
   for (const k of ['include', 'exclude', 'respectGitignore', 'withContentDigest', 'cache', 'cacheDir', 'jobs', 'signal', 'onProgress', 'onSkip', 'onWarning', 'racyMarginMs'] as const) {
     if (options[k] !== undefined) (scanOptions as Record<string, unknown>)[k] = options[k];
   }
+  if (knownUnchanged !== undefined) scanOptions.knownUnchanged = knownUnchanged;
   const { result: r, body: scanned } = await scanForSnapshot(root, scanOptions);
   const snapshot = makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts }, scanned);
   return { snapshot, skipped: r.skipped, warnings: r.warnings, scanned };

@@ -97,7 +97,8 @@ export interface ScanCommonOptions {
 }
 
 /**
- * What a long-running caller that watches the tree knows (src/daemon/), for `scanTreeSync`:
+ * What a long-running caller that watches the tree knows (src/daemon/), for `scanTreeSync` and
+ * `scanForSnapshot`:
  * `dir(rel)` is true when nothing in directory `rel` ('' the root) changed since the scan that
  * left the stat cache holding exactly `cacheBytes`. Only when the cache loaded is those very
  * bytes are the rows of such directories taken without an lstat (never a racy row, never a
@@ -116,7 +117,7 @@ export interface ScanOptions extends ScanCommonOptions {
   exclude?: readonly string[];
   /** Directory names skipped at any depth in addition to `.git` and `.cairn`. */
   alwaysSkip?: readonly string[];
-  /** A watching caller's knowledge (see KnownUnchanged); honoured by `scanTreeSync`. */
+  /** A watching caller's knowledge (see KnownUnchanged); honoured by `scanTreeSync` and `scanForSnapshot`. */
   knownUnchanged?: KnownUnchanged;
   /** Stop after this many files (default: no limit). `truncated` tells whether more existed. */
   maxFiles?: number;

@@ -217,6 +217,30 @@ describe('cairn daemon: same results as in-process', () => {
     cairn(viaDaemon, ['daemon', 'stop']);
   });
 
+  it('a snapshot through the daemon sees every change made between calls, its watcher vouching for the rest', () => {
+    const root = project();
+    start(root);
+    const digest = (r: Run): string => (JSON.parse(r.stdout) as { snapshotDigest: string }).snapshotDigest;
+    const changes: ((round: number) => void)[] = [
+      (n) => fs.writeFileSync(path.join(root, 'src', 'main.ts'), `export const x = ${n % 10};\n`), // same size, same directory listing
+      (n) => fs.mkdirSync(path.join(root, `dir${n}`, 'deep'), { recursive: true }),
+      (n) => fs.writeFileSync(path.join(root, `dir${n - 1}`, 'deep', 'added.txt'), `added ${n}\n`),
+      (n) => fs.renameSync(path.join(root, `dir${n - 2}`), path.join(root, `moved${n}`)),
+      (n) => fs.rmSync(path.join(root, `f${n % 40}.txt`)),
+      () => {}, // nothing changed: the watcher's answer alone
+    ];
+    for (let round = 0; round < 12; round++) {
+      const served = cairn(root, ['snapshot', '--root', root, '-o', path.join(root, '.cairn', 'snap.json')]);
+      // The reference: in-process, no cache at all (a walk of everything).
+      const walked = cairn(root, ['snapshot', '--root', root, '--no-cache'], { CAIRN_DAEMON: '0' });
+      expect(served.status, served.stderr).toBe(0);
+      expect(digest(served)).toBe((JSON.parse(walked.stdout) as { snapshotDigest: string }).snapshotDigest);
+      changes[round % changes.length]!(round);
+    }
+    expect(status(root)).toMatchObject({ served: 12, declined: 0 });
+    cairn(root, ['daemon', 'stop']);
+  });
+
   it('declines a client with another environment, which then runs in-process', () => {
     const root = project();
     start(root);

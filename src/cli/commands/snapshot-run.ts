@@ -5,14 +5,17 @@
  */
 import * as path from 'node:path';
 import { CairnError } from '../../core/errors.js';
-import type { RepoSnapshot } from '../../inventory/types.js';
+import type { KnownUnchanged, RepoSnapshot } from '../../inventory/types.js';
 import type { SnapshotFlags } from '../fast-lane.js';
 import { ExitCode, progressAllowed, writeJson, type CliIO } from '../io.js';
 
 export type { SnapshotFlags };
 
-/** Runs `cairn snapshot`; throws what the CLI reports (CairnError and the like). */
-export async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void> {
+/**
+ * Runs `cairn snapshot`; throws what the CLI reports (CairnError and the like). `watched`: a
+ * watching caller's knowledge for the scan, asked for once the command runs (`cairn daemon`).
+ */
+export async function runSnapshot(io: CliIO, flags: SnapshotFlags, watched?: () => KnownUnchanged | undefined): Promise<void> {
   if (await servedByDaemon(io, flags)) return;
   // Lazy: `cairn <anything else>` does not pay for loading the scanner.
   const [{ snapshotForOutput }, { writeRepoSnapshot }] = await Promise.all([import('../../inventory/snapshot.js'), import('../../inventory/memo/render.js')]);
@@ -39,7 +42,7 @@ export async function runSnapshot(io: CliIO, flags: SnapshotFlags): Promise<void
       cache: flags.cache,
       signal: controller.signal,
       ...(progress !== undefined ? { onProgress: progress.update } : {}),
-    });
+    }, watched?.());
   } finally {
     process.removeListener('SIGINT', onSigint);
     progress?.clear();

@@ -63,7 +63,10 @@ async function execute(req: RunRequest): Promise<RunReply> {
       await answerHook(io, agent, req.stdin ?? '');
     } else if (req.command === 'snapshot') {
       const { runSnapshot } = await import('../commands/snapshot-run.js');
-      await runSnapshot(io, req.flags as unknown as SnapshotFlags);
+      // The captures' resident watcher vouches for the snapshot's stat pass too (its cache trust
+      // is one slot: alternating with captures, each finds the other's cache and looks at every row).
+      const resident = process.env.CAIRN_WATCH === '0' ? null : (await import('../../daemon/watched-manager.js')).residentGitFor(path.resolve(req.root), path.resolve(req.root, '.cairn'));
+      await runSnapshot(io, req.flags as unknown as SnapshotFlags, resident === null ? undefined : () => resident.scanOptions({}).knownUnchanged);
     } else {
       const session = await import('../commands/session.js');
       if (req.command === 'session pre') await session.runSessionPre(io, req.flags ?? {});
