@@ -409,7 +409,10 @@ export class WatchedSnapshotManager extends SnapshotManager {
     const record = capture();
     const changedSince = (from: string, to: string): string[] => {
       const c = this.inventoryStore(projectRoot).diff(from, to);
-      return [...c.added, ...c.modified, ...c.deleted];
+      // A symbolic link's row follows what it points to, which may lie anywhere (no event on the
+      // link); git sees only the link's text, and a new text is a new link, an event on its name.
+      const modified = c.modified.filter((p) => fs.lstatSync(path.join(this.resident.root, p), { throwIfNoEntry: false })?.isSymbolicLink() !== true);
+      return [...c.added, ...modified, ...c.deleted];
     };
     if (!own || this.resident.settle(record.inventory?.digest, changedSince)) return record;
     // The tree moved where the watcher saw nothing: capture again, with git's own answer.

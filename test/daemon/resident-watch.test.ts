@@ -299,10 +299,14 @@ describe('a resident capture leaning on the tree watcher', () => {
       // (decided before git ran, not by the record's check afterwards)
       else expect([after.runs - before.runs, after.partial - before.partial, after.verifiedAgain - before.verifiedAgain], what).toEqual([1, 0, 0]);
     };
+    fs.symlinkSync('f1.txt', path.join(root, 'd0', 'link'));
+    commitAll(root, 'a link');
     take('whole', 'first');
     take('whole', 'second (the first made cairn\'s directory, where the watcher\'s cookies go)');
     fs.appendFileSync(path.join(root, 'd0', 'f0.txt'), 'edit\n');
     take('partial', 'an edit');
+    fs.appendFileSync(path.join(root, 'd0', 'f1.txt'), 'edit\n');
+    take('partial', 'an edit of a file a link points to (the link\'s row moves, git\'s answer for it does not)');
     fs.mkdirSync(path.join(root, 'd1', 'fresh', 'deeper'), { recursive: true });
     fs.writeFileSync(path.join(root, 'd1', 'fresh', 'deeper', 'u.txt'), 'u\n');
     fs.rmSync(path.join(root, 'd2', 'f1.txt'));
