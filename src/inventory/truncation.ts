@@ -13,7 +13,7 @@ import { compareUtf8 } from '../core/utf8.js';
 import { diffSnapshots } from './diff.js';
 import { scanTree } from './scan.js';
 import { SNAPSHOT_ALWAYS_SKIP, snapshotLimits } from './snapshot.js';
-import type { RepoSnapshot, RepoSnapshotDiff, RepoSnapshotOptions } from './types.js';
+import type { KnownUnchanged, RepoSnapshot, RepoSnapshotDiff, RepoSnapshotOptions } from './types.js';
 
 export interface TruncationReport {
   /** The limit that stopped the walk, as the CLI flag that lifts it. */
@@ -23,13 +23,17 @@ export interface TruncationReport {
   bytesLeftOut: number;
 }
 
-/** Which limit cut `snapshot` and how many files and bytes of the tree it leaves out (`cache`: default false). */
-export async function measureTruncation(root: string, snapshot: RepoSnapshot, options: RepoSnapshotOptions = {}): Promise<TruncationReport> {
+/**
+ * Which limit cut `snapshot` and how many files and bytes of the tree it leaves out (`cache`:
+ * default false; `knownUnchanged`: what a watching caller knows, for the count's own cache).
+ */
+export async function measureTruncation(root: string, snapshot: RepoSnapshot, options: RepoSnapshotOptions = {}, knownUnchanged?: KnownUnchanged): Promise<TruncationReport> {
   const { maxFiles, maxBytes } = snapshotLimits(options);
   const scanOptions: Parameters<typeof scanTree>[1] = { alwaysSkip: SNAPSHOT_ALWAYS_SKIP, withContentDigest: false, cache: options.cache === true, jobs: 0 };
   for (const k of ['include', 'exclude', 'respectGitignore', 'signal', 'cacheDir'] as const) {
     if (options[k] !== undefined) (scanOptions as Record<string, unknown>)[k] = options[k];
   }
+  if (knownUnchanged !== undefined) scanOptions.knownUnchanged = knownUnchanged;
   const whole = await scanTree(root, scanOptions);
   const cutByFiles = snapshot.body.counts.files >= maxFiles;
   return {

@@ -12,10 +12,17 @@ import { ExitCode, progressAllowed, writeJson, type CliIO } from '../io.js';
 export type { SnapshotFlags };
 
 /**
- * Runs `cairn snapshot`; throws what the CLI reports (CairnError and the like). `watched`: a
- * watching caller's knowledge for the scan, asked for once the command runs (`cairn daemon`).
+ * What a watching caller (`cairn daemon`) knows for each of the command's scans, asked for when
+ * the scan starts: the snapshot's, and the count of what a truncated one left out (each has its
+ * own stat cache, so each needs its own watcher's trust).
  */
-export async function runSnapshot(io: CliIO, flags: SnapshotFlags, watched?: () => KnownUnchanged | undefined): Promise<void> {
+export interface WatchedScans {
+  snapshot: () => KnownUnchanged | undefined;
+  count: () => KnownUnchanged | undefined;
+}
+
+/** Runs `cairn snapshot`; throws what the CLI reports (CairnError and the like). */
+export async function runSnapshot(io: CliIO, flags: SnapshotFlags, watched?: WatchedScans): Promise<void> {
   if (await servedByDaemon(io, flags)) return;
   // Lazy: `cairn <anything else>` does not pay for loading the scanner.
   const [{ snapshotForOutput }, { writeRepoSnapshot }] = await Promise.all([import('../../inventory/snapshot.js'), import('../../inventory/memo/render.js')]);
@@ -42,13 +49,13 @@ export async function runSnapshot(io: CliIO, flags: SnapshotFlags, watched?: () 
       cache: flags.cache,
       signal: controller.signal,
       ...(progress !== undefined ? { onProgress: progress.update } : {}),
-    }, watched?.());
+    }, watched?.snapshot());
   } finally {
     process.removeListener('SIGINT', onSigint);
     progress?.clear();
   }
   const { snapshot, skipped, warnings, scanned } = result;
-  if (snapshot.body.truncated) await sayTruncated(io, root, snapshot, flags);
+  if (snapshot.body.truncated) await sayTruncated(io, root, snapshot, flags, watched);
   for (const w of warnings) io.stderr.write(`cairn: notice: ${w.message}${w.path !== undefined ? ` (${w.path})` : ''}\n`);
   if (skipped.length > 0) {
     if (flags.verbose) for (const s of skipped) io.stderr.write(`cairn: skipped ${JSON.stringify(s.path)}: ${s.reason}${s.detail !== undefined ? ` (${s.detail})` : ''}\n`);
@@ -89,7 +96,7 @@ async function servedByDaemon(io: CliIO, flags: SnapshotFlags): Promise<boolean>
 }
 
 /** The seed's document and exit code stay; stderr says what was cut, how much, and how to lift it. */
-async function sayTruncated(io: CliIO, root: string, snapshot: RepoSnapshot, flags: SnapshotFlags): Promise<void> {
+async function sayTruncated(io: CliIO, root: string, snapshot: RepoSnapshot, flags: SnapshotFlags, watched: WatchedScans | undefined): Promise<void> {
   const [{ measureTruncation }, { SNAPSHOT_MAX_FILES_CAP }] = await Promise.all([import('../../inventory/truncation.js'), import('../../inventory/snapshot.js')]);
   const r = await measureTruncation(root, snapshot, {
     include: flags.include,
@@ -100,7 +107,7 @@ async function sayTruncated(io: CliIO, root: string, snapshot: RepoSnapshot, fla
     // The count's own stat cache: a warm truncated snapshot then lstats the tree instead of walking it.
     cache: flags.cache,
     ...(flags.cacheDir !== undefined ? { cacheDir: path.resolve(io.cwd, flags.cacheDir) } : {}),
-  });
+  }, watched?.count());
   const files = `${r.filesLeftOut} file${r.filesLeftOut === 1 ? '' : 's'}`;
   const lift = r.cutBy === '--max-files' ? `raise --max-files (at most ${SNAPSHOT_MAX_FILES_CAP}) or` : 'raise --max-bytes or';
   io.stderr.write(

@@ -14,6 +14,8 @@ import { CairnError } from '../../core/errors.js';
 import { ContainedDir, ContainmentError } from '../../core/contained-dir.js';
 import { reportError, type CliIO } from '../io.js';
 import type { SnapshotFlags } from '../fast-lane.js';
+import type { WatchedScans } from '../commands/snapshot-run.js';
+import type { ResidentGit } from '../../daemon/watched-manager.js';
 import { ask } from './client.js';
 import { identityMismatch, identityOf, lineReader, SOCKET_NAME, type Identity, type Request, type RunReply, type RunRequest, type StatusReply } from '../../daemon/protocol.js';
 import { serveWithResidentManagers } from '../../daemon/serving.js';
@@ -63,10 +65,7 @@ async function execute(req: RunRequest): Promise<RunReply> {
       await answerHook(io, agent, req.stdin ?? '');
     } else if (req.command === 'snapshot') {
       const { runSnapshot } = await import('../commands/snapshot-run.js');
-      // The captures' resident watcher vouches for the snapshot's stat pass too (its cache trust
-      // is one slot: alternating with captures, each finds the other's cache and looks at every row).
-      const resident = process.env.CAIRN_WATCH === '0' ? null : (await import('../../daemon/watched-manager.js')).residentGitFor(path.resolve(req.root), path.resolve(req.root, '.cairn'));
-      await runSnapshot(io, req.flags as unknown as SnapshotFlags, resident === null ? undefined : () => resident.scanOptions({}).knownUnchanged);
+      await runSnapshot(io, req.flags as unknown as SnapshotFlags, await watchedScans(req.root));
     } else {
       const session = await import('../commands/session.js');
       if (req.command === 'session pre') await session.runSessionPre(io, req.flags ?? {});
@@ -76,6 +75,27 @@ async function execute(req: RunRequest): Promise<RunReply> {
     exitCode = reportError(io, e, { json, command });
   }
   return { served: true, exitCode, stdout: stdout.bytes().toString('base64'), stderr: stderr.bytes().toString('base64') };
+}
+
+/** The residents vouching for truncated snapshots' counts, by root: a watcher of their own (see watchedScans). */
+const countResidents = new Map<string, ResidentGit>();
+
+/**
+ * What the tree watcher vouches for in a snapshot's scans. The snapshot's stat pass leans on the
+ * captures' resident (its trust is one slot, the cache the last scan left: a snapshot after a
+ * capture, or the other way round, finds the other's cache and looks at every row once). The
+ * count of what a truncated snapshot left out keeps a cache of its own, so it has a resident and
+ * watcher of its own: sharing a slot, the two scans of one snapshot would never be trusted.
+ */
+async function watchedScans(root: string): Promise<WatchedScans | undefined> {
+  if (process.env.CAIRN_WATCH === '0') return undefined;
+  const watched = await import('../../daemon/watched-manager.js');
+  const [rootAbs, cairnDir] = [path.resolve(root), path.resolve(root, '.cairn')];
+  const captures = watched.residentGitFor(rootAbs, cairnDir);
+  let counts = countResidents.get(rootAbs);
+  if (counts === undefined) countResidents.set(rootAbs, (counts = new watched.ResidentGit(rootAbs, cairnDir)));
+  const known = counts;
+  return { snapshot: () => captures.scanOptions({}).knownUnchanged, count: () => known.scanOptions({}).knownUnchanged };
 }
 
 /**
@@ -172,6 +192,8 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
       // .cairn went away or was replaced: nothing of ours to remove
     }
     dir.close();
+    for (const r of countResidents.values()) r.close();
+    countResidents.clear();
     void import('../../daemon/watched-manager.js').then((w) => w.closeResidents()).finally(() => endWith(0));
   }
 
