@@ -29,13 +29,9 @@ export function readAtCommit(root: string, commit: string, paths: readonly strin
   const out = new Map<string, Buffer>();
   if (!isSafeCommit(commit) || paths.length === 0) return out;
   const env = gitEnv();
-  // Object names take the path from the top of the work tree: prefix the root's place in it.
-  let prefix: string;
-  try {
-    prefix = execFileSync('git', [...GIT_BASE_ARGS, 'rev-parse', '--show-prefix'], { cwd: root, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).replace(/\n$/, '');
-  } catch {
-    return out;
-  }
+  // `<commit>:./<path>` names the path from git's working directory (the root), wherever the root
+  // lies in the work tree: no `rev-parse --show-prefix` (a process per post) to find its place.
+  const prefix = './';
   const single: string[] = [];
   const batchable: string[] = [];
   for (const p of paths) (p.includes('\n') || p.includes('\r') ? single : batchable).push(p);

@@ -56,6 +56,29 @@ describe('content capture', () => {
     expect(it_.changes().map((c) => c.path)).toEqual(['edit.txt', 'gone.txt', 'new.txt']);
   });
 
+  it('takes the pre side from git when the root is a subdirectory of the repository', () => {
+    const top = repo();
+    write(top, 'outside.txt', 'outside\n');
+    write(top, 'app/edit.txt', 'before\n');
+    write(top, 'app/deep/gone.txt', 'gone\n');
+    write(top, 'app/crlf.txt', 'one\ntwo\n');
+    write(top, '.gitattributes', 'app/crlf.txt text eol=crlf\n');
+    commitAll(top, 'init');
+    const root = path.join(top, 'app');
+    fs.rmSync(path.join(root, 'crlf.txt'));
+    git(top, 'checkout', '--', 'app/crlf.txt'); // the working-tree form: CRLF, unlike the blob
+    const dir = pre(root);
+    write(root, 'edit.txt', 'after\n');
+    fs.rmSync(path.join(root, 'deep/gone.txt'));
+    write(root, 'crlf.txt', 'changed\n');
+    post(root, dir);
+    const it_ = openIteration(root, '1');
+    expect(text(it_.read('pre', 'edit.txt')?.bytes)).toBe('before\n');
+    expect(text(it_.read('pre', 'deep/gone.txt')?.bytes)).toBe('gone\n');
+    expect(text(it_.read('pre', 'crlf.txt')?.bytes)).toBe('one\r\ntwo\r\n');
+    expect((readRec(dir, 'post') as { content: { preNotRestorable?: unknown } }).content.preNotRestorable).toBeUndefined();
+  });
+
   it('copies untracked and locally modified files at pre (git cannot give them back)', () => {
     const root = repo();
     write(root, 'tracked.txt', 'committed\n');
