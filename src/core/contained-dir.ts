@@ -419,13 +419,8 @@ export class ContainedDir {
 
   /** lstat of `name` in this directory, or null when missing. */
   lstat(name: string): fs.Stats | null {
-    const via = this.at(name);
-    try {
-      return fs.lstatSync(via);
-    } catch (e) {
-      if (errnoCode(e) === 'ENOENT') return null;
-      throw e;
-    }
+    // Missing is the common answer (a put's new objects): no error made and thrown for it.
+    return fs.lstatSync(this.at(name), { throwIfNoEntry: false }) ?? null;
   }
 
   /** lstat of this directory itself (through the held descriptor). */

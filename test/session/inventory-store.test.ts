@@ -142,6 +142,30 @@ describe('InventoryStore put and prune', () => {
     fs.readdirSync(path.join(dir, 'objects')).flatMap((fan) => fs.readdirSync(path.join(dir, 'objects', fan)).map((n) => path.join(dir, 'objects', fan, n)));
   const tree = (v: string): InventoryEntry[] => [entry('a/one', '1'), entry('b/two', '2'), entry('c/three', v)];
 
+  it('replaces an object a killed put left short, and one a link stands for, before naming a root that needs it', () => {
+    const dir = tempDir();
+    const first = new InventoryStore(dir);
+    first.put(tree('3'));
+    // What a put of tree('4') would write, found by putting it in a scratch store.
+    const scratch = tempDir();
+    const { digest } = new InventoryStore(scratch).put(tree('4'));
+    const fresh = objectFiles(scratch).map((f) => path.relative(scratch, f)).filter((rel) => !fs.existsSync(path.join(dir, rel)));
+    expect(fresh.length).toBeGreaterThanOrEqual(2); // c/ and the root
+    const [torn, linked] = fresh as [string, string];
+    for (const rel of fresh) fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, torn), fs.readFileSync(path.join(scratch, torn)).subarray(0, 5)); // cut off mid-write
+    const target = path.join(tempDir(), 'victim');
+    fs.writeFileSync(target, 'keep');
+    fs.symlinkSync(target, path.join(dir, linked));
+    const again = new InventoryStore(dir).put(tree('4')); // a new process: only the files on disk to go by
+    expect(again.digest).toBe(digest);
+    expect(again.objectsWritten).toBe(fresh.length);
+    for (const rel of fresh) expect(fs.readFileSync(path.join(dir, rel))).toEqual(fs.readFileSync(path.join(scratch, rel)));
+    expect(fs.lstatSync(path.join(dir, linked)).isFile()).toBe(true);
+    expect(fs.readFileSync(target, 'utf8')).toBe('keep');
+    expect(new InventoryStore(dir).get(digest)).toEqual(tree('4'));
+  });
+
   it('leaves objects that already exist untouched: no write, no mtime refresh', () => {
     const dir = tempDir();
     const store = new InventoryStore(dir);

@@ -229,12 +229,18 @@ export class InventoryStore {
         if (known?.has(objectHex) === true) continue;
         const fan = objects.fan(objectHex.slice(0, 2), true)!;
         const rest = objectHex.slice(2);
-        if (fan.lstat(rest)?.isFile() === true) continue; // no prune can delete it now (see the top)
-        // Objects are rename-atomic but not fsynced (a first inventory writes thousands); a torn
-        // object after power loss is caught by the digest check on read. A link at the name is replaced.
-        fan.writeFile(rest, text, { fsync: false });
+        const bytes = Buffer.from(text, 'utf8');
+        const there = fan.lstat(rest);
+        // Whole there: no prune can delete it now (see the top). A shorter one is a write killed midway.
+        if (there?.isFile() === true && there.size === bytes.length) continue;
+        // Objects are not fsynced (a first inventory writes thousands): a torn object after power
+        // loss is caught by the digest check on read. A new one is made at its name, without the
+        // temp and rename of an atomic write (most of a 1 % put's cost): no root names it until
+        // this put has written it whole, and a put that finds it short (see above) replaces it.
+        // A link, a torn object or a name another put took meanwhile: replaced atomically.
+        if (there !== null || !createObject(fan, rest, bytes)) fan.writeFile(rest, bytes, { fsync: false });
         stats.objectsWritten++;
-        stats.bytesWritten += Buffer.byteLength(text);
+        stats.bytesWritten += bytes.length;
       }
     });
     if (known === null || objectsOf.size !== known.size || [...objectsOf.keys()].some((h) => !known.has(h))) {
@@ -812,6 +818,29 @@ function withChild<T>(home: ContainedDir, name: string, fn: (dir: ContainedDir) 
   } finally {
     dir.close();
   }
+}
+
+/**
+ * Makes the new object file `name` in `fan` (exclusive, no link followed) with `bytes`; false when
+ * the name was taken meanwhile. A failed write takes its partial file away.
+ */
+function createObject(fan: ContainedDir, name: string, bytes: Buffer): boolean {
+  let fd: number;
+  try {
+    fd = fan.createFile(name);
+  } catch (e) {
+    if (errnoCode(e) === 'EEXIST') return false;
+    throw e;
+  }
+  try {
+    fs.writeFileSync(fd, bytes);
+  } catch (e) {
+    fs.closeSync(fd);
+    fan.unlink(name);
+    throw e;
+  }
+  fs.closeSync(fd);
+  return true;
 }
 
 /** Blocks this thread for `ms` (the store's API is synchronous). */
