@@ -14,7 +14,8 @@
 // Then the long-running caller's path: `pre`/`post` (nothing changed, and 1 % changed) through the
 // async capture a server such as the MCP server calls (its worker and tree watcher reused), N times
 // in one process per line, with `git status` timed in the same loop (bench/resident-loop.mjs).
-// Then the CLI's `pre`/`post` through `cairn daemon` (the same turns, one line at a time).
+// Then the CLI's `pre`/`post` through `cairn daemon` (the same turns, one line at a time), and
+// warm snapshots through it.
 // Trees are generated on first use (bench/gen-tree.mjs), never committed; the 250k shape takes
 // ~4 GB and several minutes to generate.
 //
@@ -143,6 +144,13 @@ for (const shape of shapes) {
         cairn('session post, 1 % changed', ['session', 'post', '--root', root, '--iteration-dir', iter('b'), '--json']);
         git('-c', 'user.name=cairn-bench', '-c', 'user.email=bench@cairn.invalid', 'commit', '-q', '-a', '--no-verify', '-m', `matrix daemon round ${round}`);
       }
+      // Warm snapshots, nothing changed, through the same daemon after its captures: the settling
+      // one looks at every row (the captures' cache was the one trusted last), the timed ones lean
+      // on the tree watcher. `git status` timed in the same loop.
+      for (round = -1; round < rounds; round++) {
+        time(`${v} git status --porcelain (daemon snapshot loop)`, 'git', ['status', '--porcelain']);
+        time(`${v} cairn snapshot, warm, unchanged via cairn daemon`, node, [CLI, 'snapshot', '--root', root, '--max-files', '50000', '-o', join(scratch, `snap-${i}.json`)], envOf(i));
+      }
       daemon.set(v, JSON.parse(run(['daemon', 'status', '--root', root, '--json'])));
       run(['daemon', 'stop', '--root', root]);
     }
@@ -191,13 +199,18 @@ for (const shape of shapes) {
       rows.push([`${v} ${key} via cairn daemon (served ${d.served}, declined ${d.declined})`, fmtMs(med), `${fmtRatio(med / dGit)} (of the loop's git status)`, '', `${fmtMs(cpu)} (client only)`, '']);
       summary.push({ shape: shape.label, v, key: `${key} via cairn daemon`, med, ratio: med / dGit });
     }
+    const sGit = medianOf(samples.get(`${v} git status --porcelain (daemon snapshot loop)`).wall);
+    const s = samples.get(`${v} cairn snapshot, warm, unchanged via cairn daemon`);
+    rows.push([`${v} \`git status --porcelain\` in the daemon's snapshot loop`, fmtMs(sGit), fmtRatio(sGit / gitMed), '', '', '']);
+    rows.push([`${v} cairn snapshot, warm, unchanged via cairn daemon`, fmtMs(medianOf(s.wall)), `${fmtRatio(medianOf(s.wall) / sGit)} (of the loop's git status)`, '', `${fmtMs(medianOf(s.cpu))} (client only)`, '']);
+    summary.push({ shape: shape.label, v, key: 'cairn snapshot, warm, unchanged via cairn daemon', med: medianOf(s.wall), ratio: medianOf(s.wall) / sGit });
   }
   sections.push(table(`${shape.label} files (${tracked.length} tracked, ${meta.params.nodeModulesFiles} ignored in node_modules; ${rounds} rounds)`, ['command', 'median', 'ratio to git status', 'over `node -e 0`', 'CPU median', 'CPU over `node -e 0`'], rows));
   saveResult('matrix', `${header()}${sections.join('')}`, { print: false }); // a shape's figures survive a later failure
 }
 
 let out = header() + sections.join('');
-out += table('Ratios at a glance (median wall time / `git status` median, same run)', ['shape', ...lines.map((l) => l.v).flatMap((v) => [`${v} snapshot`, `${v} pre / pre 1 %`, `${v} post / post 1 %`, `${v} pre / post, long-running (unchanged; 1 %)`, ...(withDaemon ? [`${v} pre / post via cairn daemon (unchanged; 1 %)`] : [])])],
+out += table('Ratios at a glance (median wall time / `git status` median, same run)', ['shape', ...lines.map((l) => l.v).flatMap((v) => [`${v} snapshot`, `${v} pre / pre 1 %`, `${v} post / post 1 %`, `${v} pre / post, long-running (unchanged; 1 %)`, ...(withDaemon ? [`${v} pre / post via cairn daemon (unchanged; 1 %); snapshot`] : [])])],
   shapes.map((sh) => {
     const get = (v, key) => summary.find((s) => s.shape === sh.label && s.v === v && s.key === key);
     return [sh.label, ...lines.flatMap(({ v }) => [
@@ -205,7 +218,7 @@ out += table('Ratios at a glance (median wall time / `git status` median, same r
       `${fmtRatio(get(v, 'session pre, unchanged').ratio)} / ${fmtRatio(get(v, 'session pre, 1 % changed').ratio)}`,
       `${fmtRatio(get(v, 'session post, unchanged').ratio)} / ${fmtRatio(get(v, 'session post, 1 % changed').ratio)}`,
       `${fmtRatio(get(v, 'session pre via a long-running process (reused worker)').ratio)} / ${fmtRatio(get(v, 'session post via a long-running process (reused worker)').ratio)}; 1 %: ${fmtRatio(get(v, 'session pre via a long-running process, 1 % changed').ratio)} / ${fmtRatio(get(v, 'session post via a long-running process, 1 % changed').ratio)}`,
-      ...(withDaemon ? [`${fmtRatio(get(v, 'session pre, unchanged via cairn daemon').ratio)} / ${fmtRatio(get(v, 'session post, unchanged via cairn daemon').ratio)}; 1 %: ${fmtRatio(get(v, 'session pre, 1 % changed via cairn daemon').ratio)} / ${fmtRatio(get(v, 'session post, 1 % changed via cairn daemon').ratio)}`] : []),
+      ...(withDaemon ? [`${fmtRatio(get(v, 'session pre, unchanged via cairn daemon').ratio)} / ${fmtRatio(get(v, 'session post, unchanged via cairn daemon').ratio)}; 1 %: ${fmtRatio(get(v, 'session pre, 1 % changed via cairn daemon').ratio)} / ${fmtRatio(get(v, 'session post, 1 % changed via cairn daemon').ratio)}; snapshot: ${fmtRatio(get(v, 'cairn snapshot, warm, unchanged via cairn daemon').ratio)}`] : []),
     ])];
   }));
 saveResult('matrix', out);

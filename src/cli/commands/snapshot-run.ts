@@ -79,9 +79,9 @@ export async function runSnapshot(io: CliIO, flags: SnapshotFlags, watched?: Wat
 
 /**
  * Runs the snapshot through the running `cairn daemon` of the root, when this process is the
- * whole CLI and the daemon may serve it (src/cli/daemon/client.ts): its stat cache's pages, its
- * compiled engine and a warm JIT spare a warm snapshot Node's start and module loading. True when
- * it did (a non-zero exit code thrown as ExitCode); false when the command must run here.
+ * whole CLI and the daemon may serve it (src/cli/daemon/client.ts): its tree watcher spares a
+ * warm snapshot most of the stat pass, its loaded engine the module loading. True when it did (a
+ * non-zero exit code thrown as ExitCode); false when the command must run here.
  */
 async function servedByDaemon(io: CliIO, flags: SnapshotFlags): Promise<boolean> {
   if (io.ownsProcess !== true || io.daemonTried === true || io.env.CAIRN_DAEMON === '0') return false;
