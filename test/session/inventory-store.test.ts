@@ -1,4 +1,5 @@
 /** Content-addressed inventories: shared directories, O(changed) growth, diff, GC by reachability. */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -250,6 +251,40 @@ describe('InventoryStore put and prune', () => {
     for (const entries of [[entry('x\uD800', '1')], [entry('x\uD801', '1')], [entry('n\nl', '1'), entry('m', '2')], [entry('n', '1'), entry('l\nm', '2')]]) {
       expect(store.put(entries).digest).toBe(new InventoryStore(tempDir()).put(entries).digest);
     }
+  });
+
+  it('names every directory by its listing alone across puts of one process, whatever the last put made (property)', () => {
+    // The digest a naive build gives: each directory's object through the generic canonicalizer.
+    const naive = (entries: readonly InventoryEntry[], prefix = ''): string => {
+      const here = new Map<string, TreeEntry>();
+      for (const e of entries) {
+        const rest = e.path.slice(prefix.length);
+        if (!e.path.startsWith(prefix)) continue;
+        const slash = rest.indexOf('/');
+        if (slash < 0) here.set(rest, { name: rest, bytes: e.bytes, mode: e.mode, kind: e.kind, ...(e.sha256 === undefined ? {} : { sha256: e.sha256 }) });
+        else {
+          const name = rest.slice(0, slash);
+          if (!here.has(name)) here.set(name, { name, tree: naive(entries, `${prefix}${name}/`) });
+        }
+      }
+      const list = [...here.values()].sort((a, b) => compareUtf8(a.name, b.name));
+      return createHash('sha256').update(canonicalize({ entries: list })).digest('hex');
+    };
+    const paths = ['a', 'b/c', 'b/d', 'b/e/f', 'b/e/g', 'h/i/j', 'h/k'];
+    const arbList = fc.subarray(paths, { minLength: 1 }).chain((chosen) =>
+      fc.tuple(...chosen.map((p) => fc.record({ bytes: fc.nat(2), sha: fc.constantFrom('1', '2', '3') }).map(({ bytes, sha }): InventoryEntry => ({ path: p, bytes, mode: '0644', kind: 'file', sha256: sha.repeat(64) })))),
+    );
+    fc.assert(
+      fc.property(fc.array(arbList, { minLength: 2, maxLength: 8 }), (lists) => {
+        const store = new InventoryStore(tempDir());
+        for (const entries of lists) {
+          const { digest } = store.put(entries);
+          expect(digest).toBe(`sha256:${naive(entries)}`);
+          expect(new InventoryStore(store.dir).get(digest)).toEqual(entries);
+        }
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it('writes everything again when the objects were removed by hand', () => {
