@@ -310,6 +310,12 @@ function formatSeconds(ms: number): string {
 
 const INTENT_INFIX = '.taking-';
 
+/** What an acquisition attempt has made so far, for its signal cleanup. */
+interface Made {
+  /** The lock directory is ours from mkdir until our record is in it. */
+  dir: boolean;
+}
+
 /** The intent file of step 1: next to the lock, named after it, the acquirer's pid and token. */
 function intentPath(lockPath: string, owner: LockOwner): string {
   return `${lockPath}${INTENT_INFIX}${owner.pid}-${owner.token}`;
@@ -338,10 +344,23 @@ async function tryAcquireOnce(
   guardSignals: boolean,
 ): Promise<boolean> {
   const intent = intentPath(lockPath, mine);
-  // A waiter stopped by a signal mid-attempt must not leave its intent behind.
-  const unguard = guardSignals ? onTerminationSignal(() => fs.rmSync(intent, { force: true })) : undefined;
+  const made: Made = { dir: false };
+  // A waiter stopped by a signal mid-attempt must not leave its intent behind, nor a lock
+  // directory it made but put no record in yet (a lock with no trace waits out ownerlessStaleMs).
+  const unguard = guardSignals
+    ? onTerminationSignal(() => {
+        fs.rmSync(intent, { force: true });
+        if (made.dir) {
+          try {
+            fs.rmSync(lockPath, { recursive: true, force: true });
+          } catch {
+            // A record landing mid-removal names our dead pid: the next waiter takes it over at once.
+          }
+        }
+      })
+    : undefined;
   try {
-    return await attempt(lockPath, intent, mine, ownerlessStaleMs, onStale, shown);
+    return await attempt(lockPath, intent, mine, ownerlessStaleMs, onStale, shown, made);
   } finally {
     unguard?.();
   }
@@ -354,10 +373,15 @@ async function attempt(
   ownerlessStaleMs: number,
   onStale: AcquireLockOptions['onStaleTakeover'],
   shown: string,
+  made: Made,
 ): Promise<boolean> {
-  await fsp.writeFile(intent, '', { flag: 'wx', mode: 0o600 }); // step 1
+  // Steps 1 and 2 are synchronous: a termination signal is handled between event-loop turns, so
+  // its cleanup then sees each of them done or not begun, never in flight on the thread pool
+  // (an async create that lands after the cleanup ran would outlive the process).
+  fs.writeFileSync(intent, '', { flag: 'wx', mode: 0o600 }); // step 1
   try {
-    await fsp.mkdir(lockPath, { mode: 0o700 }); // step 2
+    fs.mkdirSync(lockPath, { mode: 0o700 }); // step 2
+    made.dir = true;
   } catch (e) {
     // Not ours: the intent goes at once, so a waiter's intent never looks like a pending acquirer for long.
     await fsp.unlink(intent).catch(() => undefined);
@@ -373,7 +397,9 @@ async function attempt(
   try {
     // mkdir's mode is masked by the umask; the lock dir is 0700 whatever the umask.
     await fsp.chmod(lockPath, 0o700);
-    if (await installOwner(lockPath, mine)) {
+    const installed = await installOwner(lockPath, mine);
+    made.dir = false; // ours with our record (the caller guards it from here), or someone else's
+    if (installed) {
       await removeDeadIntents(lockPath); // a waiter killed in step 1 left one; it must not outlive us
       return true;
     }

@@ -275,6 +275,28 @@ describe('multi-process', () => {
     expect(fs.existsSync(lockPath)).toBe(false);
   });
 
+  it('acquirers killed with SIGTERM at random moments leave no intent file and no lock without a record', async () => {
+    const parent = path.dirname(lockPath);
+    const litter = () => fs.readdirSync(parent).filter((n) => n.startsWith(`${path.basename(lockPath)}.`));
+    for (let round = 0; round < 12; round++) {
+      // Even rounds wait on a held lock; odd rounds race for a free one.
+      const holder = round % 2 === 0 ? startHolder({ LOCK_PATH: lockPath, HOLD_MS: '-1' }) : undefined;
+      if (holder) await holder.acquired;
+      const acquirer = startHolder({ LOCK_PATH: lockPath, HOLD_MS: '-1', TIMEOUT_MS: '30000' });
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 250)));
+      acquirer.child.kill('SIGTERM');
+      await acquirer.done;
+      expect(litter()).toEqual([]);
+      // A lock directory left behind always says whose it is, so no one waits out the ownerless grace.
+      if (fs.existsSync(lockPath)) expect(fs.existsSync(path.join(lockPath, 'owner.json'))).toBe(true);
+      if (holder) {
+        holder.child.kill('SIGTERM');
+        await holder.done;
+      }
+      fs.rmSync(lockPath, { recursive: true, force: true });
+    }
+  }, WHOLE_PROCESS_BUDGET_MS);
+
   it('a waiter killed with SIGTERM releases nothing it does not own', async () => {
     const holder = startHolder({ LOCK_PATH: lockPath, HOLD_MS: '-1' });
     await holder.acquired;
