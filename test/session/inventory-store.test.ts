@@ -309,6 +309,31 @@ describe('InventoryStore put and prune', () => {
     expect(mark.digest).toMatch(/^sha256:/);
   });
 
+  it('a prune with no grace waits for a mark still being written and keeps the root it then names; an old unreadable mark goes', async () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    const { digest } = store.put(tree('5'));
+    const pendingDir = path.join(dir, 'pending');
+    const [markName] = fs.readdirSync(pendingDir);
+    const markFile = path.join(pendingDir, markName!);
+    const whole = fs.readFileSync(markFile, 'utf8');
+    expect(JSON.parse(whole)).toMatchObject({ digest });
+    // The put's first write of its mark has begun (the name exists, empty); it lands 300 ms later.
+    fs.writeFileSync(markFile, '');
+    fs.writeFileSync(path.join(pendingDir, 'damaged.json'), '');
+    const old = new Date(Date.now() - 3600_000);
+    fs.utimesSync(path.join(pendingDir, 'damaged.json'), old, old);
+    const { spawn } = await import('node:child_process');
+    const writer = spawn(process.execPath, ['-e', `setTimeout(() => require('node:fs').writeFileSync(${JSON.stringify(markFile)}, ${JSON.stringify(whole)}), 300)`]);
+    const exited = new Promise((r) => writer.on('exit', r));
+    const result = store.prune({ graceMs: 0 }); // synchronous: it polls until the mark is readable
+    await exited;
+    expect(store.get(digest)).toHaveLength(tree('5').length);
+    expect(fs.readFileSync(markFile, 'utf8')).toBe(whole);
+    expect(fs.existsSync(path.join(pendingDir, 'damaged.json'))).toBe(false);
+    expect(result.kept).toBeGreaterThan(0);
+  });
+
   it('removes the mark of a put whose process died, and the marker of a dead prune', () => {
     const dir = tempDir();
     const store = new InventoryStore(dir);

@@ -624,19 +624,29 @@ export class InventoryStore {
       try {
         const roots: string[] = [];
         let busy: MarkOwner | null = null;
+        let beingWritten: string | null = null;
         for (const entry of pending.entries()) {
           if (!entry.isFile() || !entry.name.endsWith('.json')) continue;
           const mark = readMark(pending, entry.name);
+          const ageMs = Date.now() - (pending.lstat(entry.name)?.mtimeMs ?? 0);
+          // A put's first write of its mark is not atomic with its name: an unreadable fresh mark
+          // is a put beginning, to wait for like any mark without a root. Removing it (as a grace
+          // of 0 once did) let that put go on unmarked and the next prune delete its objects.
+          if (mark === null && ageMs < UNREADABLE_MARK_MS) {
+            beingWritten = entry.name;
+            continue;
+          }
           // This process's own mark without a root is a leftover: puts are synchronous, none is under way here.
           const alive = mark !== null && ownerAlive(mark) && !(mark.pid === process.pid && mark.digest === undefined);
-          const young = (pending.lstat(entry.name)?.mtimeMs ?? 0) > Date.now() - graceMs;
+          const young = ageMs < graceMs;
           if (mark !== null && alive && mark.digest === undefined) busy = mark;
           else if (mark !== null && typeof mark.digest === 'string' && (alive || young)) roots.push(mark.digest);
           else if (!alive && !young && !dryRun) pending.unlink(entry.name);
         }
-        if (busy === null || dryRun) return roots;
+        if ((busy === null && beingWritten === null) || dryRun) return roots;
         if (Date.now() - waitedSince > PRUNE_WAIT_MS) {
-          throw new CairnError('ERR_LOCK_TIMEOUT', `an inventory is being stored in ${this.dir} (pid ${busy.pid}, since ${busy.startedAt}) and has not finished; try the prune again`, { path: this.dir });
+          const who = busy !== null ? `pid ${busy.pid}, since ${busy.startedAt}` : `mark ${beingWritten ?? ''}`;
+          throw new CairnError('ERR_LOCK_TIMEOUT', `an inventory is being stored in ${this.dir} (${who}) and has not finished; try the prune again`, { path: this.dir });
         }
       } finally {
         pending.close();
@@ -758,6 +768,8 @@ const PUT_KEY_VERSION = 'cairn.inventory-put/1';
 /** How long a put waits for a running prune, and a prune for the puts under way, before giving up. */
 const PRUNE_WAIT_MS = 120_000;
 const POLL_MS = 20;
+/** An unreadable mark younger than this is being written (a put's first write); older, it is damaged. */
+const UNREADABLE_MARK_MS = 10_000;
 const MAX_MARK_BYTES = 4096;
 
 /** Who holds a pending mark or the prune marker (what ownerDeathReason needs to tell a dead one). */
