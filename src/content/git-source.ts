@@ -31,7 +31,7 @@ export function readAtCommit(root: string, commit: string, paths: readonly strin
   const env = gitEnv();
   // `<commit>:./<path>` names the path from git's working directory (the root), wherever the root
   // lies in the work tree: no `rev-parse --show-prefix` (a process per post) to find its place.
-  const prefix = './';
+  const fromRoot = './';
   const single: string[] = [];
   const batchable: string[] = [];
   for (const p of paths) (p.includes('\n') || p.includes('\r') ? single : batchable).push(p);
@@ -41,7 +41,7 @@ export function readAtCommit(root: string, commit: string, paths: readonly strin
       stdout = execFileSync('git', [...GIT_BASE_ARGS, 'cat-file', '--batch'], {
         cwd: root,
         env,
-        input: batchable.map((p) => `${commit}:${prefix}${p}\n`).join(''),
+        input: batchable.map((p) => `${commit}:${fromRoot}${p}\n`).join(''),
         stdio: ['pipe', 'pipe', 'pipe'],
         maxBuffer: 1 << 30,
       });
@@ -66,7 +66,7 @@ export function readAtCommit(root: string, commit: string, paths: readonly strin
   }
   for (const p of single) {
     try {
-      const bytes = execFileSync('git', [...GIT_BASE_ARGS, 'cat-file', '--filters', `${commit}:${prefix}${p}`], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 30 });
+      const bytes = execFileSync('git', [...GIT_BASE_ARGS, 'cat-file', '--filters', `${commit}:${fromRoot}${p}`], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 30 });
       if (accept(p, bytes)) out.set(p, bytes);
     } catch {
       // not at that commit
