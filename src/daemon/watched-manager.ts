@@ -51,6 +51,11 @@ interface LastStatus {
   outside: { files: string[]; key: string };
   /** The inventory digest of the capture that ran git (set once that capture finished). */
   inventory?: string;
+  /**
+   * `git rev-parse`'s output of the whole run: a limited run reuses it, since what it depends on
+   * (`<root>/.git`, git's configuration, the environment) has not moved while a limited run is allowed.
+   */
+  revParse?: string;
 }
 
 /** What a resident process keeps per project: its watcher and git's last answer. */
@@ -146,7 +151,7 @@ export class ResidentGit {
         const paths = this.namedSince === null ? null : partialPaths(this.root, this.namedSince);
         if (paths !== null) {
           this.namedSince = new Set();
-          this.pending = { partial: captureGitStatusInBackground(projectRoot, [...paths]), paths, base: last, mark: now };
+          this.pending = { partial: captureGitStatusInBackground(projectRoot, [...paths], last.revParse), paths, base: last, mark: now };
           return;
         }
       }
@@ -176,7 +181,7 @@ export class ResidentGit {
         const status = mergeStatus(p.base.status, limited, p.paths);
         this.counts.partial++;
         this.partialOf = { paths: p.paths, inventory: p.base.inventory };
-        this.last = { status: structuredClone(status), mark: p.mark, outside: p.base.outside };
+        this.last = { status: structuredClone(status), mark: p.mark, outside: p.base.outside, ...(p.base.revParse !== undefined ? { revParse: p.base.revParse } : {}) };
         return status;
       }
       // git failed on the limited run (a path it refuses): its whole answer, as without a watcher.
@@ -187,7 +192,8 @@ export class ResidentGit {
     }
     const status = p.read();
     this.counts.runs++;
-    if (p.mark !== null && p.outside !== null && !tracksInside(this.root, this.cairnDir)) this.last = { status: structuredClone(status), mark: p.mark, outside: p.outside };
+    const revParse = p.read.revParse;
+    if (p.mark !== null && p.outside !== null && !tracksInside(this.root, this.cairnDir)) this.last = { status: structuredClone(status), mark: p.mark, outside: p.outside, ...(typeof revParse === 'string' ? { revParse } : {}) };
     return status;
   }
 

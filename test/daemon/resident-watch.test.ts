@@ -5,6 +5,7 @@
  * finds: checked against a scan with no cache and git's own status after random edit sequences on
  * real files, with the watcher's events dropped on purpose, and with a real queue overflow.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -333,6 +334,59 @@ describe('a resident capture leaning on the tree watcher', () => {
     take('whole', 'a nested repository');
     fs.writeFileSync(path.join(root, 'd0', 'nested', 'n.txt'), 'n2\n');
     take('whole', 'an edit inside the nested repository');
+  });
+
+  it('runs only `git status` for a limited run (rev-parse\'s answer is the whole run\'s), and rev-parse again after a change in .git', () => {
+    // git through a logging wrapper, first on PATH: which commands each capture ran.
+    const shim = makeTempDir('cairn-watch-git-');
+    dirs.push(shim);
+    const log = path.join(shim, 'log');
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    fs.writeFileSync(path.join(shim, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
+    const savedPath = process.env.PATH;
+    process.env.PATH = `${shim}:${savedPath ?? ''}`;
+    try {
+      // The root inside a folder of its own: core.worktree can then move the work tree's top to that folder.
+      const outer = makeTempDir('cairn-watch-outer-');
+      dirs.push(outer);
+      const root = path.join(outer, 'proj');
+      fs.mkdirSync(root);
+      git(root, 'init', '-q', '-b', 'main');
+      git(root, 'config', 'user.email', 't@cairn.invalid');
+      git(root, 'config', 'user.name', 'cairn test');
+      fs.mkdirSync(path.join(root, 'd0'));
+      for (const f of ['a.txt', 'b.txt']) fs.writeFileSync(path.join(root, 'd0', f), `${f}\n`);
+      commitAll(root, 'init');
+      const manager = watched.residentManager(root, {}, { readyTimeoutMs: 10_000 });
+      const resident = watched.residentGitFor(root, path.join(root, '.cairn'));
+      const iter = makeTempDir('cairn-watch-iter-');
+      dirs.push(iter);
+      let n = 0;
+      const take = (what: string): string[] => {
+        fs.writeFileSync(log, '');
+        const record = manager.capturePreSnapshot(root, path.join(iter, String(n++)));
+        const ran = fs.readFileSync(log, 'utf8').split('\n').filter((l) => / (rev-parse|status) /.test(l));
+        expect(actual(root, record), what).toEqual(expected(root));
+        return ran;
+      };
+      take('first');
+      take('second');
+      fs.appendFileSync(path.join(root, 'd0', 'a.txt'), 'edit\n');
+      const before = resident.counts.partial;
+      const limited = take('an edit');
+      expect(resident.counts.partial).toBe(before + 1);
+      expect(limited.filter((l) => l.includes(' rev-parse '))).toEqual([]);
+      expect(limited.filter((l) => l.includes(' status ') && l.endsWith(' -- d0/a.txt'))).toHaveLength(1);
+      // The work tree's top moves up a folder: rev-parse now says the root is `proj/` inside it,
+      // so a status read with the held answer would name every path wrongly.
+      git(root, 'config', 'core.worktree', outer);
+      fs.appendFileSync(path.join(root, 'd0', 'b.txt'), 'edit\n');
+      const whole = take('core.worktree moved');
+      expect(whole.filter((l) => l.includes(' rev-parse '))).toHaveLength(1);
+      expect(gitLib.captureGitStatus(root).untracked).toContain('d0/a.txt'); // the prefix mattered
+    } finally {
+      process.env.PATH = savedPath;
+    }
   });
 
   it('merges a limited status into the held one in git\'s byte order, at and below the named paths only', () => {

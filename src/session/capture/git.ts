@@ -63,9 +63,13 @@ export interface StatusOutputs {
 export const REV_PARSE_ARGS = ['rev-parse', '--is-inside-work-tree', '--show-prefix'];
 export const STATUS_ARGS = ['status', '--porcelain=v2', '-z', '--branch', '--no-renames', '--untracked-files=all', '--', '.'];
 
-/** Runs both commands (the second only inside a work tree). Self-contained: also runs as text. */
-function statusOutputs(run: (args: string[]) => string | null, revParseArgs: string[], statusArgs: string[]): StatusOutputs {
-  const revParse = run(revParseArgs);
+/**
+ * Runs both commands (the second only inside a work tree); with `knownRevParse`, a caller that
+ * proved rev-parse's answer unchanged (a resident process) runs only the status. Self-contained:
+ * also runs as text.
+ */
+function statusOutputs(run: (args: string[]) => string | null, revParseArgs: string[], statusArgs: string[], knownRevParse?: string): StatusOutputs {
+  const revParse = knownRevParse ?? run(revParseArgs);
   return { revParse, status: revParse !== null && revParse.startsWith('true\n') ? run(statusArgs) : null };
 }
 
@@ -95,7 +99,12 @@ function afterFields(record: string, count: number): string {
  * pathspec and made relative to it by dropping the prefix, so a subdirectory root is consistent.
  */
 export function captureGitStatus(projectRoot: string, paths?: readonly string[]): GitStatus {
-  return parseStatus(statusOutputs((args) => runGit(projectRoot, args), REV_PARSE_ARGS, statusArgsFor(paths)));
+  return parseStatus(captureStatusOutputs(projectRoot, paths));
+}
+
+/** The two outputs captureGitStatus parses (rev-parse's taken as `knownRevParse` when given). */
+function captureStatusOutputs(projectRoot: string, paths?: readonly string[], knownRevParse?: string): StatusOutputs {
+  return statusOutputs((args) => runGit(projectRoot, args), REV_PARSE_ARGS, statusArgsFor(paths), knownRevParse);
 }
 
 /** The status command, for the whole tree or (a long-running process's update) limited to `paths` (literal pathspecs, as GIT_BASE_ARGS says). */
@@ -157,7 +166,7 @@ try {
   const build = (text) => new Function('__name', 'return (' + text + ');')((fn) => fn);
   const runGitWith = build(w.runGitWith);
   const statusOutputs = build(w.statusOutputs);
-  message = { outputs: statusOutputs((args) => runGitWith(execFileSync, w.cwd, w.env, [...w.base, ...args]), w.revParseArgs, w.statusArgs) };
+  message = { outputs: statusOutputs((args) => runGitWith(execFileSync, w.cwd, w.env, [...w.base, ...args]), w.revParseArgs, w.statusArgs, w.knownRevParse) };
 } catch {
   message = { failed: true };
 } finally {
@@ -182,23 +191,25 @@ function statusThreadWanted(projectRoot: string): boolean {
  * A small repository (its index under 1 MiB, where booting a thread would cost more than it
  * saves; CAIRN_GIT_STATUS_THREAD=always|never decides instead) runs it right away, and so does
  * the caller whenever the worker cannot start or fails: the status is always git's own.
+ * `knownRevParse`: rev-parse's output, when the caller proved it unchanged (see statusOutputs).
  */
-export function captureGitStatusInBackground(projectRoot: string, paths?: readonly string[]): PendingGitStatus {
-  if (!statusThreadWanted(projectRoot)) return settled(captureGitStatus(projectRoot, paths), 'inline');
+export function captureGitStatusInBackground(projectRoot: string, paths?: readonly string[], knownRevParse?: string): PendingGitStatus {
+  if (!statusThreadWanted(projectRoot)) return settled(captureStatusOutputs(projectRoot, paths, knownRevParse), 'inline');
   // [0] reported, [1] started.
   const done = new Int32Array(new SharedArrayBuffer(8));
   const { port1, port2 } = new MessageChannel();
   let worker: Worker;
   try {
-    const workerData = { cwd: projectRoot, env: gitEnv(), base: GIT_BASE_ARGS, revParseArgs: REV_PARSE_ARGS, statusArgs: statusArgsFor(paths), runGitWith: runGitWith.toString(), statusOutputs: statusOutputs.toString(), port: port2, done };
+    const workerData = { cwd: projectRoot, env: gitEnv(), base: GIT_BASE_ARGS, revParseArgs: REV_PARSE_ARGS, statusArgs: statusArgsFor(paths), knownRevParse, runGitWith: runGitWith.toString(), statusOutputs: statusOutputs.toString(), port: port2, done };
     worker = new Worker(STATUS_WORKER, { eval: true, workerData, transferList: [port2] });
   } catch {
     port1.close();
-    return settled(captureGitStatus(projectRoot, paths), 'fallback');
+    return settled(captureStatusOutputs(projectRoot, paths, knownRevParse), 'fallback');
   }
   worker.unref();
   worker.on('error', () => undefined); // reported through `done` or not at all: the wait below decides
   let status: GitStatus | undefined;
+  let revParse: string | null | undefined;
   let via: PendingGitStatus['via'] = 'pending';
   const read = (): GitStatus => {
     if (status !== undefined) return status;
@@ -208,9 +219,12 @@ export function captureGitStatusInBackground(projectRoot: string, paths?: readon
     void worker.terminate();
     port1.close();
     via = message?.outputs !== undefined ? 'thread' : 'fallback';
-    status = message?.outputs !== undefined ? parseStatus(message.outputs) : captureGitStatus(projectRoot, paths);
+    const outputs = message?.outputs ?? captureStatusOutputs(projectRoot, paths, knownRevParse);
+    revParse = outputs.revParse;
+    status = parseStatus(outputs);
     return status;
   };
+  Object.defineProperty(read, 'revParse', { get: () => revParse });
   return Object.defineProperty(read, 'via', { get: () => via }) as PendingGitStatus;
 }
 
@@ -222,10 +236,13 @@ export function captureGitStatusInBackground(projectRoot: string, paths?: readon
 export interface PendingGitStatus {
   (): GitStatus;
   readonly via: 'inline' | 'thread' | 'fallback' | 'pending';
+  /** The `rev-parse` output the status was read with (null: git failed); undefined until read. */
+  readonly revParse: string | null | undefined;
 }
 
-function settled(status: GitStatus, via: 'inline' | 'fallback'): PendingGitStatus {
-  return Object.defineProperty(() => status, 'via', { value: via }) as PendingGitStatus;
+function settled(outputs: StatusOutputs, via: 'inline' | 'fallback'): PendingGitStatus {
+  const status = parseStatus(outputs);
+  return Object.defineProperties(() => status, { via: { value: via }, revParse: { value: outputs.revParse } }) as PendingGitStatus;
 }
 
 /** Size of the git index of the work tree holding `dir` (0 when there is none, or it lives elsewhere: a linked work tree or submodule). */
