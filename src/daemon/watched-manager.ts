@@ -70,6 +70,13 @@ export class ResidentGit {
   private namedSince: Set<string> | null = null;
   /** Set by status() for a limited run: the paths it covered and the inventory the held status went with. */
   private partialOf: { paths: Set<string>; inventory: string } | null = null;
+  /**
+   * The configuration files outside the tree the latest `git config --show-origin` named: a whole
+   * run keys on them before git starts and lists them again only once its capture is answered.
+   */
+  private outsideList: string[] | null = null;
+  /** What the latest whole run left to check before its answer may be reused (completeDeferred). */
+  private deferred: { keyedOn: string[] | null } | null = null;
   /** The stat cache as this process's last scan left it, the mark that scan began after, and when a pass last looked at every row. */
   private inventory: { bytes: Buffer; mark: WatchMark; fullPassAt: number } | null = null;
   /** Directories with events since that mark (taken from the watcher at each mark). */
@@ -121,7 +128,7 @@ export class ResidentGit {
   /** What begin() decided for the capture under way: git's last answer, or git's run started then. */
   private pending:
     | { reuse: GitStatus }
-    | { read: PendingGitStatus; mark: WatchMark | null; outside: { files: string[]; key: string } | null }
+    | { read: PendingGitStatus; mark: WatchMark | null; outside: { files: string[]; key: string } | null; listedNow: boolean }
     | { partial: PendingGitStatus; paths: Set<string>; base: LastStatus; mark: WatchMark }
     | null = null;
 
@@ -131,6 +138,7 @@ export class ResidentGit {
    * while the capture scans the tree.
    */
   begin(projectRoot: string): void {
+    this.completeDeferred();
     this.reused = false;
     this.pending = null;
     this.partialOf = null;
@@ -161,8 +169,12 @@ export class ResidentGit {
     // Everything named before this mark is in git's answer (git starts after it).
     const named = watch?.takeNamed();
     this.namedSince = mark === null || named === undefined ? null : new Set();
-    const outside = mark === null ? null : outsideFiles(this.root);
-    this.pending = { read: captureGitStatusInBackground(projectRoot), mark, outside };
+    // The stats are taken now, before git starts, of the files the latest listing named; whether
+    // they are still all git reads is checked after the capture (completeDeferred).
+    const known = mark === null ? null : this.outsideList;
+    const outside = mark === null ? null : known !== null ? { files: known, key: outsideKey(known) } : outsideFiles(this.root);
+    if (known === null) this.outsideList = outside?.files ?? null;
+    this.pending = { read: captureGitStatusInBackground(projectRoot), mark, outside, listedNow: known === null };
   }
 
   /** The capture's git status: as begin() decided, or `run` when no capture began here. */
@@ -193,8 +205,35 @@ export class ResidentGit {
     const status = p.read();
     this.counts.runs++;
     const revParse = p.read.revParse;
-    if (p.mark !== null && p.outside !== null && !tracksInside(this.root, this.cairnDir)) this.last = { status: structuredClone(status), mark: p.mark, outside: p.outside, ...(typeof revParse === 'string' ? { revParse } : {}) };
+    if (p.mark !== null && p.outside !== null) {
+      this.last = { status: structuredClone(status), mark: p.mark, outside: p.outside, ...(typeof revParse === 'string' ? { revParse } : {}) };
+      this.deferred = { keyedOn: p.listedNow ? null : p.outside.files };
+    }
     return status;
+  }
+
+  /**
+   * The checks a whole run leaves until its capture is answered (a daemon calls this right after
+   * replying; the next capture calls it first in any case): git tracks nothing inside cairn's
+   * directory (its events are not counted), and the configuration files git reads are still the
+   * ones the run keyed on. Either failing, the run's answer is never reused. Later is as exact as
+   * before git ran: a change to the index or to a keyed file since then is an event in `.git` or a
+   * key that no longer matches, so the answer is not reused either way.
+   */
+  completeDeferred(): void {
+    const d = this.deferred;
+    this.deferred = null;
+    if (d === null || this.last === null) return;
+    let keep = !tracksInside(this.root, this.cairnDir);
+    if (keep && d.keyedOn !== null) {
+      const now = outsideFiles(this.root);
+      this.outsideList = now?.files ?? null;
+      keep = now !== null && now.files.length === d.keyedOn.length && now.files.every((f, i) => f === d.keyedOn![i]);
+    }
+    if (!keep) {
+      this.last = null;
+      this.namedSince = null;
+    }
   }
 
   /** After a capture: the inventory its git status goes with, or (reused) whether it still matches. */
@@ -226,6 +265,8 @@ export class ResidentGit {
     this.watch?.close();
     this.watch = null;
     this.last = null;
+    this.deferred = null;
+    this.outsideList = null;
     this.namedSince = null;
     this.inventory = null;
   }
@@ -368,6 +409,11 @@ export function residentGitFor(root: string, cairnDir: string, watchOptions?: Tr
     residents.set(key, r);
   }
   return r;
+}
+
+/** Runs the checks the captures of this process left until they were answered (ResidentGit.completeDeferred). */
+export function completeDeferredChecks(): void {
+  for (const r of residents.values()) r.completeDeferred();
 }
 
 /** Stops every watcher of this process (tests, shutdown). */

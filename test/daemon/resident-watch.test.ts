@@ -389,6 +389,50 @@ describe('a resident capture leaning on the tree watcher', () => {
     }
   });
 
+  it('lists git\'s configuration files again after a whole run answered: an include added to the global config, then edited, is seen', () => {
+    const cfg = makeTempDir('cairn-watch-gitconfig-');
+    dirs.push(cfg);
+    const global = path.join(cfg, 'global');
+    const included = path.join(cfg, 'included');
+    fs.writeFileSync(global, '[user]\n\tname = cairn test\n');
+    fs.writeFileSync(included, '[cairn]\n\tmarker = 1\n'); // an entry: git lists only files that gave one
+    const saved = process.env.GIT_CONFIG_GLOBAL;
+    process.env.GIT_CONFIG_GLOBAL = global;
+    try {
+      const root = repo();
+      fs.writeFileSync(path.join(root, 'd0', 'loose.txt'), 'untracked\n');
+      const manager = watched.residentManager(root, {}, { readyTimeoutMs: 10_000 });
+      const resident = watched.residentGitFor(root, path.join(root, '.cairn'));
+      const iter = makeTempDir('cairn-watch-iter-');
+      dirs.push(iter);
+      let n = 0;
+      const take = (what: string): typeof resident.counts => {
+        const before = { ...resident.counts };
+        const record = manager.capturePreSnapshot(root, path.join(iter, String(n++)));
+        expect(actual(root, record), what).toEqual(expected(root));
+        resident.completeDeferred(); // as the daemon does once it answered
+        return { ...resident.counts, runs: resident.counts.runs - before.runs, reused: resident.counts.reused - before.reused };
+      };
+      take('first');
+      take('second');
+      expect(take('nothing changed').reused, 'nothing changed').toBe(1);
+      // The run after this keys on the files listed before the include existed; the listing after it names the include.
+      fs.appendFileSync(global, `[include]\n\tpath = ${included}\n`);
+      expect(take('an include added').runs, 'an include added').toBe(1);
+      // Outside the tree and not in the keyed files: only the new listing makes the next capture run git.
+      fs.writeFileSync(path.join(cfg, 'excludes'), 'loose.txt\n');
+      fs.appendFileSync(included, `[core]\n\texcludesFile = ${path.join(cfg, 'excludes')}\n`);
+      expect(take('the included file edited').runs, 'the included file edited').toBe(1);
+      expect(gitLib.captureGitStatus(root).untracked).not.toContain('d0/loose.txt'); // the edit mattered
+      // That run's listing named the excludes file too (set by the edit): git once more, then reused.
+      expect(take('nothing changed since').runs, 'nothing changed since').toBe(1);
+      expect(take('nothing changed still').reused, 'nothing changed still').toBe(1);
+    } finally {
+      if (saved === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+      else process.env.GIT_CONFIG_GLOBAL = saved;
+    }
+  });
+
   it('merges a limited status into the held one in git\'s byte order, at and below the named paths only', () => {
     const held = { branch: 'main', commit: 'c', staged: ['a/x', 'b'], unstaged: ['a', 'a/y', 'a-b', 'z'], untracked: ['a/new/u', 'ab', '\u00e9', '\u{1f600}'] };
     const limited = { branch: 'main', commit: 'c', staged: [], unstaged: ['a/z', 'a-b'], untracked: ['a/w', '\uff10'] };

@@ -250,6 +250,9 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
       queue = queue.then(async () => {
         const reply = await answer(req).catch((e: unknown) => ({ served: false, reason: e instanceof Error ? e.message : String(e) }));
         if (!socket.destroyed) socket.end(`${JSON.stringify(reply)}\n`);
+        // The checks a capture's git run may leave until it was answered, while the client goes on
+        // and before the next request is taken (watched-manager.ts, completeDeferred).
+        if (process.env.CAIRN_WATCH !== '0') (await import('../../daemon/watched-manager.js')).completeDeferredChecks();
         resetIdle();
       });
     });
