@@ -224,15 +224,19 @@ export class ResidentGit {
     const d = this.deferred;
     this.deferred = null;
     if (d === null || this.last === null) return;
-    let keep = !tracksInside(this.root, this.cairnDir);
-    if (keep && d.keyedOn !== null) {
-      const now = outsideFiles(this.root);
-      this.outsideList = now?.files ?? null;
-      keep = now !== null && now.files.length === d.keyedOn.length && now.files.every((f, i) => f === d.keyedOn![i]);
-    }
-    if (!keep) {
-      this.last = null;
-      this.namedSince = null;
+    let keep = false;
+    try {
+      keep = !tracksInside(this.root, this.cairnDir);
+      if (keep && d.keyedOn !== null) {
+        const now = outsideFiles(this.root);
+        this.outsideList = now?.files ?? null;
+        keep = now !== null && now.files.length === d.keyedOn.length && now.files.every((f, i) => f === d.keyedOn![i]);
+      }
+    } finally {
+      if (!keep) {
+        this.last = null;
+        this.namedSince = null;
+      }
     }
   }
 

@@ -252,7 +252,7 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
         if (!socket.destroyed) socket.end(`${JSON.stringify(reply)}\n`);
         // The checks a capture's git run may leave until it was answered, while the client goes on
         // and before the next request is taken (watched-manager.ts, completeDeferred).
-        if (process.env.CAIRN_WATCH !== '0') (await import('../../daemon/watched-manager.js')).completeDeferredChecks();
+        if (process.env.CAIRN_WATCH !== '0') await import('../../daemon/watched-manager.js').then((w) => w.completeDeferredChecks()).catch(() => undefined); // a failed check kept nothing
         resetIdle();
       });
     });
