@@ -29,6 +29,14 @@
  * they cannot have been deleted (one lstat of the root checks that the store was not removed
  * by hand). Tested with a prune running in another process while inventories are put.
  *
+ * A long-running process keeps its last put in memory (PutMemory, ./put-memory.ts: the tree
+ * with each directory's object, and the objects known on disk) and patches it to the next
+ * put's entries: only the directories on changed paths are made and looked at, and neither
+ * `last-put` nor `known-objects` is written (what they say stays true). The memory is trusted on
+ * the terms of `known-objects`: in the epoch it was made in (a prune by any process ends it;
+ * one by this process drops it) and while its root is there (one lstat); a put that fails or
+ * cannot be patched exactly drops it, and the next put is plain and makes a new one.
+ *
  * Every object and ref is reached through ContainedDir (../core/contained-dir.ts): no link in
  * `.cairn/`, `inventories/`, `objects/`, a fan-out directory or at a file name is followed, so
  * prune deletes only files inside the store, and a link it meets is left alone, never its target.
@@ -42,41 +50,16 @@ import { ContainedDir, ContainmentError, rootedAt } from '../../core/contained-d
 import { CairnError, errnoCode } from '../../core/errors.js';
 import { ownerDeathReason, processStartTicks } from '../../core/lock.js';
 import { decodeUtf8Strict } from '../../core/utf8.js';
-import { canonicalize } from '../../core/jcs.js';
 import { compareUtf8 } from '../../core/utf8.js';
 import { sameContent } from '../../inventory/diff.js';
+import { PutMemory } from './put-memory.js';
+import { buildTree, isDirRef, makeObject, type BuildNode, type DirRef, type FileNode, type InventoryEntry, type MadeObject, type TreeEntry, type TreeObject } from './tree-object.js';
 import type { WorkingTreeChanges } from '../types.js';
 
-/** One inventoried path, as the repo-snapshot engine reports it. */
-export interface InventoryEntry {
-  path: string;
-  bytes: number;
-  sha256?: string;
-  mode: string;
-  kind: string;
-}
-
-export interface FileNode {
-  name: string;
-  bytes: number;
-  sha256?: string;
-  mode: string;
-  kind: string;
-}
-export interface DirRef {
-  name: string;
-  tree: string;
-}
-export type TreeEntry = FileNode | DirRef;
-interface TreeObject {
-  entries: TreeEntry[];
-}
+export type { DirRef, FileNode, InventoryEntry, TreeEntry } from './tree-object.js';
+export { canonicalTree } from './tree-object.js';
 
 const DIGEST_PREFIX = 'sha256:';
-
-function isDirRef(entry: TreeEntry): entry is DirRef {
-  return 'tree' in entry;
-}
 
 function hexOf(digest: string): string {
   const hex = digest.startsWith(DIGEST_PREFIX) ? digest.slice(DIGEST_PREFIX.length) : digest;
@@ -84,11 +67,6 @@ function hexOf(digest: string): string {
     throw new CairnError('ERR_INVALID_SNAPSHOT', `"${digest}" is not an inventory digest (expected sha256:<64 hex>)`);
   }
   return hex;
-}
-
-interface BuildNode {
-  files: FileNode[];
-  dirs: Map<string, BuildNode>;
 }
 
 export interface StoreInventoryResult {
@@ -184,25 +162,13 @@ export class InventoryStore {
 
   /** Stores an inventory (entries with POSIX paths) and returns the digest of its root directory object. */
   put(entries: readonly InventoryEntry[]): StoreInventoryResult {
-    const key = putKey(entries);
     const stats = { objectsWritten: 0, bytesWritten: 0 };
     const home = ContainedDir.open(this.root, this.parts, { create: true })!;
     let digest: string;
     try {
       const mark = this.beginPut(home);
       try {
-        const same = this.lastPutRoot(home, mark.epoch, key);
-        if (same !== null) digest = DIGEST_PREFIX + same;
-        else {
-          // Every object is serialised and named first; the store is touched only after that.
-          const objectsOf = new Map<string, string>();
-          const parsed = new Map<string, TreeObject>();
-          const hex = hashNode(buildTree(entries), objectsOf, parsed);
-          digest = DIGEST_PREFIX + hex;
-          this.storeObjects(home, mark, objectsOf, stats);
-          home.writeFile(LAST_PUT_FILE, `${mark.epoch}\n${key}\n${hex}\n`, { fsync: false });
-          for (const [h, object] of parsed) this.remember(h, object);
-        }
+        digest = DIGEST_PREFIX + (this.residentPut(home, mark.epoch, entries, stats) ?? this.plainPut(home, mark.epoch, entries, stats));
       } catch (e) {
         // The mark must not outlive a put that failed: a prune would wait for it.
         try {
@@ -221,9 +187,58 @@ export class InventoryStore {
     return { digest, ...stats };
   }
 
+  /**
+   * The put of a process that put into this store before, in the same prune epoch, with its root
+   * still there: patched from the last put's tree (see PutMemory), so only the objects on the
+   * changed paths are made and looked at. Returns the root, or null when there is no such memory
+   * or it cannot serve these entries (then it is dropped, and the plain put makes a new one).
+   */
+  private residentPut(home: ContainedDir, epoch: string, entries: readonly InventoryEntry[], stats: { objectsWritten: number; bytesWritten: number }): string | null {
+    const memory = MEMORY.get(this.dir);
+    if (memory === undefined) return null;
+    // Dropped first: a put that fails midway leaves no memory behind, whatever it had patched.
+    MEMORY.delete(this.dir);
+    if (memory.epoch !== epoch || !this.has(DIGEST_PREFIX + memory.rootHex)) return null;
+    const made = memory.patch(entries);
+    if (made === null) return null;
+    const objectsOf = new Map(made.map((m) => [m.hex, m.text]));
+    this.writeObjects(objectsOf, memory.onDisk, stats);
+    for (const m of made) {
+      memory.onDisk.add(m.hex);
+      this.remember(m.hex, m.object);
+    }
+    if (memory.onDisk.size <= MEMORY_OBJECTS_MAX) MEMORY.set(this.dir, memory);
+    return memory.rootHex;
+  }
+
+  /** The put that builds the whole tree from `entries` (the first of a process, or after a prune); it leaves the memory for the next. */
+  private plainPut(home: ContainedDir, epoch: string, entries: readonly InventoryEntry[], stats: { objectsWritten: number; bytesWritten: number }): string {
+    const key = putKey(entries);
+    const same = this.lastPutRoot(home, epoch, key);
+    if (same !== null) return same;
+    // Every object is serialised and named first; the store is touched only after that.
+    const objectsOf = new Map<string, string>();
+    const parsed = new Map<string, TreeObject>();
+    const tree = buildTree(entries);
+    const hex = hashNode(tree, objectsOf, parsed);
+    this.storeObjects(home, epoch, objectsOf, stats);
+    home.writeFile(LAST_PUT_FILE, `${epoch}\n${key}\n${hex}\n`, { fsync: false });
+    for (const [h, object] of parsed) this.remember(h, object);
+    MEMORY.set(this.dir, new PutMemory(epoch, tree, new Set(objectsOf.keys())));
+    return hex;
+  }
+
   /** Writes the objects that are not on disk yet, and the list of this put's objects when it differs from the last one. */
-  private storeObjects(home: ContainedDir, mark: { epoch: string }, objectsOf: ReadonlyMap<string, string>, stats: { objectsWritten: number; bytesWritten: number }): void {
-    const known = this.knownObjects(home, mark.epoch);
+  private storeObjects(home: ContainedDir, epoch: string, objectsOf: ReadonlyMap<string, string>, stats: { objectsWritten: number; bytesWritten: number }): void {
+    const known = this.knownObjects(home, epoch);
+    this.writeObjects(objectsOf, known, stats);
+    if (known === null || objectsOf.size !== known.size || [...objectsOf.keys()].some((h) => !known.has(h))) {
+      home.writeFile(KNOWN_FILE, `${epoch}\n${[...objectsOf.keys()].join('\n')}\n`, { fsync: false });
+    }
+  }
+
+  /** Writes each of `objectsOf` that is not in `known` and not whole on disk already. */
+  private writeObjects(objectsOf: ReadonlyMap<string, string>, known: ReadonlySet<string> | null, stats: { objectsWritten: number; bytesWritten: number }): void {
     this.withObjects(true, (objects) => {
       for (const [objectHex, text] of objectsOf) {
         if (known?.has(objectHex) === true) continue;
@@ -243,9 +258,6 @@ export class InventoryStore {
         stats.bytesWritten += bytes.length;
       }
     });
-    if (known === null || objectsOf.size !== known.size || [...objectsOf.keys()].some((h) => !known.has(h))) {
-      home.writeFile(KNOWN_FILE, `${mark.epoch}\n${[...objectsOf.keys()].join('\n')}\n`, { fsync: false });
-    }
   }
 
   /** The marks this store's puts wrote, by root digest, until addRef replaces them. */
@@ -578,6 +590,7 @@ export class InventoryStore {
     const home = ContainedDir.open(this.root, this.parts, { create: false });
     if (home === null) return { kept: 0, deleted: 0, bytesFreed: 0, refsRemoved: 0, dryRun };
     REMEMBERED.delete(this.dir); // a prune reads what is on disk, and may delete what was remembered
+    MEMORY.delete(this.dir);
     try {
       if (!dryRun) this.beginPrune(home);
       try {
@@ -759,6 +772,14 @@ const EPOCH_FILE = 'prune-epoch';
 const KNOWN_FILE = 'known-objects';
 /** Objects remembered (see readObject), by store directory, then by name. */
 const REMEMBERED = new Map<string, Map<string, TreeObject>>();
+/**
+ * The last put of this process in each store directory, to patch in the next (see PutMemory):
+ * trusted only in the prune epoch it was made in, and while its root is on disk (the guard of
+ * known-objects); a prune here drops it.
+ */
+const MEMORY = new Map<string, PutMemory>();
+/** Objects a memory may know on disk before it is dropped (the next put is plain and starts afresh). */
+const MEMORY_OBJECTS_MAX = 200_000;
 /** How many objects the process remembers before it starts over: ~2x the directories of a 250k-file tree. */
 const OBJECT_CACHE_MAX = 100_000;
 /** The last put's epoch, entries (putKey) and root: a put of the same entries in the same epoch stores nothing. */
@@ -860,28 +881,6 @@ function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** The directory tree of `entries` (POSIX paths), files in the order given. */
-function buildTree(entries: readonly InventoryEntry[]): BuildNode {
-  const root: BuildNode = { files: [], dirs: new Map() };
-  for (const entry of entries) {
-    const segments = entry.path.split('/');
-    const name = segments.pop() as string;
-    let node = root;
-    for (const segment of segments) {
-      let child = node.dirs.get(segment);
-      if (child === undefined) {
-        child = { files: [], dirs: new Map() };
-        node.dirs.set(segment, child);
-      }
-      node = child;
-    }
-    const file: FileNode = { name, bytes: entry.bytes, mode: entry.mode, kind: entry.kind };
-    if (entry.sha256 !== undefined) file.sha256 = entry.sha256;
-    node.files.push(file);
-  }
-  return root;
-}
-
 /**
  * A digest of the entries as put receives them, every field that reaches an object: equal keys,
  * equal inventories. Paths are length-prefixed, so no two lists share a text whatever a path holds
@@ -916,12 +915,8 @@ function hashNode(node: BuildNode, out: Map<string, string>, parsed: Map<string,
   const children: DirRef[] = [];
   for (const [name, child] of node.dirs) children.push({ name, tree: hashNode(child, out, parsed, memo, `${at}${name}/`, next) });
   let made = memo.get(at);
-  if (made === undefined || !sameListing(made, node.files, children)) {
-    const entries: TreeEntry[] = [...node.files, ...children];
-    entries.sort((a, b) => compareUtf8(a.name, b.name));
-    const text = canonicalTree(entries);
-    made = { files: node.files, children, hex: createHash('sha256').update(text).digest('hex'), text, object: { entries } };
-  }
+  if (made === undefined || !sameListing(made, node.files, children)) made = makeObject(node.files, children);
+  node.made = made;
   next.set(at, made);
   out.delete(made.hex); // an equal directory met before moves after this one's children
   out.set(made.hex, made.text);
@@ -934,18 +929,10 @@ function hashNode(node: BuildNode, out: Map<string, string>, parsed: Map<string,
 }
 
 /**
- * A directory object this process made in its last put, with what it was made of: an object is a
- * function of its listing alone, so a directory whose files and subdirectory objects are the same
- * in the next put is neither serialised nor hashed again (a long-running process puts a 50k-file
- * tree with 1 % changed in ~1/5 of the time). Paths end in `/`; the root is `''`.
+ * The directory objects this process made in its last plain put, by directory path (ending in
+ * `/`; the root is `''`): a directory whose files and subdirectory objects are the same in the
+ * next plain put (after a prune, say) is neither serialised nor hashed again.
  */
-interface MadeObject {
-  files: readonly FileNode[];
-  children: readonly DirRef[];
-  hex: string;
-  text: string;
-  object: TreeObject;
-}
 let madeObjects = new Map<string, MadeObject>();
 
 function sameListing(made: MadeObject, files: readonly FileNode[], children: readonly DirRef[]): boolean {
@@ -961,29 +948,6 @@ function sameListing(made: MadeObject, files: readonly FileNode[], children: rea
     if (a.name !== b.name || a.tree !== b.tree) return false;
   }
   return true;
-}
-
-/**
- * `canonicalize({entries})` (RFC 8785), written out for the two fixed entry shapes: trees of
- * 10^5 files are serialized on every snapshot, and the generic canonicalizer's per-object key
- * sort dominated. Keys are emitted in JCS order (bytes < kind < mode < name < sha256; name < tree);
- * a test checks equality with `canonicalize`.
- */
-export function canonicalTree(entries: readonly TreeEntry[]): string {
-  const parts: string[] = [];
-  for (const e of entries) {
-    if (isDirRef(e)) parts.push(`{"name":${JSON.stringify(e.name)},"tree":${JSON.stringify(e.tree)}}`);
-    else {
-      const sha = e.sha256 === undefined ? '' : `,"sha256":${JSON.stringify(e.sha256)}`;
-      parts.push(`{"bytes":${canonicalNumber(e.bytes)},"kind":${JSON.stringify(e.kind)},"mode":${JSON.stringify(e.mode)},"name":${JSON.stringify(e.name)}${sha}}`);
-    }
-  }
-  return `{"entries":[${parts.join(',')}]}`;
-}
-
-function canonicalNumber(n: number): string {
-  // Sizes are non-negative integers; anything else goes through the full canonicalizer (which rejects NaN).
-  return Number.isSafeInteger(n) ? String(n) : canonicalize(n);
 }
 
 function asEntry(node: FileNode, entryPath: string): InventoryEntry {

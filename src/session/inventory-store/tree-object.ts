@@ -1,0 +1,116 @@
+/**
+ * The directory objects of an inventory: what a listing holds (files and subdirectories), the
+ * tree of listings a list of entries makes, and the one canonical text and name of a listing's
+ * object. The plain put (./inventory-store.ts) and the resident put (./put-memory.ts) both make
+ * their objects here, so the two cannot disagree on a byte.
+ */
+import { createHash } from 'node:crypto';
+import { canonicalize } from '../../core/jcs.js';
+import { compareUtf8 } from '../../core/utf8.js';
+
+/** One inventoried path, as the repo-snapshot engine reports it. */
+export interface InventoryEntry {
+  path: string;
+  bytes: number;
+  sha256?: string;
+  mode: string;
+  kind: string;
+}
+
+export interface FileNode {
+  name: string;
+  bytes: number;
+  sha256?: string;
+  mode: string;
+  kind: string;
+}
+export interface DirRef {
+  name: string;
+  tree: string;
+}
+export type TreeEntry = FileNode | DirRef;
+export interface TreeObject {
+  entries: TreeEntry[];
+}
+
+export function isDirRef(entry: TreeEntry): entry is DirRef {
+  return 'tree' in entry;
+}
+
+/** A directory of the tree being put; `made` is its object once named (see hashNode, PutMemory). */
+export interface BuildNode {
+  files: FileNode[];
+  dirs: Map<string, BuildNode>;
+  made?: MadeObject;
+}
+
+/**
+ * A directory object with what it was made of: an object is a function of its listing alone
+ * (files, and the names and objects of its subdirectories).
+ */
+export interface MadeObject {
+  files: readonly FileNode[];
+  children: readonly DirRef[];
+  hex: string;
+  text: string;
+  object: TreeObject;
+}
+
+/** The object of a listing: its entries sorted by UTF-8 order (a stable sort, files first), serialised and named. */
+export function makeObject(files: readonly FileNode[], children: readonly DirRef[]): MadeObject {
+  const entries: TreeEntry[] = [...files, ...children];
+  entries.sort((a, b) => compareUtf8(a.name, b.name));
+  const text = canonicalTree(entries);
+  return { files, children, hex: createHash('sha256').update(text).digest('hex'), text, object: { entries } };
+}
+
+/** The file node of an entry named `name` (its path's last segment). */
+export function fileNodeOf(entry: InventoryEntry, name: string): FileNode {
+  const file: FileNode = { name, bytes: entry.bytes, mode: entry.mode, kind: entry.kind };
+  if (entry.sha256 !== undefined) file.sha256 = entry.sha256;
+  return file;
+}
+
+/** The directory tree of `entries` (POSIX paths), files in the order given. */
+export function buildTree(entries: readonly InventoryEntry[]): BuildNode {
+  const root: BuildNode = { files: [], dirs: new Map() };
+  for (const entry of entries) {
+    const segments = entry.path.split('/');
+    const name = segments.pop() as string;
+    let node = root;
+    for (const segment of segments) {
+      let child = node.dirs.get(segment);
+      if (child === undefined) {
+        child = { files: [], dirs: new Map() };
+        node.dirs.set(segment, child);
+      }
+      node = child;
+    }
+    node.files.push(fileNodeOf(entry, name));
+  }
+  return root;
+}
+
+/**
+ * `canonicalize({entries})` (RFC 8785), written out for the two fixed entry shapes: trees of
+ * 10^5 files are serialized on every snapshot, and the generic canonicalizer's per-object key
+ * sort dominated. Keys are emitted in JCS order (bytes < kind < mode < name < sha256; name < tree);
+ * a test checks equality with `canonicalize`.
+ */
+export function canonicalTree(entries: readonly TreeEntry[]): string {
+  const parts: string[] = [];
+  for (const e of entries) {
+    if (isDirRef(e)) parts.push(`{"name":${JSON.stringify(e.name)},"tree":${JSON.stringify(e.tree)}}`);
+    else {
+      const sha = e.sha256 === undefined ? '' : `,"sha256":${JSON.stringify(e.sha256)}`;
+      parts.push(`{"bytes":${canonicalNumber(e.bytes)},"kind":${JSON.stringify(e.kind)},"mode":${JSON.stringify(e.mode)},"name":${JSON.stringify(e.name)}${sha}}`);
+    }
+  }
+  return `{"entries":[${parts.join(',')}]}`;
+}
+
+function canonicalNumber(n: number): string {
+  // Sizes are non-negative integers; anything else goes through the full canonicalizer (which rejects NaN).
+  return Number.isSafeInteger(n) ? String(n) : canonicalize(n);
+}
+
