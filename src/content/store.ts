@@ -140,17 +140,40 @@ export class ContentStore {
     return dir === null ? [] : dir.entries().filter((e) => e.isFile() && e.name.endsWith('.pack')).map((e) => e.name);
   }
 
-  /** Every stored object's location, from the pack headers (read once per store object). */
+  /**
+   * Every stored object's location, from the pack headers (listed once per store object). A pack
+   * is never changed once written, so what this process read of a pack before is taken from
+   * memory while its name still holds the same file (inode and size); while no pack it knew is
+   * gone or replaced, the locations it built are kept and only the packs written since are
+   * added: a capture reads the packs of the last few captures, not the whole history.
+   */
   private index(): Map<string, Location> {
     if (this.locations !== null) return this.locations;
-    const map = new Map<string, Location>();
+    const packsDir = this.packsDir();
+    const known = READ_PACKS.get(packsDir);
+    const headers = new Map<string, KnownHeader>();
+    const added: string[] = [];
     this.withPacks(false, (dir) => {
       for (const name of ContentStore.packNames(dir)) {
-        const header = readPackHeader(dir!.at(name));
-        if (header === null) continue;
-        for (const [sha, block, off, len] of header.index.objects) if (!map.has(sha)) map.set(sha, { pack: name, block, off, len });
+        const st = dir!.lstat(name);
+        if (st === null || !st.isFile()) continue;
+        let seen = known?.headers.get(name);
+        if (seen === undefined || seen.ino !== st.ino || seen.size !== st.size) {
+          const header = readPackHeader(dir!.at(name));
+          if (header === null) continue;
+          seen = { ino: st.ino, size: st.size, objects: header.index.objects };
+          added.push(name);
+        }
+        headers.set(name, seen);
       }
     });
+    // Every pack known before is still there, the same file: its locations hold; add the new ones.
+    const kept = known !== undefined && [...known.headers].every(([name, h]) => headers.get(name) === h);
+    const map = kept ? known.locations : new Map<string, Location>();
+    for (const name of kept ? added : headers.keys()) {
+      for (const [sha, block, off, len] of headers.get(name)!.objects) if (!map.has(sha)) map.set(sha, { pack: name, block, off, len });
+    }
+    rememberPacks(packsDir, { headers, locations: map });
     this.locations = map;
     return map;
   }
@@ -236,8 +259,14 @@ export class ContentStore {
     if (fresh.length === 0) return { objectsWritten: 0, rawBytes: 0, packBytes: 0, pack: null };
     const { buffer, index: packIndex } = buildPack(fresh);
     const name = `${Date.now().toString(36).padStart(9, '0')}-${randomBytes(6).toString('hex')}.pack`;
-    this.withPacks(true, (dir) => dir!.writeFile(name, buffer, { mode: 0o600 }));
-    for (const [sha, block, off, len] of packIndex.objects) index.set(sha, { pack: name, block, off, len });
+    this.withPacks(true, (dir) => {
+      dir!.writeFile(name, buffer, { mode: 0o600 });
+      // This process knows the new pack's header: the next capture need not read it back.
+      const st = dir!.lstat(name);
+      const known = READ_PACKS.get(this.packsDir());
+      if (st !== null && known?.locations === index) known.headers.set(name, { ino: st.ino, size: st.size, objects: packIndex.objects });
+    });
+    for (const [sha, block, off, len] of packIndex.objects) if (!index.has(sha)) index.set(sha, { pack: name, block, off, len });
     return { objectsWritten: fresh.length, rawBytes: fresh.reduce((s, i) => s + i.bytes.length, 0), packBytes: buffer.length, pack: name };
   }
 
@@ -317,6 +346,32 @@ export class ContentStore {
     this.claimed.clear();
     return result;
   }
+}
+
+/** A pack header this process read: the file it was read from (inode, size) and its object list. */
+interface KnownHeader {
+  ino: number;
+  size: number;
+  objects: PackIndex['objects'];
+}
+
+/** What this process read of a packs directory: each pack's header, and the locations built from them. */
+interface ReadPacks {
+  headers: Map<string, KnownHeader>;
+  locations: Map<string, Location>;
+}
+
+/** By packs directory (see ContentStore.index). */
+const READ_PACKS = new Map<string, ReadPacks>();
+/** Object locations kept in READ_PACKS before it is emptied (~150 bytes each). */
+const READ_PACKS_MAX_OBJECTS = 1_000_000;
+
+function rememberPacks(packsDir: string, read: ReadPacks): void {
+  READ_PACKS.delete(packsDir);
+  let total = read.locations.size;
+  for (const other of READ_PACKS.values()) total += other.locations.size;
+  if (total > READ_PACKS_MAX_OBJECTS) READ_PACKS.clear();
+  READ_PACKS.set(packsDir, read);
 }
 
 function buildPack(items: readonly ContentItem[]): { buffer: Buffer; index: PackIndex } {

@@ -108,4 +108,27 @@ describe('ContentStore', () => {
     expect(new ContentStore(dir).gc(new Set(), { graceMs: 60_000 }).objectsDeleted).toBe(0);
     expect(store.claim(sha256Of(Buffer.from('absent')))).toBe(false);
   });
+
+  it('sees, in one process, the packs written since it last looked and forgets the ones gone or replaced', () => {
+    const dir = tempDir();
+    const elsewhere = tempDir();
+    const [a, b, c] = [item('a'.repeat(80)), item('b'.repeat(80)), item('c'.repeat(80))];
+    const pa = new ContentStore(dir).put([a]).pack as string;
+    expect(new ContentStore(dir).has(a.sha256)).toBe(true); // its header now remembered
+    // A pack another process wrote (made elsewhere, renamed in as a writer does) is read.
+    const pb = new ContentStore(elsewhere).put([b]).pack as string;
+    fs.renameSync(path.join(elsewhere, 'packs', pb), path.join(dir, 'packs', pb));
+    const second = new ContentStore(dir);
+    expect([second.has(a.sha256), second.has(b.sha256)]).toEqual([true, true]);
+    expect(second.get(b.sha256).equals(b.bytes)).toBe(true);
+    // A pack removed (a prune elsewhere) is forgotten.
+    fs.unlinkSync(path.join(dir, 'packs', pb));
+    expect(new ContentStore(dir).has(b.sha256)).toBe(false);
+    // Another file under a remembered name (a new inode, another size) is read again, not trusted.
+    const pc = new ContentStore(elsewhere).put([c]).pack as string;
+    fs.renameSync(path.join(elsewhere, 'packs', pc), path.join(dir, 'packs', pa));
+    const third = new ContentStore(dir);
+    expect([third.has(a.sha256), third.has(c.sha256)]).toEqual([false, true]);
+    expect(third.get(c.sha256).equals(c.bytes)).toBe(true);
+  });
 });
