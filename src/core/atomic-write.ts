@@ -28,6 +28,12 @@ export interface AtomicWriteOptions {
    * targets: see holdOld). writeFileAtomic's calls all run on the thread pool already.
    */
   freeOldLater?: boolean;
+  /**
+   * writeFileAtomicSync: the written file's descriptor is not closed but handed over once the
+   * file is in place (the caller closes it). While it is open, the file's inode cannot be
+   * reused: a path that still names that inode names the very file written.
+   */
+  handOver?: (fd: number) => void;
 }
 
 /**
@@ -193,13 +199,20 @@ export function writeFileAtomicSync(target: string, data: string | Uint8Array | 
     if (typeof data === 'function') data(fd);
     else fs.writeFileSync(fd, data);
     if (doSync) fs.fsyncSync(fd);
-    fs.closeSync(fd);
-    fd = undefined;
+    if (options.handOver === undefined) {
+      fs.closeSync(fd);
+      fd = undefined;
+    }
     if (options.exclusive) {
       fs.linkSync(tmp, target);
       fs.unlinkSync(tmp);
     } else putInPlace(tmp, target, options);
     if (doSync) fsyncDirSync(dir);
+    if (fd !== undefined) {
+      const written = fd;
+      fd = undefined;
+      options.handOver!(written);
+    }
   } catch (e) {
     if (fd !== undefined) fs.closeSync(fd);
     try {

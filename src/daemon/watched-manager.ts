@@ -2,8 +2,8 @@
  * The snapshot manager of a long-running process (the MCP server's resident capture worker):
  * the very same captures, with what the tree watcher proves (README.md):
  * - the inventory's stat pass skips the rows of directories with no event since the scan that
- *   left the stat cache, when the cache on disk is still byte for byte what that scan left
- *   (ScanOptions.knownUnchanged), and at least every FULL_PASS_EVERY_MS it looks at every row;
+ *   left the stat cache, when the cache is still in the state that scan left (its rows kept in
+ *   this process, the file on disk still the one they were saved as: ScanOptions.knownUnchanged), and at least every FULL_PASS_EVERY_MS it looks at every row;
  * - `git status` is not run again while nothing changed since the last run (in the tree,
  *   ignored directories included, and in `.git`) and no git configuration file outside the tree
  *   moved. A record made with a reused status is checked against its own inventory: it must
@@ -20,7 +20,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { captureGitStatusInBackground, UNKNOWN, type PendingGitStatus } from '../session/capture/git.js';
 import { SnapshotManager } from '../session/capture/snapshot-manager.js';
-import type { ScanOptions } from '../inventory/types.js';
+import type { CacheState, ScanOptions } from '../inventory/types.js';
 import type { GitStatus, PostSnapshot, PreSnapshot, SnapshotManagerOptions } from '../session/types.js';
 import { TreeWatch, type TreeWatchOptions, type WatchMark } from './tree-watch.js';
 
@@ -77,8 +77,8 @@ export class ResidentGit {
   private outsideList: string[] | null = null;
   /** What the latest whole run left to check before its answer may be reused (completeDeferred). */
   private deferred: { keyedOn: string[] | null } | null = null;
-  /** The stat cache as this process's last scan left it, the mark that scan began after, and when a pass last looked at every row. */
-  private inventory: { bytes: Buffer; mark: WatchMark; fullPassAt: number } | null = null;
+  /** The stat cache's state as this process's last scan left it, the mark that scan began after, and when a pass last looked at every row. */
+  private inventory: { state: CacheState; mark: WatchMark; fullPassAt: number } | null = null;
   /** Directories with events since that mark (taken from the watcher at each mark). */
   private changedDirs = new Set<string>();
 
@@ -116,10 +116,10 @@ export class ResidentGit {
       ...options,
       knownUnchanged: {
         dir: (rel) => !changed.has(rel),
-        cacheBytes: trusted?.bytes ?? null,
-        onCacheBytes: (bytes) => {
+        cacheState: trusted?.state ?? null,
+        onCacheState: (state) => {
           this.changedDirs = new Set();
-          this.inventory = bytes !== null && mark !== null ? { bytes, mark, fullPassAt: trusted?.fullPassAt ?? now } : null;
+          this.inventory = state !== null && mark !== null ? { state, mark, fullPassAt: trusted?.fullPassAt ?? now } : null;
         },
       },
     };

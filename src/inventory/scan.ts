@@ -1,7 +1,7 @@
 import { CairnError } from '../core/errors.js';
 import { entryMode } from './entry-mode.js';
 import { HashPool } from './io/hash-pool.js';
-import { abortError, keepCacheBytes, prepare, type Prepared } from './walk/prepare.js';
+import { abortError, endCacheSource, keepSaved, prepare, type Prepared } from './walk/prepare.js';
 import { earlierRacyFrom, isRacy, racyFromNow, type RacyFrom } from './rules/racy.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, CACHED, fileReader, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome, type FileReader } from './io/read-file.js';
 import { canonicalMemoPath, renderMemoPath } from './cache/artefacts.js';
@@ -392,7 +392,7 @@ class ScanRun {
       let dirty = this.cacheDirty || this.next.files.size !== prev.files.size || this.next.dirs.size !== prev.dirs.size || this.next.result !== prev.result || !sameRows(this.next.entryRows, prev.entryRows);
       if (!dirty) for (const [k, v] of this.next.dirs) if (prev.dirs.get(k) !== v) dirty = true;
       if (dirty) {
-        const w = saveCache(p.cacheFile, this.next, p.rootReal, p.optionsKey, keepCacheBytes(p));
+        const w = saveCache(p.cacheFile, this.next, p.rootReal, p.optionsKey, keepSaved(p, this.next));
         if (w !== undefined) warnings.push(w);
       }
     }
@@ -414,11 +414,13 @@ class ScanRun {
  */
 export function scanTreeSync(root: string, options: ScanOptions = {}): ScanResult {
   const p = prepare(root, options);
-  const { result } = runSync(p, options);
-  if (options.knownUnchanged !== undefined) {
-    const c = p.cacheBytes;
-    options.knownUnchanged.onCacheBytes(c === undefined ? null : c.saved !== undefined ? c.saved : c.loaded);
+  let result: ScanResult;
+  try {
+    result = runSync(p, options).result;
+  } finally {
+    endCacheSource(p); // also when the scan failed: the file it loaded from is let go
   }
+  options.knownUnchanged?.onCacheState(p.cacheSource?.left ?? null);
   return result;
 }
 
@@ -482,12 +484,14 @@ export async function scanForSnapshot(root: string, options: ScanOptions = {}): 
 
 async function scanWithWorkers(root: string, options: ScanOptions): Promise<Scanned> {
   const prepared = prepare(root, options);
-  const scanned = await scanPrepared(prepared, options);
-  if (options.knownUnchanged !== undefined) {
-    // As scanTreeSync: what the cache now holds (a save in the background: not known, null).
-    const c = prepared.cacheBytes;
-    options.knownUnchanged.onCacheBytes(c === undefined ? null : c.saved !== undefined ? c.saved : c.loaded);
+  let scanned: Scanned;
+  try {
+    scanned = await scanPrepared(prepared, options);
+  } finally {
+    endCacheSource(prepared);
   }
+  // As scanTreeSync: what the cache now holds (a save in the background: not known, null).
+  options.knownUnchanged?.onCacheState(prepared.cacheSource?.left ?? null);
   return scanned;
 }
 

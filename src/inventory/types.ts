@@ -96,19 +96,23 @@ export interface ScanCommonOptions {
   racyMarginMs?: number;
 }
 
+/** What a scan left the stat cache holding, as one value a caller compares by identity (KnownUnchanged). */
+export type CacheState = Readonly<Record<string, never>>;
+
 /**
  * What a long-running caller that watches the tree knows (src/daemon/), for `scanTreeSync` and
  * `scanForSnapshot`:
  * `dir(rel)` is true when nothing in directory `rel` ('' the root) changed since the scan that
- * left the stat cache holding exactly `cacheBytes`. Only when the cache loaded is those very
- * bytes are the rows of such directories taken without an lstat (never a racy row, never a
- * symlink). At the end of the scan `onCacheBytes` is told what the stat cache now holds (the
- * bytes saved, or loaded and left as they were), or null when that is not known.
+ * left the stat cache in `cacheState`. Only when the cache's rows are that very state (this
+ * process's rows, kept with the file they were saved as or loaded from, still in place: see
+ * cache/resident.ts) are the rows of such directories taken without an lstat (never a racy row,
+ * never a symlink). At the end of the scan `onCacheState` is told the state the stat cache is
+ * now in (the rows saved, or loaded and left as they were), or null when that is not known.
  */
 export interface KnownUnchanged {
   dir: (rel: string) => boolean;
-  cacheBytes: Buffer | null;
-  onCacheBytes: (bytes: Buffer | null) => void;
+  cacheState: CacheState | null;
+  onCacheState: (state: CacheState | null) => void;
 }
 
 /** Options of the uncapped scanning engine (`scanTree` / `scanTreeSync`). */

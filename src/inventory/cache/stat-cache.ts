@@ -9,6 +9,7 @@ import { CACHE_FORMAT, cacheFamily, STALE_TEMP_AGE_MS, sweptStampPath } from './
 import { splitNulUtf8 } from '../io/nul-strings.js';
 import { STAT_FIELDS } from '../io/read-file.js';
 import type { ScanWarning } from '../types.js';
+import { holdFile, releaseFile, type HeldFile } from './held-file.js';
 
 /**
  * Persistent stat cache: what the last scan of a root saw, so the next scan re-reads only what
@@ -235,44 +236,52 @@ interface CacheHeader {
   endianness: 'LE' | 'BE';
 }
 
-/** `bytes`: the file as read, when it was used. */
-export type LoadOutcome = { data: StatCacheData; warning?: ScanWarning; bytes?: Buffer };
+/** `held`: with `hold`, the file kept open (resident.ts), when its rows were used; the caller releases it. */
+export type LoadOutcome = { data: StatCacheData; warning?: ScanWarning; held?: HeldFile };
 
 /** Loads a cache file; a missing file is an empty cache, anything unusable is an empty cache plus a notice. */
-export function loadCache(file: string, rootReal: string, optionsKey: string): LoadOutcome {
-  let buf: Buffer;
+export function loadCache(file: string, rootReal: string, optionsKey: string, hold = false): LoadOutcome {
+  let read: { buf: Buffer; held: HeldFile };
   try {
-    buf = readShared(file);
+    read = readShared(file);
   } catch (e) {
     if (errnoCode(e) === 'ENOENT') return { data: emptyCache() };
     return { data: emptyCache(), warning: { code: 'CACHE_DISCARDED', message: `stat cache unreadable (${errnoCode(e) ?? 'error'}); hashing everything`, path: file } };
   }
+  let data: StatCacheData;
   try {
-    return { data: decode(buf, rootReal, optionsKey), bytes: buf };
+    data = decode(read.buf, rootReal, optionsKey);
   } catch (e) {
+    releaseFile(read.held);
     const why = e instanceof Error ? e.message : String(e);
     return { data: emptyCache(), warning: { code: 'CACHE_DISCARDED', message: `stat cache discarded (${why}); hashing everything`, path: file } };
   }
+  if (hold) return { data, held: read.held };
+  releaseFile(read.held);
+  return { data };
 }
 
 /**
  * The whole file in shared memory: the loaded table's rows and paths are views of these bytes,
  * handed to the verifying worker as they are (no copies: a 76k-file cache saves ~16 MB of fresh
- * pages, and the garbage collections that external memory brings).
+ * pages, and the garbage collections that external memory brings). The file stays open (`held`,
+ * its stat taken before the read): the caller keeps or releases it.
  */
-function readShared(file: string): Buffer {
+function readShared(file: string): { buf: Buffer; held: HeldFile } {
   const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
   try {
-    const size = fs.fstatSync(fd).size;
+    const held = holdFile(fd);
+    const size = Number(held.stat.size);
     const buf = Buffer.from(new SharedArrayBuffer(size));
     for (let off = 0; off < size; ) {
       const n = fs.readSync(fd, buf, off, size - off, off);
-      if (n === 0) return buf.subarray(0, off); // shrank meanwhile: the checksum tells
+      if (n === 0) return { buf: buf.subarray(0, off), held }; // shrank meanwhile: the checksum tells
       off += n;
     }
-    return buf;
-  } finally {
+    return { buf, held };
+  } catch (e) {
     fs.closeSync(fd);
+    throw e;
   }
 }
 
@@ -714,6 +723,16 @@ function dueForSweep(file: string): boolean {
   return true;
 }
 
+/** holdFile, the descriptor closed should its stat fail (the cache is then simply not kept). */
+function holdOrClose(fd: number): HeldFile | undefined {
+  try {
+    return holdFile(fd);
+  } catch {
+    fs.closeSync(fd);
+    return undefined;
+  }
+}
+
 function cacheUnwritable(file: string, e: unknown): ScanWarning {
   return { code: 'CACHE_UNWRITABLE', message: `stat cache not saved (${errnoCode(e) ?? String(e)}); the next scan hashes everything again`, path: file };
 }
@@ -721,21 +740,23 @@ function cacheUnwritable(file: string, e: unknown): ScanWarning {
 /**
  * Publishes the cache atomically (temp + rename), so a crash or abort never leaves a partial
  * file where the next run would look. Returns a notice instead of throwing: a cache that cannot
- * be written costs speed, not correctness.
+ * be written costs speed, not correctness. `keep`: is handed the file written, held open
+ * (resident.ts), and releases it.
  */
-export function saveCache(file: string, data: StatCacheData, rootReal: string, optionsKey: string, keep?: (bytes: Buffer) => void): ScanWarning | undefined {
+export function saveCache(file: string, data: StatCacheData, rootReal: string, optionsKey: string, keep?: (held: HeldFile) => void): ScanWarning | undefined {
   try {
     prepareCacheDir(file);
     // 0600: the cache lists the tree's paths and digests; it is nobody else's business.
     const parts = encodeCache(data, rootReal, optionsKey);
+    let written: HeldFile | undefined;
     writeFileAtomicSync(
       file,
       (fd) => {
         for (const part of parts) writeAll(fd, part);
       },
-      { fsync: false, mode: 0o600, unlinkFirst: true, freeOldLater: true },
+      { fsync: false, mode: 0o600, unlinkFirst: true, freeOldLater: true, ...(keep !== undefined ? { handOver: (fd: number) => (written = holdOrClose(fd)) } : {}) },
     );
-    keep?.(Buffer.concat(parts));
+    if (written !== undefined) keep?.(written);
     return undefined;
   } catch (e) {
     return cacheUnwritable(file, e);

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { compareUtf8 } from '../../core/utf8.js';
-import { abortError, keepCacheBytes, prefixOf, type Prepared } from '../walk/prepare.js';
+import { abortError, keepSaved, keepUnchanged, prefixOf, type Prepared } from '../walk/prepare.js';
 import { isRacy, racyFromNow, type RacyFrom } from '../rules/racy.js';
 import { fileReader, processFile, STATUS, STAT_FIELDS, type FileOutcome, type FileReader } from '../io/read-file.js';
 import { resolveLink } from '../walk/walk.js';
@@ -222,7 +222,6 @@ function resultWithChanges(p: Prepared, options: ScanOptions, stored: StoredResu
   const mustSave = (changed.length > 0 || prior.read.files > 0 || prior.listings) && p.cacheFile !== null;
   // The table is final: in the background its bytes go to disk while the result is built.
   const early = mustSave && mode.background ? startCacheSave(p.cacheFile, p.previous, p.rootReal, p.optionsKey) : null;
-  if (early !== null) keepCacheBytes(p); // a save in the background: what the cache will hold is not known here
   let draft: Draft | Walk | null = null;
   try {
     draft = draftResult(p, options, stored, prior, rows, entryChanged, mode);
@@ -329,8 +328,11 @@ function storedText(p: Prepared, d: Draft): string {
 function settleSync(p: Prepared, options: ScanOptions, d: Draft): ScanResult {
   if (d.save === 'now') {
     storedText(p, d);
-    return report(p, options, d, saveCache(p.cacheFile!, p.previous, p.rootReal, p.optionsKey, keepCacheBytes(p)));
+    return report(p, options, d, saveCache(p.cacheFile!, p.previous, p.rootReal, p.optionsKey, keepSaved(p, p.previous)));
   }
+  // Nothing to save: no row, listing or result was changed (each change sets save), so the rows
+  // are still the file's.
+  if (d.save === null) keepUnchanged(p);
   // A save under way needs settle (only tryStoredResultParallel starts one).
   if (d.save !== null) throw new Error('a background cache save must be settled asynchronously');
   return report(p, options, d, undefined);

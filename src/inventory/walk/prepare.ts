@@ -4,19 +4,49 @@ import { CairnError, errnoCode } from '../../core/errors.js';
 import { compileDirectoryExcludes, compileGlobs, validateGlob, type PathMatcher } from '../rules/glob.js';
 import { cacheFilePath, defaultStatCacheDir, SCAN_ENGINE_VERSION } from '../cache/artefacts.js';
 import { emptyCache, loadCache, type StatCacheData } from '../cache/stat-cache.js';
+import { keepResident, takeResident } from '../cache/resident.js';
+import { releaseFile, type HeldFile } from '../cache/held-file.js';
 import { racyMarginsFor, type RacyMargins } from '../rules/racy.js';
-import type { ScanOptions, ScanWarning } from '../types.js';
+import type { CacheState, ScanOptions, ScanWarning } from '../types.js';
 import { Verifier } from '../io/verifier.js';
 
 /** Directory names never descended into, whatever the ignore rules say. */
 export const ALWAYS_SKIP: readonly string[] = ['.git', '.cairn'];
 
-/** The save's `keep` callback when the caller wants the cache's bytes (ScanOptions.knownUnchanged); until it is called, they are unknown. */
-export function keepCacheBytes(p: Prepared): ((bytes: Buffer) => void) | undefined {
-  const c = p.cacheBytes;
-  if (c === undefined) return undefined;
-  c.saved = null;
-  return (bytes) => (c.saved = bytes);
+/**
+ * Where a scan's cache rows came from and what the cache holds once the scan is done: `held`,
+ * the file they were loaded from (or kept with: resident.ts), open until the scan ends; `from`,
+ * the state they stood for when kept from an earlier scan of this process; `left`, the state
+ * this scan left (the rows saved, or loaded and left as they were), once it says.
+ */
+export interface CacheSource {
+  held: HeldFile | null;
+  readonly from: CacheState | null;
+  left: CacheState | null;
+}
+
+/** The save's `keep` callback: the rows `data` saved are kept for this process's next scan (resident.ts). */
+export function keepSaved(p: Prepared, data: StatCacheData): ((held: HeldFile) => void) | undefined {
+  const source = p.cacheSource;
+  if (source === undefined || p.cacheFile === null) return undefined;
+  return (held) => (source.left = keepResident(p.cacheFile!, p.rootReal, p.optionsKey, data, held));
+}
+
+/** The scan left the rows it started from unchanged, on disk and in memory: they are kept as they are. */
+export function keepUnchanged(p: Prepared): void {
+  const source = p.cacheSource;
+  if (source === undefined || source.held === null || p.cacheFile === null) return;
+  source.left = keepResident(p.cacheFile, p.rootReal, p.optionsKey, p.previous, source.held);
+  source.held = null;
+}
+
+/** At the end of a scan, whatever its outcome: the file it loaded from is let go unless kept; returns the state it left (null: not known). */
+export function endCacheSource(p: Prepared): CacheState | null {
+  const source = p.cacheSource;
+  if (source === undefined) return null;
+  if (source.held !== null) releaseFile(source.held);
+  source.held = null;
+  return source.left;
 }
 
 /**
@@ -47,8 +77,8 @@ export interface Prepared {
   readonly verifier?: Verifier;
   /** With options.knownUnchanged and the cache loaded being its bytes: directories whose rows need no lstat. */
   readonly trustDir?: (rel: string) => boolean;
-  /** With options.knownUnchanged: the cache's bytes as loaded, and as saved by this scan (null: a save failed or went to the background). */
-  readonly cacheBytes?: { loaded: Buffer | null; saved?: Buffer | null };
+  /** With a cache file: where the rows came from and what the scan left (endCacheSource lets the file go). */
+  readonly cacheSource?: CacheSource;
   /** Notices of the preparation (a cache discarded or not used), reported with the result. */
   readonly warnings: readonly ScanWarning[];
 }
@@ -100,7 +130,7 @@ export function prepare(root: string, options: ScanOptions): Prepared {
   let previous = emptyCache();
   let verifier: Verifier | undefined;
   let trustDir: ((rel: string) => boolean) | undefined;
-  let cacheBytes: { loaded: Buffer | null; saved?: Buffer | null } | undefined;
+  let cacheSource: CacheSource | undefined;
   if (options.cache !== false) {
     const dir = path.resolve(options.cacheDir ?? defaultStatCacheDir());
     if (isInside(rootReal, realpathOrSelf(dir))) {
@@ -111,20 +141,26 @@ export function prepare(root: string, options: ScanOptions): Prepared {
       // A cache this big means a tree worth checking on two threads: boot the second one now,
       // while this one reads the cache.
       // (Not when a watching caller will likely vouch for the rows: then one thread checks the few left.)
-      if (jobs > 0 && !(options.knownUnchanged?.cacheBytes != null) && fileSize(cacheFile) >= EARLY_VERIFIER_CACHE_BYTES) verifier = new Verifier();
-      const loaded = loadCache(cacheFile, rootReal, optionsKey);
-      previous = loaded.data;
-      if (loaded.warning !== undefined) warnings.push(loaded.warning);
       const known = options.knownUnchanged;
-      if (known !== undefined) {
-        cacheBytes = { loaded: loaded.bytes ?? null };
-        if (known.cacheBytes !== null && loaded.bytes !== undefined && loaded.bytes.equals(known.cacheBytes)) trustDir = known.dir;
+      // The rows this process's last scan left, while the file is still the one they went with;
+      // else the file decoded (and held, to be kept if this scan leaves it as it is).
+      const kept = takeResident(cacheFile, rootReal, optionsKey);
+      if (kept !== undefined) {
+        previous = kept.data;
+        cacheSource = { held: kept.held, from: kept.state, left: null };
+      } else {
+        if (jobs > 0 && !(known?.cacheState != null) && fileSize(cacheFile) >= EARLY_VERIFIER_CACHE_BYTES) verifier = new Verifier();
+        const loaded = loadCache(cacheFile, rootReal, optionsKey, true);
+        previous = loaded.data;
+        if (loaded.warning !== undefined) warnings.push(loaded.warning);
+        cacheSource = { held: loaded.held ?? null, from: null, left: null };
       }
+      if (known !== undefined && known.cacheState !== null && cacheSource.from === known.cacheState) trustDir = known.dir;
     }
   }
   const resultKey = JSON.stringify({ maxFiles, maxBytes });
   const excludeDirs = compileDirectoryExcludes(exclude);
-  return { rootReal, racy: racyMarginsFor(rootReal, options.racyMarginMs), include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}), ...(trustDir !== undefined ? { trustDir } : {}), ...(cacheBytes !== undefined ? { cacheBytes } : {}) };
+  return { rootReal, racy: racyMarginsFor(rootReal, options.racyMarginMs), include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}), ...(trustDir !== undefined ? { trustDir } : {}), ...(cacheSource !== undefined ? { cacheSource } : {}) };
 }
 
 /** Cache bytes from which a verifier worker is started early (~20,000 rows; see PARALLEL_VERIFY_MIN). */
