@@ -3,7 +3,8 @@
  *
  * The model: an inventory (src/session/inventory-store/) already names every file by the
  * SHA-256 of its bytes. The content store keeps bytes under exactly those names, compressed, in
- * pack files under `<root>/.cairn/content/packs/` (never in the user's `.git`). A capture adds
+ * pack files under `<root>/.cairn/content/packs/` (never in the user's `.git`); `content/pack-table` caches
+ * what their headers say, so a new process does not open every pack of the project's history. A capture adds
  * only what is neither stored yet nor safely held by git (capture.ts), so a clean repository's
  * `session pre` copies nothing and an iteration's cost is the files it changed. Reading
  * (read.ts) resolves (iteration, side, path) to an inventory entry, then to bytes: the store,
@@ -14,6 +15,7 @@
  * | file | job |
  * |---|---|
  * | `store.ts` | packs: put/get/has by sha256, du, gc of unreachable objects |
+ * | `pack-table.ts` | the cache of every pack's object list (`content/pack-table`) a fresh process looks objects up in |
  * | `record.ts` | the `content` record of a snapshot (imports nothing, so the session's types can name it) |
  * | `capture.ts` | what pre and post copy, and the record it returns |
  * | `git-source.ts` | bytes of a path at a commit, as checkout would write them |

@@ -17,13 +17,20 @@
  * blocks are re-packed from their raw bytes). A pack younger than the grace period is never touched,
  * and a capture that finds an object already stored refreshes its pack's mtime (once a second per
  * pack and store object), so a concurrent capture is never robbed of the objects it is counting on.
+ *
+ * Finding objects: `packs/` is listed (one lstat per pack) and decides which packs exist. A process
+ * remembers the headers it read (READ_PACKS); a process that knows nothing yet takes each pack that
+ * `content/pack-table` (pack-table.ts) lists as the same file (name, inode, size) from that table
+ * and reads only the other headers, and rewrites the table once it had to read many. The table is a
+ * cache: damaged, foreign or missing, the headers are read instead, and every read checks bytes.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { ContainedDir, rootedAt } from '../core/contained-dir.js';
+import { ContainedDir, rootedAt, withContainedDir } from '../core/contained-dir.js';
 import { CairnError } from '../core/errors.js';
+import { PACK_TABLE_FILE, PACK_TABLE_MAX_BYTES, PackTable, encodePackTable, type PackObject, type TablePack } from './pack-table.js';
 
 const MAGIC = Buffer.from('CAIRNPK1');
 const HEADER_FIXED = MAGIC.length + 4;
@@ -33,6 +40,8 @@ const BROTLI_QUALITY = 5;
 const HEX64 = /^[0-9a-f]{64}$/;
 /** A pack claimed less than this long ago is not refreshed again (see claim). */
 const CLAIM_REFRESH_MS = 1000;
+/** Packs read from their headers (or left in the pack table though gone) before the table is rewritten. */
+const PACK_TABLE_REWRITE_AFTER = 16;
 
 type Codec = 'br' | 'raw';
 
@@ -47,7 +56,7 @@ interface PackBlock {
 interface PackIndex {
   blocks: PackBlock[];
   /** [sha256, block, offset in the raw block, length] */
-  objects: Array<[string, number, number, number]>;
+  objects: PackObject[];
 }
 
 interface Location {
@@ -55,6 +64,29 @@ interface Location {
   block: number;
   off: number;
   len: number;
+}
+
+/** Where the stored objects are: the pack table's (for the packs it may answer for), then those read from headers. */
+class Locations {
+  readonly added = new Map<string, Location>();
+
+  /** `usable[i]`: the table's pack i is listed in `packs/` as the same file. */
+  constructor(
+    private readonly table: PackTable | null = null,
+    private readonly usable: Uint8Array = new Uint8Array(0),
+  ) {}
+
+  get(sha256: string): Location | undefined {
+    return this.added.get(sha256) ?? this.table?.find(sha256, this.usable);
+  }
+
+  has(sha256: string): boolean {
+    return this.get(sha256) !== undefined;
+  }
+
+  addPack(pack: string, objects: readonly PackObject[]): void {
+    for (const [sha, block, off, len] of objects) if (!this.added.has(sha)) this.added.set(sha, { pack, block, off, len });
+  }
 }
 
 export interface ContentItem {
@@ -103,7 +135,7 @@ export function sha256Of(bytes: Uint8Array): string {
 
 export class ContentStore {
   readonly dir: string;
-  private locations: Map<string, Location> | null = null;
+  private locations: Locations | null = null;
   private readonly blockCache = new Map<string, Buffer>();
   /** Packs whose mtime this object refreshed (claim), and when. */
   private readonly claimed = new Map<string, number>();
@@ -145,37 +177,101 @@ export class ContentStore {
    * is never changed once written, so what this process read of a pack before is taken from
    * memory while its name still holds the same file (inode and size); while no pack it knew is
    * gone or replaced, the locations it built are kept and only the packs written since are
-   * added: a capture reads the packs of the last few captures, not the whole history.
+   * added: a capture reads the packs of the last few captures, not the whole history. A process
+   * that knows nothing yet (or saw a pack go) takes the packs the pack table lists as the same
+   * files from the table (pack-table.ts) and reads only the other headers.
    */
-  private index(): Map<string, Location> {
+  private index(): Locations {
     if (this.locations !== null) return this.locations;
     const packsDir = this.packsDir();
     const known = READ_PACKS.get(packsDir);
-    const headers = new Map<string, KnownHeader>();
-    const added: string[] = [];
+    const listed = new Map<string, fs.Stats>();
     this.withPacks(false, (dir) => {
       for (const name of ContentStore.packNames(dir)) {
         const st = dir!.lstat(name);
-        if (st === null || !st.isFile()) continue;
-        let seen = known?.headers.get(name);
-        if (seen === undefined || seen.ino !== st.ino || seen.size !== st.size) {
-          const header = readPackHeader(dir!.at(name));
-          if (header === null) continue;
-          seen = { ino: st.ino, size: st.size, objects: header.index.objects };
-          added.push(name);
-        }
-        headers.set(name, seen);
+        if (st !== null && st.isFile()) listed.set(name, st);
       }
     });
+    const same = (h: { ino: number; size: number }, st: fs.Stats | undefined): boolean => st !== undefined && h.ino === st.ino && h.size === st.size;
     // Every pack known before is still there, the same file: its locations hold; add the new ones.
-    const kept = known !== undefined && [...known.headers].every(([name, h]) => headers.get(name) === h);
-    const map = kept ? known.locations : new Map<string, Location>();
-    for (const name of kept ? added : headers.keys()) {
-      for (const [sha, block, off, len] of headers.get(name)!.objects) if (!map.has(sha)) map.set(sha, { pack: name, block, off, len });
+    if (known !== undefined && [...known.headers].every(([name, h]) => same(h, listed.get(name)))) {
+      const unread = [...listed.keys()].filter((name) => !known.headers.has(name));
+      if (unread.length > 0) {
+        this.withPacks(false, (dir) => {
+          for (const name of unread) {
+            const header = dir === null ? null : readPackHeader(dir.at(name));
+            if (header === null) continue;
+            const st = listed.get(name)!;
+            known.headers.set(name, { ino: st.ino, size: st.size, objects: header.index.objects });
+            known.locations.addPack(name, header.index.objects);
+          }
+        });
+      }
+      this.locations = known.locations;
+      return known.locations;
     }
-    rememberPacks(packsDir, { headers, locations: map });
-    this.locations = map;
-    return map;
+    const table = this.readPackTable();
+    const usable = new Uint8Array(table?.packs.length ?? 0);
+    const inTable = new Map(table?.packs.map((p, i) => [p.name, i]));
+    const headers = new Map<string, KnownHeader>();
+    const learned: Array<TablePack & { objects: PackObject[] }> = [];
+    this.withPacks(false, (dir) => {
+      for (const [name, st] of listed) {
+        const at = inTable.get(name);
+        if (at !== undefined && same(table!.packs[at]!, st)) {
+          usable[at] = 1;
+          headers.set(name, { ino: st.ino, size: st.size, objects: null });
+          continue;
+        }
+        const seen = known?.headers.get(name);
+        let objects = seen !== undefined && seen.objects !== null && same(seen, st) ? seen.objects : null;
+        if (objects === null) {
+          const header = dir === null ? null : readPackHeader(dir.at(name));
+          if (header === null) continue;
+          objects = header.index.objects;
+        }
+        headers.set(name, { ino: st.ino, size: st.size, objects });
+        learned.push({ name, ino: st.ino, size: st.size, objects });
+      }
+    });
+    const gone = usable.length - usable.reduce((n, u) => n + u, 0);
+    let locations: Locations;
+    if (learned.length + gone >= PACK_TABLE_REWRITE_AFTER) {
+      // The new table lists every listed pack: look objects up in it rather than in a map of them all.
+      const written = encodePackTable(table, usable, learned);
+      this.writePackTable(written);
+      const whole = PackTable.decode(written, { digestChecked: true })!;
+      locations = new Locations(whole, new Uint8Array(whole.packs.length).fill(1));
+    } else {
+      locations = new Locations(table, usable);
+      for (const { name, objects } of learned) locations.addPack(name, objects);
+    }
+    rememberPacks(packsDir, { headers, locations });
+    this.locations = locations;
+    return locations;
+  }
+
+  /** The pack table, or null when there is none or it is not a whole one cairn wrote. */
+  private readPackTable(): PackTable | null {
+    try {
+      const { root, parts } = rootedAt(this.dir, this.within);
+      return withContainedDir(root, parts, {}, (dir) => {
+        const bytes = dir?.readFile(PACK_TABLE_FILE, { maxBytes: PACK_TABLE_MAX_BYTES }) ?? null;
+        return bytes === null ? null : PackTable.decode(bytes);
+      });
+    } catch {
+      return null; // a link, a directory, an oversized file: not ours, replaced by the next write
+    }
+  }
+
+  /** Replaces the pack table whole; a cache, so not fsynced (a torn one fails its digest) and never fatal. */
+  private writePackTable(bytes: Buffer): void {
+    try {
+      const { root, parts } = rootedAt(this.dir, this.within);
+      withContainedDir(root, parts, {}, (dir) => dir?.writeFile(PACK_TABLE_FILE, bytes, { mode: 0o600, fsync: false }));
+    } catch {
+      // read-only store, a directory in the way: the next process reads the headers again
+    }
   }
 
   has(sha256: string): boolean {
@@ -266,7 +362,7 @@ export class ContentStore {
       const known = READ_PACKS.get(this.packsDir());
       if (st !== null && known?.locations === index) known.headers.set(name, { ino: st.ino, size: st.size, objects: packIndex.objects });
     });
-    for (const [sha, block, off, len] of packIndex.objects) if (!index.has(sha)) index.set(sha, { pack: name, block, off, len });
+    index.addPack(name, packIndex.objects);
     return { objectsWritten: fresh.length, rawBytes: fresh.reduce((s, i) => s + i.bytes.length, 0), packBytes: buffer.length, pack: name };
   }
 
@@ -348,17 +444,17 @@ export class ContentStore {
   }
 }
 
-/** A pack header this process read: the file it was read from (inode, size) and its object list. */
+/** A pack header this process read: the file it was read from (inode, size) and its object list (null: in the pack table). */
 interface KnownHeader {
   ino: number;
   size: number;
-  objects: PackIndex['objects'];
+  objects: PackObject[] | null;
 }
 
 /** What this process read of a packs directory: each pack's header, and the locations built from them. */
 interface ReadPacks {
   headers: Map<string, KnownHeader>;
-  locations: Map<string, Location>;
+  locations: Locations;
 }
 
 /** By packs directory (see ContentStore.index). */
@@ -368,8 +464,8 @@ const READ_PACKS_MAX_OBJECTS = 1_000_000;
 
 function rememberPacks(packsDir: string, read: ReadPacks): void {
   READ_PACKS.delete(packsDir);
-  let total = read.locations.size;
-  for (const other of READ_PACKS.values()) total += other.locations.size;
+  let total = read.locations.added.size;
+  for (const other of READ_PACKS.values()) total += other.locations.added.size;
   if (total > READ_PACKS_MAX_OBJECTS) READ_PACKS.clear();
   READ_PACKS.set(packsDir, read);
 }
