@@ -15,7 +15,7 @@
  * both: the file first. What may be trusted on disk (the epoch, the root) is the caller's to
  * check.
  */
-import { fileNodeOf, makeObject, type BuildNode, type DirRef, type FileNode, type InventoryEntry, type MadeObject } from './tree-object.js';
+import { dirNodeAt, fileNodeOf, makeObject, type BuildNode, type DirRef, type FileNode, type InventoryEntry, type MadeObject } from './tree-object.js';
 
 /** A file of the last put: its node, its place in that put's list, and the number of the put that last met it. */
 interface Slot {
@@ -75,17 +75,9 @@ export class PutMemory {
     for (const change of changes) {
       const segments = change.path.split('/');
       segments.pop();
-      let node = this.root;
-      node.made = undefined;
-      for (const segment of segments) {
-        let child = node.dirs.get(segment);
-        if (child === undefined) {
-          child = { files: [], dirs: new Map() };
-          node.dirs.set(segment, child);
-        }
-        node = child;
-        node.made = undefined;
-      }
+      const node = dirNodeAt(this.root, segments, (onPath) => {
+        onPath.made = undefined;
+      });
       const here = touched.get(node);
       if (here === undefined) touched.set(node, [change]);
       else here.push(change);

@@ -77,18 +77,25 @@ export function buildTree(entries: readonly InventoryEntry[]): BuildNode {
   for (const entry of entries) {
     const segments = entry.path.split('/');
     const name = segments.pop() as string;
-    let node = root;
-    for (const segment of segments) {
-      let child = node.dirs.get(segment);
-      if (child === undefined) {
-        child = { files: [], dirs: new Map() };
-        node.dirs.set(segment, child);
-      }
-      node = child;
-    }
-    node.files.push(fileNodeOf(entry, name));
+    dirNodeAt(root, segments).files.push(fileNodeOf(entry, name));
   }
   return root;
+}
+
+/** The node of directory `segments` below `root`, made where missing; `visit` sees `root` and each node on the way. */
+export function dirNodeAt(root: BuildNode, segments: readonly string[], visit?: (node: BuildNode) => void): BuildNode {
+  let node = root;
+  visit?.(node);
+  for (const segment of segments) {
+    let child = node.dirs.get(segment);
+    if (child === undefined) {
+      child = { files: [], dirs: new Map() };
+      node.dirs.set(segment, child);
+    }
+    node = child;
+    visit?.(node);
+  }
+  return node;
 }
 
 /**
