@@ -38,6 +38,8 @@ const HEADER_FIXED = MAGIC.length + 4;
 const BLOCK_RAW_BYTES = 1 << 20;
 const BROTLI_QUALITY = 5;
 const HEX64 = /^[0-9a-f]{64}$/;
+/** Raw bytes of decompressed blocks a store object keeps (a block of a quarter of that or more is not kept). */
+const BLOCK_CACHE_BYTES = 64 << 20;
 /** A pack claimed less than this long ago is not refreshed again (see claim). */
 const CLAIM_REFRESH_MS = 1000;
 /** Packs read from their headers (or left in the pack table though gone) before the table is rewritten. */
@@ -136,7 +138,9 @@ export function sha256Of(bytes: Uint8Array): string {
 export class ContentStore {
   readonly dir: string;
   private locations: Locations | null = null;
+  /** Decompressed blocks, least recently used first, at most BLOCK_CACHE_BYTES of them. */
   private readonly blockCache = new Map<string, Buffer>();
+  private blockCacheBytes = 0;
   /** Packs whose mtime this object refreshed (claim), and when. */
   private readonly claimed = new Map<string, number>();
 
@@ -315,7 +319,13 @@ export class ContentStore {
   private block(pack: string, block: number): Buffer {
     const key = `${pack}#${block}`;
     const cached = this.blockCache.get(key);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) {
+      // Most recently used last: a diff reads the pre and post bytes of each path in turn, from
+      // blocks of several packs (each object is read from the first pack that has it).
+      this.blockCache.delete(key);
+      this.blockCache.set(key, cached);
+      return cached;
+    }
     const file = path.join(this.packsDir(), pack);
     const packed = this.withPacks(false, (dir) => {
       const header = dir === null ? null : readPackHeader(dir.at(pack));
@@ -336,8 +346,15 @@ export class ContentStore {
     } catch (e) {
       throw new CairnError('ERR_CORRUPT', `content pack ${file} block ${block} does not decompress`, { path: file, cause: e });
     }
-    if (this.blockCache.size >= 8) this.blockCache.delete(this.blockCache.keys().next().value as string);
-    this.blockCache.set(key, raw);
+    if (raw.length <= BLOCK_CACHE_BYTES / 4) {
+      this.blockCacheBytes += raw.length;
+      this.blockCache.set(key, raw);
+      for (const [k, b] of this.blockCache) {
+        if (this.blockCacheBytes <= BLOCK_CACHE_BYTES) break;
+        this.blockCache.delete(k);
+        this.blockCacheBytes -= b.length;
+      }
+    }
     return raw;
   }
 
@@ -439,6 +456,7 @@ export class ContentStore {
     }
     this.locations = null;
     this.blockCache.clear();
+    this.blockCacheBytes = 0;
     this.claimed.clear();
     return result;
   }

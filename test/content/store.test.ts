@@ -131,4 +131,22 @@ describe('ContentStore', () => {
     expect([third.has(a.sha256), third.has(c.sha256)]).toEqual([false, true]);
     expect(third.get(c.sha256).equals(c.bytes)).toBe(true);
   });
+
+  it('gives exact bytes when reads alternate between many packs, and for an object larger than the block cache keeps', () => {
+    const dir = tempDir();
+    const packs = Array.from({ length: 20 }, (_, p) => Array.from({ length: 30 }, (_, i) => item(`pack ${p} file ${i} `.repeat(40 + i))));
+    for (const items of packs) new ContentStore(dir).put(items);
+    const big = item(Buffer.alloc(20 << 20, 7)); // above a quarter of the block cache: read, not kept
+    new ContentStore(dir).put([big]);
+    const reader = new ContentStore(dir);
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 30; i++) {
+        for (let p = 0; p < 20; p++) {
+          const want = packs[(p * 7 + round) % 20]![i]!;
+          expect(reader.get(want.sha256).equals(want.bytes)).toBe(true);
+        }
+      }
+      expect(reader.get(big.sha256).equals(big.bytes)).toBe(true);
+    }
+  });
 });
