@@ -16,6 +16,15 @@ if ! command -v chromium >/dev/null 2>&1 && [ "${CAIRN_SKIP_BROWSER:-}" != 1 ]; 
     [ $soft = 1 ] || exit 1
   fi
 fi
+# The shell-completion tests load the completion scripts in zsh and fish (they skip, saying so, without them).
+shells=()
+command -v zsh >/dev/null 2>&1 || shells+=(zsh)
+command -v fish >/dev/null 2>&1 || shells+=(fish)
+if [ ${#shells[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "install.sh: installing ${shells[*]} (Debian packages, first run only)" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${shells[@]}" >/dev/null || echo "install.sh: could not install ${shells[*]}; their completion tests skip" >&2
+fi
 [ "${CAIRN_SKIP_SERVERS:-}" = 1 ] && [ $soft = 1 ] && exit 0
 need=()
 command -v radosgw >/dev/null 2>&1 || need+=(radosgw ceph-mon ceph-osd)

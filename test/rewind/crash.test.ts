@@ -14,7 +14,7 @@ useTempCacheHome();
 const { dir: tempDir } = trackedDirs();
 
 const FILES = 400;
-const KILLS = 12;
+const KILLS = 16;
 
 function pendingRecords(root: string): number {
   const dir = path.join(root, '.cairn', 'restores');
@@ -54,18 +54,27 @@ describe('a restore killed with SIGKILL', () => {
     ['--undo finishes and reverts it', 'undo', 23],
   ] as const)('%s', async (_label, next, seed) => {
     const { root, preShape, postShape } = setup();
+    const postJson = JSON.stringify(postShape);
+    // Kill until one kill lands mid-restore (a pending record is left), at most KILLS times. The
+    // moment is searched for, not guessed, so a busy machine (a slower start, a slower restore)
+    // moves the window without closing it: a kill that found the tree untouched was too early, one
+    // that let the restore finish (undone, to try again) too late; the next kill goes between the
+    // latest too-early and the earliest too-late delay (doubling until one was too late), jittered
+    // by the seed so the two cases do not try the very same moments.
     let state = seed;
     const rnd = (): number => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
-    // Kill at random moments until one lands mid-restore (a pending record is left), at most KILLS
-    // times; a run that got to the end is undone and the window narrowed.
+    let early = 0;
+    let late: number | null = null;
     let sawPending = false;
-    let window = 900;
     for (let k = 0; k < KILLS && !sawPending; k++) {
-      await killAfter(root, 40 + Math.floor(rnd() * window));
+      const delay: number = late === null ? Math.max(60, early * 2) : early + (late - early) * (0.35 + 0.3 * rnd());
+      await killAfter(root, Math.round(delay));
       if (pendingRecords(root) > 0) sawPending = true;
+      else if (JSON.stringify(shapeOf(root)) === postJson) early = delay;
       else if (JSON.stringify(shapeOf(root)) === JSON.stringify(preShape)) {
+        // Finished: undone, so that the next kill has a restore to interrupt.
         expect(cairn(root, ['session', 'restore', '--undo']).status).toBe(0);
-        window = Math.max(100, Math.floor(window * 0.6));
+        late = delay;
       }
     }
     expect(sawPending).toBe(true);
