@@ -120,9 +120,16 @@ describe('kill -9 while scanning', () => {
       expect(after.stdout).toBe(fresh.stdout);
     }
     // Whatever a killed run left half-written in the cache directory is swept by the next run
-    // that saves the cache, once it is a minute old (a writer elsewhere may look dead by pid).
+    // that saves the cache, once it is a minute old (a writer elsewhere may look dead by pid) and
+    // the last sweep a minute ago (the `.swept` stamp): both clocks are moved two minutes back.
     const then = new Date(Date.now() - 120_000);
-    for (const name of fs.readdirSync(cacheDir).filter(isTempName)) fs.utimesSync(path.join(cacheDir, name), then, then);
+    for (const name of fs.readdirSync(cacheDir).filter((n) => isTempName(n) || n.endsWith('.swept'))) fs.utimesSync(path.join(cacheDir, name), then, then);
+    // A temp of the cache's own, as a killed save leaves it, so the sweep is proven whether or not
+    // a kill above landed mid-write.
+    const cacheName = fs.readdirSync(cacheDir).find((n) => n.endsWith('.cache'))!;
+    const planted = path.join(cacheDir, `.${cacheName}.cairn-tmp-999999-0123456789ab`);
+    fs.writeFileSync(planted, 'half a cache');
+    fs.utimesSync(planted, then, then);
     fs.appendFileSync(path.join(root, 'd0', 'f1.txt'), 'more\n');
     expect(spawnSync(process.execPath, [CLI, 'snapshot', '--root', root, '--cache-dir', cacheDir], { env: { ...process.env, CI: '1' } }).status).toBe(0);
     expect(fs.readdirSync(cacheDir).filter(isTempName)).toEqual([]);
