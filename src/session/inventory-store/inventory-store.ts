@@ -168,7 +168,8 @@ export class InventoryStore {
     try {
       const mark = this.beginPut(home);
       try {
-        digest = DIGEST_PREFIX + (this.residentPut(home, mark.epoch, entries, stats) ?? this.plainPut(home, mark.epoch, entries, stats));
+        const lastTree = MEMORY.get(this.dir)?.tree;
+        digest = DIGEST_PREFIX + (this.residentPut(home, mark.epoch, entries, stats) ?? this.plainPut(home, mark.epoch, entries, stats, lastTree));
       } catch (e) {
         // The mark must not outlive a put that failed: a prune would wait for it.
         try {
@@ -211,8 +212,12 @@ export class InventoryStore {
     return memory.rootHex;
   }
 
-  /** The put that builds the whole tree from `entries` (the first of a process, or after a prune); it leaves the memory for the next. */
-  private plainPut(home: ContainedDir, epoch: string, entries: readonly InventoryEntry[], stats: { objectsWritten: number; bytesWritten: number }): string {
+  /**
+   * The put that builds the whole tree from `entries` (the first of a process, or after a prune);
+   * it leaves the memory for the next. `lastTree`: the last put's tree in this process, whose
+   * unchanged directories' objects are reused instead of made again.
+   */
+  private plainPut(home: ContainedDir, epoch: string, entries: readonly InventoryEntry[], stats: { objectsWritten: number; bytesWritten: number }, lastTree?: BuildNode): string {
     const key = putKey(entries);
     const same = this.lastPutRoot(home, epoch, key);
     if (same !== null) return same;
@@ -220,7 +225,7 @@ export class InventoryStore {
     const objectsOf = new Map<string, string>();
     const parsed = new Map<string, TreeObject>();
     const tree = buildTree(entries);
-    const hex = hashNode(tree, objectsOf, parsed);
+    const hex = hashNode(tree, objectsOf, parsed, lastTree);
     this.storeObjects(home, epoch, objectsOf, stats);
     home.writeFile(LAST_PUT_FILE, `${epoch}\n${key}\n${hex}\n`, { fsync: false });
     for (const [h, object] of parsed) this.remember(h, object);
@@ -910,30 +915,22 @@ function putKeyAs(entries: readonly InventoryEntry[], encoding: 'utf8' | 'utf16l
 
 const SURROGATE = /[\uD800-\uDFFF]/;
 
-/** Serialises and names the object of `node` and, first, of every directory below it (children before parents). */
-function hashNode(node: BuildNode, out: Map<string, string>, parsed: Map<string, TreeObject>, memo: Map<string, MadeObject> = madeObjects, at = '', next: Map<string, MadeObject> = new Map()): string {
+/**
+ * Serialises and names the object of `node` and, first, of every directory below it (children
+ * before parents). `last`: the directory at the same path in this process's last put, whose
+ * object is taken again when its files and subdirectory objects are the same (sameListing).
+ */
+function hashNode(node: BuildNode, out: Map<string, string>, parsed: Map<string, TreeObject>, last?: BuildNode): string {
   const children: DirRef[] = [];
-  for (const [name, child] of node.dirs) children.push({ name, tree: hashNode(child, out, parsed, memo, `${at}${name}/`, next) });
-  let made = memo.get(at);
+  for (const [name, child] of node.dirs) children.push({ name, tree: hashNode(child, out, parsed, last?.dirs.get(name)) });
+  let made = last?.made;
   if (made === undefined || !sameListing(made, node.files, children)) made = makeObject(node.files, children);
   node.made = made;
-  next.set(at, made);
   out.delete(made.hex); // an equal directory met before moves after this one's children
   out.set(made.hex, made.text);
   parsed.set(made.hex, made.object);
-  if (at === '') {
-    // The whole tree's objects, by directory path, for this process's next put.
-    madeObjects = next;
-  }
   return made.hex;
 }
-
-/**
- * The directory objects this process made in its last plain put, by directory path (ending in
- * `/`; the root is `''`): a directory whose files and subdirectory objects are the same in the
- * next plain put (after a prune, say) is neither serialised nor hashed again.
- */
-let madeObjects = new Map<string, MadeObject>();
 
 function sameListing(made: MadeObject, files: readonly FileNode[], children: readonly DirRef[]): boolean {
   if (made.files.length !== files.length || made.children.length !== children.length) return false;

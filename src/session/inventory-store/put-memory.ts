@@ -52,6 +52,11 @@ export class PutMemory {
     return (this.root.made as MadeObject).hex;
   }
 
+  /** The last put's tree: a plain put that replaces this memory reuses its directories' objects (hashNode). */
+  get tree(): BuildNode {
+    return this.root;
+  }
+
   /**
    * Patches the tree to `entries` and returns the objects made for it (children before parents,
    * the root last), or null when the tree cannot be patched exactly (the memory is then spoiled:
