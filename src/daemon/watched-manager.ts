@@ -446,6 +446,16 @@ export class WatchedSnapshotManager extends SnapshotManager {
     return this.resident.scanOptions(options);
   }
 
+  /**
+   * begin() started git (or chose its held answer) before the scan: the capture takes the
+   * status only where it needs it, so storing the inventory runs while git still works.
+   */
+  protected override gitStatusLater(projectRoot: string): () => GitStatus {
+    if (path.resolve(projectRoot) !== this.resident.root) return super.gitStatusLater(projectRoot);
+    let status: GitStatus | undefined;
+    return () => (status ??= this.captureGitStatus(projectRoot));
+  }
+
   override captureGitStatus(projectRoot: string): GitStatus {
     if (path.resolve(projectRoot) !== this.resident.root) return super.captureGitStatus(projectRoot);
     return this.resident.status(() => super.captureGitStatus(projectRoot));

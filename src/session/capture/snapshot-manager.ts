@@ -145,7 +145,7 @@ export class SnapshotManager {
    * another thread while this one takes the inventory (the two cost about the same). A subclass
    * that overrides captureGitStatus (or a spy that replaced it) gets its own method, called right away.
    */
-  private gitStatusLater(projectRoot: string): () => GitStatus {
+  protected gitStatusLater(projectRoot: string): () => GitStatus {
     if (this.captureGitStatus !== OWN_CAPTURE_GIT_STATUS) {
       const status = this.captureGitStatus(projectRoot);
       return () => status;
