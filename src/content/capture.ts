@@ -124,7 +124,7 @@ export function readTreeFile(root: string, rel: string): Buffer | null {
 }
 
 /** Copies one file of the tree into the writer, checked against the inventory's digest. */
-function copyFromDisk(ctx: CaptureContext, entry: InventoryEntry, writer: PackWriter, cap: number, lost: NotRestorable[]): void {
+function copyFromDisk(ctx: Pick<CaptureContext, 'root'>, entry: InventoryEntry, writer: PackWriter, cap: number, lost: NotRestorable[]): void {
   if (entry.kind !== 'file' || entry.sha256 === undefined) return;
   if (writer.has(entry.sha256)) return;
   if (entry.bytes > cap) {
@@ -143,7 +143,7 @@ function copyFromDisk(ctx: CaptureContext, entry: InventoryEntry, writer: PackWr
   writer.add({ sha256: entry.sha256, bytes });
 }
 
-function symlinkTargets(ctx: CaptureContext, lost: NotRestorable[]): Record<string, string> | undefined {
+function symlinkTargets(ctx: Pick<CaptureContext, 'root' | 'files'>, lost: NotRestorable[]): Record<string, string> | undefined {
   let out: Record<string, string> | undefined;
   for (const f of ctx.files) {
     if (f.kind !== 'symlink') continue;
@@ -221,6 +221,16 @@ export function capturePreContent(ctx: CaptureContext): ContentRecord {
  * bytes (already stored, or from the pre commit, checked against the pre inventory's digest).
  */
 export function capturePostContent(ctx: CaptureContext, pre: { digest: string; gitCommit?: string; capBytes?: number }): ContentRecord {
+  return copyPostContent(ctx, pre)(ctx.git);
+}
+
+/**
+ * capturePostContent in two steps, for a caller still waiting for git's status: the bytes are
+ * copied and stored now (which paths and which bytes follow from the two inventories alone), and
+ * the record is made from the status once it is there (it says only whether the tree is in git,
+ * and at which commit). The same packs, record and baseline as the one-step call.
+ */
+export function copyPostContent(ctx: Omit<CaptureContext, 'git'>, pre: { digest: string; gitCommit?: string; capBytes?: number }): (git: CaptureContext['git']) => ContentRecord {
   const cap = ctx.capBytes ?? DEFAULT_CONTENT_CAP_BYTES;
   const store = openContentStore(ctx.cairnDir);
   const writer = new PackWriter(store);
@@ -246,8 +256,11 @@ export function capturePostContent(ctx: CaptureContext, pre: { digest: string; g
     }
   }
   writer.flush();
-  if (!inGit(ctx)) writeBaseline(ctx.cairnDir, ctx.digest);
-  const rec = record(ctx, writer, lost, symlinks);
-  if (preLost.length > 0) rec.preNotRestorable = preLost;
-  return rec;
+  return (git) => {
+    const side = { ...ctx, git };
+    if (!inGit(side)) writeBaseline(ctx.cairnDir, ctx.digest);
+    const rec = record(side, writer, lost, symlinks);
+    if (preLost.length > 0) rec.preNotRestorable = preLost;
+    return rec;
+  };
 }

@@ -10,7 +10,7 @@ import { decodeUtf8Strict } from '../../core/utf8.js';
 import { isStrictlyInside } from '../../core/paths.js';
 import { CairnError, errnoCode } from '../../core/errors.js';
 import { ALWAYS_SKIP, isValidRelPath, scanTreeSync, type ScanOptions } from '../../inventory/index.js';
-import { capturePostContent, capturePreContent } from '../../content/capture.js';
+import { capturePreContent, copyPostContent, type CaptureContext } from '../../content/capture.js';
 import type { ContentRecord } from '../../content/record.js';
 import { calculateDiff } from './diff.js';
 import { formatDuration } from '../duration.js';
@@ -98,15 +98,18 @@ export class SnapshotManager {
     const keyFiles = this.captureKeyFiles(projectRoot);
     let gitStatusLater: (() => GitStatus) | undefined;
     const inventory = this.takeInventory(projectRoot, stateDir, iterationDir, () => (gitStatusLater = this.gitStatusLater(projectRoot)));
+    // What the inventories alone decide comes before git's answer is awaited (git may still be
+    // running): the pre→post diff, and the bytes of the paths it names copied into the store.
+    const changes = inventory ? workingTreeChanges(inventory.store, pre.inventory, inventory.ref) : null;
+    const postContent = inventory && changes ? this.copyPostContent(projectRoot, inventory, pre) : null;
     const gitStatus = this.withoutOwnDir(projectRoot, gitStatusLater?.() ?? this.captureGitStatus(projectRoot));
     const { fileDiffs, commits } = this.commitRange(projectRoot, pre.git, gitStatus);
     const snapshot: PostSnapshot = { timestamp, git: gitStatus, fileDiffs, commits, aiwg, tests, keyFiles, stateDir };
     const file = path.join(iterationDir, POST_SNAPSHOT_FILE);
     if (inventory) {
       snapshot.inventory = inventory.ref;
-      const changes = workingTreeChanges(inventory.store, pre.inventory, inventory.ref);
       if (changes) snapshot.workingTree = changes;
-      const content = this.captureContent(projectRoot, inventory, gitStatus, changes ? pre : null);
+      const content = postContent !== null ? postContent(gitStatus) : this.captureContent(projectRoot, inventory, gitStatus, null);
       if (content) snapshot.content = content;
     }
     writeSnapshotFile(file, snapshot, projectRoot);
@@ -208,21 +211,34 @@ export class SnapshotManager {
    * Keeps the content needed to put the tree back (src/content/capture.ts): at pre (`pre` null)
    * what git does not hold; at post the two sides of every path the iteration changed.
    */
-  private captureContent(projectRoot: string, inventory: { ref: InventoryRef; store: InventoryStore; files: readonly InventoryEntry[] }, gitStatus: GitStatus, pre: PreSnapshot | null): ContentRecord | null {
+  private captureContent(projectRoot: string, inventory: CapturedInventory, gitStatus: GitStatus, pre: PreSnapshot | null): ContentRecord | null {
     if (this.options.content === false) return null;
-    const ctx = {
+    if (pre?.inventory !== undefined) return this.copyPostContent(projectRoot, inventory, pre)?.(gitStatus) ?? null;
+    return capturePreContent({ ...this.contentSide(projectRoot, inventory), git: gitStatus });
+  }
+
+  /**
+   * Post's content in two steps (content/capture.ts, copyPostContent): the bytes of every path
+   * the iteration changed are stored now; the returned function makes the record from git's
+   * status. Null when content is off or pre has no inventory (then captureContent keeps pre's share).
+   */
+  private copyPostContent(projectRoot: string, inventory: CapturedInventory, pre: PreSnapshot): ((gitStatus: GitStatus) => ContentRecord) | null {
+    if (this.options.content === false || pre.inventory === undefined) return null;
+    const preSide: { digest: string; gitCommit?: string } = { digest: pre.inventory.digest };
+    if (pre.content?.gitCommit !== undefined) preSide.gitCommit = pre.content.gitCommit;
+    return copyPostContent(this.contentSide(projectRoot, inventory), preSide);
+  }
+
+  /** What the content capture of one side needs besides git's status. */
+  private contentSide(projectRoot: string, inventory: CapturedInventory): Omit<CaptureContext, 'git'> {
+    return {
       root: path.resolve(projectRoot),
       cairnDir: this.cairnDir(projectRoot),
       inventories: inventory.store,
       digest: inventory.ref.digest,
       files: inventory.files,
-      git: gitStatus,
       ...(this.options.contentCapBytes === undefined ? {} : { capBytes: this.options.contentCapBytes }),
     };
-    if (pre?.inventory === undefined) return capturePreContent(ctx);
-    const preSide: { digest: string; gitCommit?: string } = { digest: pre.inventory.digest };
-    if (pre.content?.gitCommit !== undefined) preSide.gitCommit = pre.content.gitCommit;
-    return capturePostContent(ctx, preSide);
   }
 
   /** The commit range of the session; a session that began on an unborn branch owns every commit since. */
@@ -248,7 +264,7 @@ export class SnapshotManager {
    * both cores busy (its stat check runs on two threads), storing keeps one, so work started
    * then (the git status) finds a free core.
    */
-  private takeInventory(projectRoot: string, stateDir: string, iterationDir: string, beforeStore?: () => void): { ref: InventoryRef; store: InventoryStore; files: readonly InventoryEntry[] } | null {
+  private takeInventory(projectRoot: string, stateDir: string, iterationDir: string, beforeStore?: () => void): CapturedInventory | null {
     if (this.options.inventory === false) return null;
     const cairnDir = this.cairnDir(projectRoot);
     ensureSelfIgnored(cairnDir, projectRoot);
@@ -295,6 +311,13 @@ export class SnapshotManager {
     }
     return { ref, store, files };
   }
+}
+
+/** A capture's inventory: its ref in the record, the store it was put in, its entries. */
+interface CapturedInventory {
+  ref: InventoryRef;
+  store: InventoryStore;
+  files: readonly InventoryEntry[];
 }
 
 /** The method as this class defines it: anything else there is the caller's and is called in line. */
