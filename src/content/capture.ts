@@ -67,10 +67,31 @@ function inGit(ctx: CaptureContext): boolean {
   return ctx.git !== null && ctx.git.branch !== 'unknown';
 }
 
-function byPath(files: readonly InventoryEntry[]): Map<string, InventoryEntry> {
-  const map = new Map<string, InventoryEntry>();
-  for (const f of files) map.set(f.path, f);
-  return map;
+/**
+ * Finds entries by path. A scan's inventory is in code-unit order, checked here in one pass, so a
+ * binary search finds each of a few dirty paths without a map of the whole tree (~1 vs ~10 ms at
+ * 50k files); any other order (recovered names appended, entries built by hand) gets the map.
+ */
+export function entryFinder(files: readonly InventoryEntry[]): (p: string) => InventoryEntry | undefined {
+  for (let i = 1; i < files.length; i++) {
+    if (!(files[i - 1]!.path < files[i]!.path)) {
+      const map = new Map<string, InventoryEntry>();
+      for (const f of files) map.set(f.path, f);
+      return (p) => map.get(p);
+    }
+  }
+  return (p) => {
+    let lo = 0;
+    let hi = files.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const at = files[mid]!;
+      if (at.path === p) return at;
+      if (at.path < p) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return undefined;
+  };
 }
 
 /** Collects items and writes them to the store in packs of at most FLUSH_RAW_BYTES. */
@@ -199,9 +220,9 @@ export function capturePreContent(ctx: CaptureContext): ContentRecord {
   if (inGit(ctx) && ctx.git !== null) {
     const dirty = [...ctx.git.staged, ...ctx.git.unstaged, ...ctx.git.untracked];
     if (dirty.length > 0) {
-      const entries = byPath(ctx.files);
+      const entryAt = entryFinder(ctx.files);
       for (const p of new Set(dirty)) {
-        const entry = entries.get(p);
+        const entry = entryAt(p);
         if (entry !== undefined) copyFromDisk(ctx, entry, writer, cap, lost);
       }
     }

@@ -1,15 +1,19 @@
 /**
  * Post copies the bytes of the paths the iteration changed before it waits for git's status
- * (content/capture.ts, copyPostContent). That may not change what is kept or recorded: every
- * changed path's two sides must come back, the record must name the post side's commit in git
- * and no commit outside it, and the baseline must move outside git only.
+ * (content/capture.ts, copyPostContent), and pre finds git's dirty paths in the inventory by a
+ * binary search when the inventory is in a scan's order. Neither may change what is kept or
+ * recorded: every changed path's two sides must come back, the record must name the post side's
+ * commit in git and no commit outside it, the baseline must move outside git only, and a lookup
+ * must find exactly what a map of every entry finds, whatever the entries' order.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { entryFinder } from '../../src/content/capture.js';
 import { openIteration } from '../../src/content/index.js';
 import { SnapshotManager, createNextIterationDir } from '../../src/session/index.js';
+import type { InventoryEntry } from '../../src/session/inventory-store/inventory-store.js';
 import type { PostSnapshot, PreSnapshot } from '../../src/session/types.js';
 import { commitAll, git, trackedDirs, useTempCacheHome } from '../session/helpers.js';
 
@@ -86,5 +90,27 @@ describe('post content copied before git answers', () => {
       { numRuns: 15 },
     );
     expect(checkedPaths).toBeGreaterThan(15);
+  });
+});
+
+describe("pre's lookup of git's dirty paths in the inventory", () => {
+  const entry = (p: string): InventoryEntry => ({ path: p, bytes: p.length, sha256: 'a'.repeat(64), mode: '0644', kind: 'file' });
+  const pathArb = fc.array(fc.constantFrom('a', 'b', 'B', '-', '.', '/', 'é', 'z', '\u{1F600}', ' '), { minLength: 1, maxLength: 6 }).map((cs) => cs.join(''));
+
+  it('finds what a map of every entry finds, for entries in a scan\'s order, shuffled, or with names appended after it', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(pathArb, { maxLength: 40 }), fc.array(pathArb, { maxLength: 20 }), fc.constantFrom('sorted', 'shuffled', 'appended'), fc.nat(), (paths, extra, order, seed) => {
+        const sorted = [...paths].sort();
+        let files: string[];
+        if (order === 'sorted') files = sorted;
+        else if (order === 'shuffled') files = sorted.map((p, i) => ({ p, k: (i * 7919 + seed) % 104729 })).sort((a, b) => a.k - b.k).map((x) => x.p);
+        else files = [...sorted.slice(1), ...sorted.slice(0, 1)]; // a recovered name after the scan's entries
+        const entries = files.map(entry);
+        const map = new Map(entries.map((e) => [e.path, e]));
+        const find = entryFinder(entries);
+        for (const p of [...paths, ...extra]) expect(find(p)).toBe(map.get(p));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
