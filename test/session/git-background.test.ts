@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SnapshotManager } from '../../src/session/index.js';
-import { captureGitStatus, captureGitStatusInBackground } from '../../src/session/capture/git.js';
+import { captureGitStatus, captureGitStatusInBackground, keptStatusThreadId } from '../../src/session/capture/git.js';
 import type { GitStatus } from '../../src/session/types.js';
 import { commitAll, git, seedIterationDir, trackedDirs, useTempCacheHome, write, writeFiles } from './helpers.js';
 
@@ -38,6 +38,28 @@ describe('git status read in the background', () => {
     expect(status.commit).toBe(git(root, 'rev-parse', 'HEAD').trim());
     expect(background()).toBe(status); // read once
     expect(background.via).toBe('thread');
+  });
+
+  it('one thread, kept between requests, answers each with the status read in line: two at once, limited ones and an unread one included', () => {
+    const root = repo();
+    writeFiles(root, { 'a.txt': '1', 'sub/b.txt': '1' });
+    commitAll(root, 'init');
+    const kept = new Set<number | null>();
+    for (let i = 0; i < 8; i++) {
+      writeFiles(root, { [`new${i}.txt`]: 'n', 'a.txt': String(i) });
+      if (i % 2 === 1) git(root, 'add', `new${i}.txt`);
+      if (i % 3 === 2) writeFiles(root, { 'sub/b.txt': `edit ${i}` });
+      const whole = captureGitStatusInBackground(root);
+      // Asked while the first may still run: another thread answers, or the kept one once free.
+      const limited = captureGitStatusInBackground(root, ['sub', `new${i}.txt`]);
+      if (i === 4) captureGitStatusInBackground(root); // never read: the next request must not get its answer
+      expect(limited()).toEqual(captureGitStatus(root, ['sub', `new${i}.txt`]));
+      expect(whole()).toEqual(captureGitStatus(root));
+      expect([whole.via, limited.via]).toEqual(['thread', 'thread']);
+      kept.add(keptStatusThreadId());
+    }
+    expect(kept.size).toBe(1);
+    expect([...kept][0]).not.toBeNull();
   });
 
   it('from a subdirectory root, paths are relative to it as in line', () => {

@@ -149,32 +149,66 @@ const BACKGROUND_START_MS = 5000;
 const BACKGROUND_WAIT_MS = 10 * 60 * 1000;
 
 /**
- * The worker's script: trivial, so it always runs. It says it started (done[1]), builds the
- * shipped functions from their text and runs them inside try, and always reports (done[0]):
- * the outputs, or `failed` (then the caller runs git itself, never taking a failure for
- * "not a repository").
+ * The status thread's script: trivial, so it always runs. For each request it says it started
+ * (done[1]), builds the shipped functions from their text and runs them inside try, and always
+ * reports on the request's own port (done[0]): the outputs, or `failed` (then the caller runs git
+ * itself, never taking a failure for "not a repository"). It stays for the next request.
  */
 const STATUS_WORKER = `'use strict';
-const { workerData: w } = require('node:worker_threads');
-Atomics.store(w.done, 1, 1);
-Atomics.notify(w.done, 1);
-let message = { failed: true };
-try {
-  const { execFileSync } = require('node:child_process');
-  // Source transformers that keep function names (esbuild keepNames, used by tsx) wrap inner
-  // functions in __name(fn, "name"): the shipped text gets the same no-op helper.
-  const build = (text) => new Function('__name', 'return (' + text + ');')((fn) => fn);
-  const runGitWith = build(w.runGitWith);
-  const statusOutputs = build(w.statusOutputs);
-  message = { outputs: statusOutputs((args) => runGitWith(execFileSync, w.cwd, w.env, [...w.base, ...args]), w.revParseArgs, w.statusArgs, w.knownRevParse) };
-} catch {
-  message = { failed: true };
-} finally {
-  w.port.postMessage(message);
-  Atomics.store(w.done, 0, 1);
-  Atomics.notify(w.done, 0);
-}
+const { parentPort } = require('node:worker_threads');
+const { execFileSync } = require('node:child_process');
+// Source transformers that keep function names (esbuild keepNames, used by tsx) wrap inner
+// functions in __name(fn, "name"): the shipped text gets the same no-op helper.
+const build = (text) => new Function('__name', 'return (' + text + ');')((fn) => fn);
+parentPort.on('message', (w) => {
+  Atomics.store(w.done, 1, 1);
+  Atomics.notify(w.done, 1);
+  let message = { failed: true };
+  try {
+    const runGitWith = build(w.runGitWith);
+    const statusOutputs = build(w.statusOutputs);
+    message = { outputs: statusOutputs((args) => runGitWith(execFileSync, w.cwd, w.env, [...w.base, ...args]), w.revParseArgs, w.statusArgs, w.knownRevParse) };
+  } catch {
+    message = { failed: true };
+  } finally {
+    w.port.postMessage(message);
+    w.port.close();
+    Atomics.store(w.done, 0, 1);
+    Atomics.notify(w.done, 0);
+    if (w.once) parentPort.close(); // a thread for one request ends after it, read or not
+  }
+});
 `;
+
+/**
+ * The status thread this process keeps between captures (unref'd, so it never keeps the process
+ * alive): booting a thread costs ~20 ms of CPU on Node 20 (~10 on 26), taken from the core the
+ * scan shares with git, on every capture a long-running process makes. `lastDone` is its latest
+ * request's flags: while that is not reported, a request gets a thread of its own.
+ */
+let kept: { worker: Worker; lastDone: Int32Array } | null = null;
+
+/** The thread id of the status thread this process keeps, or null when none is kept (for tests). */
+export function keptStatusThreadId(): number | null {
+  return kept?.worker.threadId ?? null;
+}
+
+/** A status thread for one request: the kept one when idle (booted on first use), else one stopped after it. */
+function statusThread(): { worker: Worker; once: boolean } {
+  const idle = kept !== null && Atomics.load(kept.lastDone, 0) === 1 ? kept : null;
+  if (idle !== null) return { worker: idle.worker, once: false };
+  const worker = new Worker(STATUS_WORKER, { eval: true });
+  worker.unref();
+  worker.on('error', () => undefined); // reported through `done` or not at all: the caller's wait decides
+  if (kept !== null) return { worker, once: true };
+  const own = { worker, lastDone: new Int32Array(1) };
+  own.lastDone[0] = 1;
+  worker.on('exit', () => {
+    if (kept === own) kept = null;
+  });
+  kept = own;
+  return { worker, once: false };
+}
 
 /** When `git status` may run on a worker thread: CAIRN_GIT_STATUS_THREAD=always|never, else by index size. */
 function statusThreadWanted(projectRoot: string): boolean {
@@ -198,16 +232,16 @@ export function captureGitStatusInBackground(projectRoot: string, paths?: readon
   // [0] reported, [1] started.
   const done = new Int32Array(new SharedArrayBuffer(8));
   const { port1, port2 } = new MessageChannel();
-  let worker: Worker;
+  let thread: { worker: Worker; once: boolean };
   try {
-    const workerData = { cwd: projectRoot, env: gitEnv(), base: GIT_BASE_ARGS, revParseArgs: REV_PARSE_ARGS, statusArgs: statusArgsFor(paths), knownRevParse, runGitWith: runGitWith.toString(), statusOutputs: statusOutputs.toString(), port: port2, done };
-    worker = new Worker(STATUS_WORKER, { eval: true, workerData, transferList: [port2] });
+    thread = statusThread();
+    const request = { cwd: projectRoot, env: gitEnv(), base: GIT_BASE_ARGS, revParseArgs: REV_PARSE_ARGS, statusArgs: statusArgsFor(paths), knownRevParse, runGitWith: runGitWith.toString(), statusOutputs: statusOutputs.toString(), port: port2, done, once: thread.once };
+    thread.worker.postMessage(request, [port2]);
+    if (!thread.once && kept !== null && kept.worker === thread.worker) kept.lastDone = done;
   } catch {
     port1.close();
     return settled(captureStatusOutputs(projectRoot, paths, knownRevParse), 'fallback');
   }
-  worker.unref();
-  worker.on('error', () => undefined); // reported through `done` or not at all: the wait below decides
   let status: GitStatus | undefined;
   let revParse: string | null | undefined;
   let via: PendingGitStatus['via'] = 'pending';
@@ -216,7 +250,8 @@ export function captureGitStatusInBackground(projectRoot: string, paths?: readon
     const started = Atomics.wait(done, 1, 0, BACKGROUND_START_MS) !== 'timed-out' || done[1] === 1;
     const reported = started && (Atomics.wait(done, 0, 0, BACKGROUND_WAIT_MS) !== 'timed-out' || done[0] === 1);
     const message = reported ? (receiveMessageOnPort(port1)?.message as { outputs?: StatusOutputs } | undefined) : undefined;
-    void worker.terminate();
+    // A thread that did not answer is never asked again; a one-request thread has done its job.
+    if (thread.once || message === undefined) stopThread(thread.worker);
     port1.close();
     via = message?.outputs !== undefined ? 'thread' : 'fallback';
     const outputs = message?.outputs ?? captureStatusOutputs(projectRoot, paths, knownRevParse);
@@ -226,6 +261,11 @@ export function captureGitStatusInBackground(projectRoot: string, paths?: readon
   };
   Object.defineProperty(read, 'revParse', { get: () => revParse });
   return Object.defineProperty(read, 'via', { get: () => via }) as PendingGitStatus;
+}
+
+function stopThread(worker: Worker): void {
+  if (kept?.worker === worker) kept = null;
+  void worker.terminate();
 }
 
 /**
