@@ -250,15 +250,19 @@ export class InventoryStore {
         const fan = objects.fan(objectHex.slice(0, 2), true)!;
         const rest = objectHex.slice(2);
         const bytes = Buffer.from(text, 'utf8');
-        const there = fan.lstat(rest);
-        // Whole there: no prune can delete it now (see the top). A shorter one is a write killed midway.
-        if (there?.isFile() === true && there.size === bytes.length) continue;
         // Objects are not fsynced (a first inventory writes thousands): a torn object after power
         // loss is caught by the digest check on read. A new one is made at its name, without the
         // temp and rename of an atomic write (most of a 1 % put's cost): no root names it until
-        // this put has written it whole, and a put that finds it short (see above) replaces it.
-        // A link, a torn object or a name another put took meanwhile: replaced atomically.
-        if (there !== null || !createObject(fan, rest, bytes)) fan.writeFile(rest, bytes, { fsync: false });
+        // this put has written it whole, and a put that finds it short (see below) replaces it.
+        // Made first, looked at only when the name is taken (O_EXCL; most of a put's objects are
+        // new, so no lstat for them).
+        if (!createObject(fan, rest, bytes)) {
+          const there = fan.lstat(rest);
+          // Whole there: no prune can delete it now (see the top). A shorter one is a write killed midway.
+          if (there?.isFile() === true && there.size === bytes.length) continue;
+          // A link, a torn object or a name another put took meanwhile: replaced atomically.
+          fan.writeFile(rest, bytes, { fsync: false });
+        }
         stats.objectsWritten++;
         stats.bytesWritten += bytes.length;
       }
