@@ -11,7 +11,9 @@
  * deleted or rewritten pack (gc, prune) is never used; the other packs' headers are read. A table
  * that is damaged, foreign, oversized or a link is ignored (and replaced by the next writer);
  * reads still check every object's bytes against its sha256. Writers replace it whole (temp file,
- * rename): concurrent writers each leave a whole table, and the last one wins.
+ * rename): concurrent writers each leave a whole table, and the last one wins. A writer killed
+ * mid-write leaves its temp file (`.pack-table.cairn-tmp-<pid>-…`): the next writer removes it
+ * once that pid is not alive and the file is a minute old (STALE_TEMP_AGE_MS).
  *
  * Lookups bisect the sorted object table in the file's own bytes: a capture asks for a few
  * digests, so the table is neither decoded nor turned into a map.

@@ -28,6 +28,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
+import { removeStaleTempsIn, STALE_TEMP_AGE_MS } from '../core/atomic-write.js';
 import { ContainedDir, rootedAt, withContainedDir } from '../core/contained-dir.js';
 import { CairnError } from '../core/errors.js';
 import { PACK_TABLE_FILE, PACK_TABLE_MAX_BYTES, PackTable, encodePackTable, type PackObject, type TablePack } from './pack-table.js';
@@ -268,11 +269,19 @@ export class ContentStore {
     }
   }
 
-  /** Replaces the pack table whole; a cache, so not fsynced (a torn one fails its digest) and never fatal. */
+  /**
+   * Replaces the pack table whole; a cache, so not fsynced (a torn one fails its digest) and never
+   * fatal. A rewrite killed mid-write left its temp file beside the table, which nothing else
+   * would ever remove: each rewrite removes those of dead writers once STALE_TEMP_AGE_MS old.
+   */
   private writePackTable(bytes: Buffer): void {
     try {
       const { root, parts } = rootedAt(this.dir, this.within);
-      withContainedDir(root, parts, {}, (dir) => dir?.writeFile(PACK_TABLE_FILE, bytes, { mode: 0o600, fsync: false }));
+      withContainedDir(root, parts, {}, (dir) => {
+        if (dir === null) return;
+        dir.writeFile(PACK_TABLE_FILE, bytes, { mode: 0o600, fsync: false });
+        removeStaleTempsIn(dir, [PACK_TABLE_FILE], { minAgeMs: STALE_TEMP_AGE_MS });
+      });
     } catch {
       // read-only store, a directory in the way: the next process reads the headers again
     }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import type { ContainedDir } from './contained-dir.js';
 import { errnoCode } from './errors.js';
 
 export interface AtomicWriteOptions {
@@ -95,6 +96,17 @@ function tempPrefix(base: string): string {
   return `.${shown}${TEMP_MARKER}`;
 }
 
+/** A temp file this old whose writer is not a live process here was left by a dead one (see removeStaleTemps). */
+export const STALE_TEMP_AGE_MS = 60_000;
+
+/** A directory as a sweep of stale temps sees it: by path (removeStaleTemps) or held (removeStaleTempsIn). */
+interface SweptDir {
+  names(): string[];
+  /** Infinity when the name is gone (nothing to remove). */
+  mtimeMs(name: string): number;
+  unlink(name: string): void;
+}
+
 /**
  * Removes the temp siblings (tempSiblingName) of the files `names` in `dir` that a writer left
  * when it died mid-write (a kill -9, a crash): names exactly of that form whose pid is not a
@@ -104,9 +116,34 @@ function tempPrefix(base: string): string {
  * effort: what cannot be listed or removed stays.
  */
 export function removeStaleTemps(dir: string, names: readonly string[], options: { onlyMine?: boolean; minAgeMs?: number } = {}): void {
+  sweepTemps(
+    {
+      names: () => fs.readdirSync(dir),
+      mtimeMs: (name) => fs.lstatSync(path.join(dir, name)).mtimeMs,
+      unlink: (name) => fs.unlinkSync(path.join(dir, name)),
+    },
+    names,
+    options,
+  );
+}
+
+/** As removeStaleTemps, in a directory cairn holds (ContainedDir): no link followed to reach it. */
+export function removeStaleTempsIn(dir: ContainedDir, names: readonly string[], options: { onlyMine?: boolean; minAgeMs?: number } = {}): void {
+  sweepTemps(
+    {
+      names: () => dir.entries().map((e) => e.name),
+      mtimeMs: (name) => dir.lstat(name)?.mtimeMs ?? Infinity,
+      unlink: (name) => dir.unlink(name),
+    },
+    names,
+    options,
+  );
+}
+
+function sweepTemps(dir: SweptDir, names: readonly string[], options: { onlyMine?: boolean; minAgeMs?: number }): void {
   let entries: string[];
   try {
-    entries = fs.readdirSync(dir);
+    entries = dir.names();
   } catch {
     return;
   }
@@ -118,10 +155,9 @@ export function removeStaleTemps(dir: string, names: readonly string[], options:
     if (tail === null) continue;
     const pid = Number(tail[1]);
     if (options.onlyMine === true ? pid !== process.pid : pid === process.pid || pidAlive(pid)) continue;
-    const file = path.join(dir, entry);
     try {
-      if (options.minAgeMs !== undefined && fs.lstatSync(file).mtimeMs > oldest) continue;
-      fs.unlinkSync(file);
+      if (options.minAgeMs !== undefined && dir.mtimeMs(entry) > oldest) continue;
+      dir.unlink(entry);
     } catch {
       // already gone
     }

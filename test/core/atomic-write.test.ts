@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { isTempName, removeStaleTemps, tempSiblingName, writeFileAtomic, writeFileAtomicSync, writeFileInBackground } from '../../src/core/atomic-write.js';
+import { isTempName, removeStaleTemps, removeStaleTempsIn, tempSiblingName, writeFileAtomic, writeFileAtomicSync, writeFileInBackground } from '../../src/core/atomic-write.js';
+import { withContainedDir } from '../../src/core/contained-dir.js';
 import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
 import { mkfifo } from '../support/mkfifo.js';
 
@@ -268,7 +269,13 @@ function startChild(script: string, args: string[]): { done: Promise<{ code: num
   return { done, kill: () => child.kill('SIGKILL'), output: () => stdout };
 }
 
-describe('removeStaleTemps', () => {
+type Sweep = (dir: string, names: readonly string[], options?: { onlyMine?: boolean; minAgeMs?: number }) => void;
+
+// Both forms of the sweep: a directory by path, and one cairn holds (reached without following a link).
+describe.each<[string, Sweep]>([
+  ['removeStaleTemps', removeStaleTemps],
+  ['removeStaleTempsIn', (at, names, options) => withContainedDir(at, [], {}, (held) => removeStaleTempsIn(held!, names, options))],
+])('%s', (_name, sweep) => {
   /** A temp sibling of `name` as if made by process `pid`. */
   const plant = (name: string, pid: number): string => {
     const tmp = tempSiblingName(path.join(dir, name)).replace(`-tmp-${process.pid}-`, `-tmp-${pid}-`);
@@ -295,9 +302,9 @@ describe('removeStaleTemps', () => {
       // A user's file that only starts like a temp name.
       const lookalike = '.a.cache.cairn-tmp-notes.txt';
       fs.writeFileSync(path.join(dir, lookalike), 'keep me');
-      removeStaleTemps(dir, ['a.cache', 'a.render']);
+      sweep(dir, ['a.cache', 'a.render']);
       expect(fs.readdirSync(dir).sort()).toEqual(['a.cache', liveTemp, otherFile, mine, lookalike].sort());
-      removeStaleTemps(dir, ['a.cache', 'a.render'], { onlyMine: true }); // this process's own, as a writer cleaning up after itself
+      sweep(dir, ['a.cache', 'a.render'], { onlyMine: true }); // this process's own, as a writer cleaning up after itself
       expect(fs.readdirSync(dir).sort()).toEqual(['a.cache', liveTemp, otherFile, lookalike].sort());
       expect(deadTemps.every((t) => !fs.existsSync(path.join(dir, t)))).toBe(true);
     } finally {
@@ -310,7 +317,7 @@ describe('removeStaleTemps', () => {
     const young = plant('c.cache', dead);
     const old = plant('c.render', dead);
     age(old, 120);
-    removeStaleTemps(dir, ['c.cache', 'c.render'], { minAgeMs: 60_000 });
+    sweep(dir, ['c.cache', 'c.render'], { minAgeMs: 60_000 });
     expect(fs.readdirSync(dir)).toEqual([young]);
   });
 
@@ -319,7 +326,7 @@ describe('removeStaleTemps', () => {
     const dead = 2 ** 22 + 12345; // above Linux's pid_max default: no such process
     const tmp = plant(long, dead);
     expect(tmp.length).toBeLessThan(long.length);
-    removeStaleTemps(dir, [long]);
+    sweep(dir, [long]);
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 });

@@ -5,7 +5,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { STALE_TEMP_AGE_MS, sweptStampPath } from '../../src/inventory/cache/artefacts.js';
+import { STALE_TEMP_AGE_MS } from '../../src/core/atomic-write.js';
+import { sweptStampPath } from '../../src/inventory/cache/artefacts.js';
 import { FileTable, saveCache, type StatCacheData } from '../../src/inventory/cache/stat-cache.js';
 import { cleanupTempDirs, tempDir } from './helpers.js';
 

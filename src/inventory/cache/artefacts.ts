@@ -56,9 +56,6 @@ export function canonicalMemoPath(cacheFile: string): string {
   return cacheFile.replace(/\.cache$/, '.canonical');
 }
 
-/** A temp file this old whose writer is not a live process here was left by a dead one (see removeStaleTemps). */
-export const STALE_TEMP_AGE_MS = 60_000;
-
 /**
  * Where the cache's saves note (by the file's mtime) when they last swept the family's stale
  * temps: the sweep lists the whole cache directory, shared by every root cairn has seen.

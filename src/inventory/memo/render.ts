@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { debugChannel, fallbackReason } from '../../core/debug.js';
-import { removeStaleTemps, writeFileAtomicSync } from '../../core/atomic-write.js';
+import { removeStaleTemps, STALE_TEMP_AGE_MS, writeFileAtomicSync } from '../../core/atomic-write.js';
 import { NON_ASCII, scannedFacts, snapshotDigestOf, takeRenderRead, textBytes, type ScannedBody } from '../digest.js';
 import { racyMarginOf } from '../rules/racy.js';
-import { outputStampOfRenderMemo, RENDER_MEMO_TAG, STALE_TEMP_AGE_MS } from '../cache/artefacts.js';
+import { outputStampOfRenderMemo, RENDER_MEMO_TAG } from '../cache/artefacts.js';
 import { BufferedFd, chunks as chunksOf, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type EntryText, type Part, type Segment, type TextMemo } from './text-memo.js';
 import type { RepoSnapshot, RepoSnapshotEntry } from '../types.js';
 
