@@ -18,8 +18,11 @@ import { registerRestoreCommand } from './restore.js';
 type SessionLib = typeof import('../../session/index.js');
 type ContentLib = typeof import('../../content/index.js');
 
+/** What the session commands use of the libraries: the session's, the content store's, and openStore. */
+type SessionCommandLib = SessionLib & ContentLib & { openStore: typeof import('../../store/open.js').openStore };
+
 /** The session library (git, inventory, test-result parsers) loads only when a session command runs. */
-async function load(): Promise<SessionLib & ContentLib & { openStore: typeof import('../../store/open.js').openStore }> {
+async function load(): Promise<SessionCommandLib> {
   const [lib, store, content] = await Promise.all([import('../../session/index.js'), import('../../store/open.js'), import('../../content/index.js')]);
   return { ...lib, ...content, openStore: store.openStore };
 }
@@ -153,27 +156,29 @@ async function servedByDaemon(io: CliIO, phase: 'pre' | 'post', opts: PreOptions
 
 /** Runs `cairn session pre` (the full CLI's action and the executable's session lane call it). */
 export async function runSessionPre(io: CliIO, opts: PreOptions): Promise<void> {
-  if (await servedByDaemon(io, 'pre', opts)) return;
-  const prefetched = await prefetchGit(io, opts.root);
-  try {
-    takePre(io, await load(), opts, prefetched);
-  } finally {
-    prefetched?.dispose();
-  }
+  await runPhase(io, 'pre', opts, (lib, prefetched) => takePre(io, lib, opts, prefetched));
 }
 
 /** Runs `cairn session post` (the full CLI's action and the executable's session lane call it). */
 export async function runSessionPost(io: CliIO, opts: PostOptions): Promise<void> {
-  if (await servedByDaemon(io, 'post', opts)) return;
+  await runPhase(io, 'post', opts, (lib, prefetched) => takePost(io, lib, opts, prefetched));
+}
+
+/**
+ * Runs one phase through the project's daemon when it may serve it; else here, with `git status`
+ * started before the session library loads and released whatever `take` does.
+ */
+async function runPhase(io: CliIO, phase: 'pre' | 'post', opts: PreOptions | PostOptions, take: (lib: SessionCommandLib, prefetched: Prefetch | null) => void | Promise<void>): Promise<void> {
+  if (await servedByDaemon(io, phase, opts)) return;
   const prefetched = await prefetchGit(io, opts.root);
   try {
-    await takePost(io, await load(), opts, prefetched);
+    await take(await load(), prefetched);
   } finally {
     prefetched?.dispose();
   }
 }
 
-function takePre(io: CliIO, lib: Awaited<ReturnType<typeof load>>, opts: PreOptions, prefetched: Prefetch | null): void {
+function takePre(io: CliIO, lib: SessionCommandLib, opts: PreOptions, prefetched: Prefetch | null): void {
   const { root, config } = projectContext(io, opts.root);
   // A state dir outside the root is a usage error before anything is created.
   if (opts.stateDir !== undefined) lib.stateDirParts(root, opts.stateDir);
@@ -217,7 +222,7 @@ function takePre(io: CliIO, lib: Awaited<ReturnType<typeof load>>, opts: PreOpti
   }
 }
 
-async function takePost(io: CliIO, lib: Awaited<ReturnType<typeof load>>, opts: PostOptions, prefetched: Prefetch | null): Promise<void> {
+async function takePost(io: CliIO, lib: SessionCommandLib, opts: PostOptions, prefetched: Prefetch | null): Promise<void> {
   const { root, config } = projectContext(io, opts.root);
   const iterationDir = opts.iterationDir !== undefined ? path.resolve(io.cwd, opts.iterationDir) : lib.latestIterationDir(root);
   if (iterationDir === null) {
