@@ -51,19 +51,25 @@ function describe(s: StatusReply): string {
   return `pid ${s.pid}, since ${s.startedAt}, served ${s.served}, declined ${s.declined}`;
 }
 
+/** A daemon subcommand: every one takes --root; one that prints a JSON document takes --json (`json`: what it prints). */
+function subcommand(daemon: Command, name: string, description: string, json?: string): Command {
+  const command = daemon.command(name).description(description).option('--root <dir>', ROOT_HELP);
+  return json === undefined ? command : command.option('--json', json);
+}
+
+/** A subcommand's action: `run` gets the project root (--root, else found from the cwd) and whether --json was given. */
+function onProjectRoot(io: CliIO, run: (root: string, json: boolean) => Promise<void>): (opts: { root?: string; json?: boolean }) => Promise<void> {
+  return async (opts) => run(projectRoot(io, opts.root), opts.json === true);
+}
+
 export function registerDaemonCommands(program: Command, io: CliIO): void {
   const daemon = program
     .command('daemon')
     .description('Serve session pre/post and hook turns from a process that stays (faster per turn)')
     .addHelpText('after', DAEMON_HELP);
 
-  daemon
-    .command('start')
-    .description('Start the project\'s daemon in the background (harmless when one runs)')
-    .option('--root <dir>', ROOT_HELP)
-    .option('--json', 'print {running, started, pid, root} as one JSON document')
-    .action(async (opts: { root?: string; json?: boolean }) => {
-      const root = projectRoot(io, opts.root);
+  subcommand(daemon, 'start', 'Start the project\'s daemon in the background (harmless when one runs)', 'print {running, started, pid, root} as one JSON document').action(
+    onProjectRoot(io, async (root, json) => {
       // A link at .cairn or at the socket's name is refused here, before anything is spawned.
       (await import('../daemon/server.js')).checkSocketPlace(root);
       const { buildId } = await import('../../daemon/protocol.js');
@@ -93,45 +99,35 @@ export function registerDaemonCommands(program: Command, io: CliIO): void {
         }
         started = running.pid === child.pid;
       }
-      if (opts.json) writeJson(io, { running: true, started, pid: running.pid, root });
+      if (json) writeJson(io, { running: true, started, pid: running.pid, root });
       else writeLine(io.stdout, `cairn daemon: ${started ? 'started' : 'already running'} for ${root} (${describe(running)})`);
-    });
+    }),
+  );
 
-  daemon
-    .command('stop')
-    .description('Stop the project\'s daemon (exit 0 also when none runs)')
-    .option('--root <dir>', ROOT_HELP)
-    .option('--json', 'print {stopped, pid} as one JSON document')
-    .action(async (opts: { root?: string; json?: boolean }) => {
-      const root = projectRoot(io, opts.root);
+  subcommand(daemon, 'stop', 'Stop the project\'s daemon (exit 0 also when none runs)', 'print {stopped, pid} as one JSON document').action(
+    onProjectRoot(io, async (root, json) => {
       const running = await runningDaemon(root);
       if (running !== null && !(await stopDaemon(root))) throw new CairnError('ERR_DAEMON_STOP', `the daemon for ${root} (pid ${running.pid}) did not stop; end it with \`kill ${running.pid}\``, { exitCode: 1 });
-      if (opts.json) writeJson(io, { stopped: running !== null, pid: running?.pid ?? null });
+      if (json) writeJson(io, { stopped: running !== null, pid: running?.pid ?? null });
       else writeLine(io.stdout, running === null ? `cairn daemon: none running for ${root}` : `cairn daemon: stopped (pid ${running.pid})`);
-    });
+    }),
+  );
 
-  daemon
-    .command('status')
-    .description('Say whether the project\'s daemon runs (exit 0) or not (exit 1)')
-    .option('--root <dir>', ROOT_HELP)
-    .option('--json', 'print {running, pid, root, build, startedAt, served, declined, watching} as one JSON document')
-    .action(async (opts: { root?: string; json?: boolean }) => {
-      const root = projectRoot(io, opts.root);
+  subcommand(daemon, 'status', 'Say whether the project\'s daemon runs (exit 0) or not (exit 1)', 'print {running, pid, root, build, startedAt, served, declined, watching} as one JSON document').action(
+    onProjectRoot(io, async (root, json) => {
       const running = await runningDaemon(root);
-      if (opts.json) writeJson(io, running === null ? { running: false, root } : { running: true, ...running, root });
+      if (json) writeJson(io, running === null ? { running: false, root } : { running: true, ...running, root });
       else writeLine(io.stdout, running === null ? `cairn daemon: not running for ${root}` : `cairn daemon: running for ${root} (${describe(running)})`);
       if (running === null) throw new ExitCode(1);
-    });
+    }),
+  );
 
-  daemon
-    .command('run')
-    .description('Run the project\'s daemon in the foreground (for a supervisor; `start` runs this in the background)')
-    .option('--root <dir>', ROOT_HELP)
-    .action(async (opts: { root?: string }) => {
-      const root = projectRoot(io, opts.root);
+  subcommand(daemon, 'run', 'Run the project\'s daemon in the foreground (for a supervisor; `start` runs this in the background)').action(
+    onProjectRoot(io, async (root) => {
       const { startDaemon } = await import('../daemon/server.js');
       const started = await startDaemon(root, (line) => writeLine(io.stderr, `cairn daemon: ${line}`));
       const code = await started.ended;
       if (io.ownsProcess === true) process.exit(code); // watcher threads and timers end with it
-    });
+    }),
+  );
 }
