@@ -4,7 +4,9 @@
  * The model: an inventory (src/session/inventory-store/) already names every file by the
  * SHA-256 of its bytes. The content store keeps bytes under exactly those names, compressed, in
  * pack files under `<root>/.cairn/content/packs/` (never in the user's `.git`); `content/pack-table` caches
- * what their headers say, so a new process does not open every pack of the project's history. A capture adds
+ * what their headers say, so a new process does not open every pack of the project's history, and a
+ * process remembers the headers it read while each pack's name still holds the same file, so a
+ * long-running one's next capture reads only the new packs' headers (store.ts). A capture adds
  * only what is neither stored yet nor safely held by git (capture.ts), so a clean repository's
  * `session pre` copies nothing and an iteration's cost is the files it changed. Reading
  * (read.ts) resolves (iteration, side, path) to an inventory entry, then to bytes: the store,

@@ -10,7 +10,9 @@
  * compressed as one brotli stream each, so the many small files of one change compress together
  * (a 450-byte source file alone compresses poorly) and a file system's block size is paid once per
  * pack, not once per file; a large file gets blocks of its own. Reading an object decompresses its
- * block (a reader keeps the last few) and checks the bytes against the name.
+ * block and checks the bytes against the name; a store object keeps up to BLOCK_CACHE_BYTES of
+ * decompressed blocks, least recently used dropped first (a review reads the pre and post bytes
+ * of each path in turn, from blocks of several packs).
  *
  * Packs are written whole (temp file, fsync, rename) and never modified; `gc` deletes packs whose
  * objects are all unreachable and rewrites partly live ones with only the live objects (compressed
