@@ -3,7 +3,7 @@
  * rewrite removes it once its writer is dead and it is STALE_TEMP_AGE_MS old, and never a younger
  * one or one whose writer is alive (it may still be writing).
  */
-import { spawn } from 'node:child_process';
+import { spawn, type SpawnOptions } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -12,6 +12,7 @@ import { ContentStore, sha256Of } from '../../src/content/index.js';
 import { PACK_TABLE_FILE } from '../../src/content/pack-table.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
+import { killAfter, killInsideWindow } from '../support/kill-window.js';
 import { trackedDirs } from '../session/helpers.js';
 
 vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS });
@@ -31,25 +32,15 @@ const { ContentStore } = await import(process.env.STORE_URL);
 new ContentStore(process.env.STORE_DIR).has('0'.repeat(64));
 `;
 
-function rewriter(dir: string): ReturnType<typeof spawn> {
-  return spawn(process.execPath, ['--input-type=module', '-e', REWRITER], { env: { ...process.env, STORE_URL, STORE_DIR: dir }, stdio: 'ignore' });
+const REWRITER_ARGS = ['--input-type=module', '-e', REWRITER];
+
+function rewriterOptions(dir: string): SpawnOptions {
+  return { env: { ...process.env, STORE_URL, STORE_DIR: dir }, stdio: 'ignore' };
 }
 
 /** Runs a rewrite to its end. */
 function rewrite(dir: string): Promise<number | null> {
-  return new Promise((resolve) => rewriter(dir).on('exit', (code) => resolve(code)));
-}
-
-/** Starts a rewrite and SIGKILLs it after `ms`; resolves when it is gone. */
-function rewriteKilledAfter(dir: string, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const child = rewriter(dir);
-    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
-    child.on('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
+  return new Promise((resolve) => spawn(process.execPath, REWRITER_ARGS, rewriterOptions(dir)).on('exit', (code) => resolve(code)));
 }
 
 function tableTemps(dir: string): string[] {
@@ -77,29 +68,22 @@ describe('pack table temp files', () => {
     for (let p = 0; p < NEW_PACKS; p++) put(dir, p, 1, 'unlisted');
     const table = path.join(dir, PACK_TABLE_FILE);
     const before = fs.readFileSync(table);
-    // Kill until one kill lands while the table's temp file is being written, at most KILLS
-    // times. The moment is searched for, as in test/rewind/crash.test.ts: a kill that found the
-    // old table and no temp was too early, one that found a new table too late (the old one is
-    // put back, so that the next rewriter has the same work); the next kill goes between the
-    // latest too-early and the earliest too-late delay (doubling until one was too late).
-    let state = 7;
-    const rnd = (): number => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
-    let early = 0;
-    let late: number | null = null;
+    // Kill until one kill lands while the table's temp file is being written, at most KILLS times
+    // (support/kill-window.ts): one that found the old table and no temp was too early, one that
+    // found a new table too late (the old one is put back, so that the next rewriter has the
+    // same work).
     let left: string[] = [];
-    for (let k = 0; k < KILLS && left.length === 0; k++) {
-      const delay: number = late === null ? Math.max(60, early * 2) : early + (late - early) * (0.2 + 0.6 * rnd());
-      await rewriteKilledAfter(dir, Math.round(delay));
-      left = tableTemps(dir);
-      if (left.length > 0) break;
-      if (fs.readFileSync(table).equals(before)) early = Math.max(early, delay);
-      else {
+    await killInsideWindow(
+      async (delay) => {
+        await killAfter(process.execPath, REWRITER_ARGS, rewriterOptions(dir), delay);
+        left = tableTemps(dir);
+        if (left.length > 0) return 'inside';
+        if (fs.readFileSync(table).equals(before)) return 'early';
         fs.writeFileSync(table, before);
-        late = late === null ? delay : Math.min(late, delay);
-        // A too-late kill below a too-early one: the machine's pace changed; search again above.
-        if (late <= early) early = late / 2;
-      }
-    }
+        return 'late';
+      },
+      { tries: KILLS, seed: 7 },
+    );
     expect(left).toHaveLength(1);
     const killed = path.join(dir, left[0]!);
     // One whose writer is alive (this process) stays, however old: it may still be writing.
@@ -110,7 +94,7 @@ describe('pack table temp files', () => {
     expect(await rewrite(dir)).toBe(0);
     expect(fs.readFileSync(table).equals(before)).toBe(false);
     expect(fs.existsSync(killed)).toBe(true);
-    // Old, it goes with the next rewrite (the old table put back, so that there is one).
+    // Old, it goes with the next rewrite (the old table put back, so that there is one to make).
     fs.writeFileSync(table, before);
     age(killed, 2 * STALE_TEMP_AGE_MS);
     expect(await rewrite(dir)).toBe(0);

@@ -3,10 +3,10 @@
  * finishes the job (or `--undo` reverts it) and says so: the tree ends exactly at pre (or post),
  * never a silent mix.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { killAfter, killInsideWindow } from '../support/kill-window.js';
 import { trackedDirs, useTempCacheHome, write } from '../session/helpers.js';
 import { CLI, cairn, post, pre, shapeOf } from './helpers.js';
 
@@ -20,18 +20,6 @@ function pendingRecords(root: string): number {
   const dir = path.join(root, '.cairn', 'restores');
   if (!fs.existsSync(dir)) return 0;
   return fs.readdirSync(dir).filter((n) => /^\d{6}\.json$/.test(n)).filter((n) => (JSON.parse(fs.readFileSync(path.join(dir, n), 'utf8')) as { state: string }).state === 'pending').length;
-}
-
-/** Starts a restore and SIGKILLs it after `ms`; resolves when it is gone. */
-function killAfter(root: string, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, 'session', 'restore', '--root', root], { stdio: 'ignore' });
-    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
-    child.on('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 }
 
 function setup(): { root: string; preShape: Record<string, string>; postShape: Record<string, string> } {
@@ -55,28 +43,21 @@ describe('a restore killed with SIGKILL', () => {
   ] as const)('%s', async (_label, next, seed) => {
     const { root, preShape, postShape } = setup();
     const postJson = JSON.stringify(postShape);
-    // Kill until one kill lands mid-restore (a pending record is left), at most KILLS times. The
-    // moment is searched for, not guessed, so a busy machine (a slower start, a slower restore)
-    // moves the window without closing it: a kill that found the tree untouched was too early, one
-    // that let the restore finish (undone, to try again) too late; the next kill goes between the
-    // latest too-early and the earliest too-late delay (doubling until one was too late), jittered
-    // by the seed so the two cases do not try the very same moments.
-    let state = seed;
-    const rnd = (): number => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
-    let early = 0;
-    let late: number | null = null;
-    let sawPending = false;
-    for (let k = 0; k < KILLS && !sawPending; k++) {
-      const delay: number = late === null ? Math.max(60, early * 2) : early + (late - early) * (0.35 + 0.3 * rnd());
-      await killAfter(root, Math.round(delay));
-      if (pendingRecords(root) > 0) sawPending = true;
-      else if (JSON.stringify(shapeOf(root)) === postJson) early = delay;
-      else if (JSON.stringify(shapeOf(root)) === JSON.stringify(preShape)) {
+    // Kill until one kill lands mid-restore (a pending record is left), at most KILLS times
+    // (support/kill-window.ts): one that found the tree untouched was too early, one that let the
+    // restore finish (undone, to try again) too late.
+    const sawPending = await killInsideWindow(
+      async (delay) => {
+        await killAfter(process.execPath, [CLI, 'session', 'restore', '--root', root], {}, delay);
+        if (pendingRecords(root) > 0) return 'inside';
+        if (JSON.stringify(shapeOf(root)) === postJson) return 'early';
+        if (JSON.stringify(shapeOf(root)) !== JSON.stringify(preShape)) return 'unclear';
         // Finished: undone, so that the next kill has a restore to interrupt.
         expect(cairn(root, ['session', 'restore', '--undo']).status).toBe(0);
-        late = delay;
-      }
-    }
+        return 'late';
+      },
+      { tries: KILLS, seed },
+    );
     expect(sawPending).toBe(true);
     const pendingBefore = pendingRecords(root) > 0;
     const r = next === 'restore' ? cairn(root, ['session', 'restore']) : cairn(root, ['session', 'restore', '--undo']);
