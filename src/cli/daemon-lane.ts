@@ -8,7 +8,7 @@ import { loadConfig } from '../config/index.js';
 import { findProjectRoot } from '../core/root.js';
 import { agentById } from '../hooks/agents.js';
 import { timeoutSeconds } from '../hooks/budget.js';
-import { hookRoot, runThroughDaemon, sessionFlags, sessionRoot } from './daemon/client.js';
+import { hookRoot, runThroughDaemon, runSessionThroughDaemon } from './daemon/client.js';
 import { defaultIO, type CliIO } from './io.js';
 import { readStdin } from './stdin.js';
 
@@ -31,9 +31,7 @@ function laneIO(): CliIO | null {
 export async function sessionThroughDaemon(phase: 'pre' | 'post', flags: Record<string, unknown>): Promise<DaemonLaneOutcome> {
   const io = laneIO();
   if (io === null) return { served: false };
-  const root = sessionRoot(io, flags.root);
-  if (root === null) return { served: false };
-  const code = await runThroughDaemon(io, `session ${phase}`, root, { flags: sessionFlags(io, flags, root) });
+  const code = await runSessionThroughDaemon(io, phase, flags);
   if (code === null) return { served: false };
   process.exitCode = code;
   return { served: true };

@@ -145,10 +145,8 @@ export type PostOptions = RootOptions & { iterationDir?: string; store?: string 
  */
 async function servedByDaemon(io: CliIO, phase: 'pre' | 'post', opts: PreOptions | PostOptions): Promise<boolean> {
   if (io.ownsProcess !== true || io.daemonTried === true || io.env.CAIRN_DAEMON === '0') return false;
-  const { runThroughDaemon, sessionFlags, sessionRoot } = await import('../daemon/client.js');
-  const root = sessionRoot(io, opts.root);
-  if (root === null) return false; // the command reports a bad root itself
-  const code = await runThroughDaemon(io, `session ${phase}`, root, { flags: sessionFlags(io, { ...opts }, root) });
+  const { runSessionThroughDaemon } = await import('../daemon/client.js');
+  const code = await runSessionThroughDaemon(io, phase, { ...opts }); // null too for a bad root: the command reports it
   if (code === null) return false;
   if (code !== 0) throw new ExitCode(code);
   return true;

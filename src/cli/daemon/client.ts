@@ -111,8 +111,17 @@ export async function runThroughDaemon(io: CliIO, command: DaemonCommand, root: 
   return reply.exitCode;
 }
 
+/**
+ * `session pre|post` through the daemon (the daemon lane's and the full CLI's one way): the root
+ * as the command would find it, the flags' paths resolved here. Null: run it here.
+ */
+export async function runSessionThroughDaemon(io: CliIO, phase: 'pre' | 'post', flags: Record<string, unknown>): Promise<number | null> {
+  const root = sessionRoot(io, flags.root);
+  return root === null ? null : runThroughDaemon(io, `session ${phase}`, root, { flags: sessionFlags(io, flags, root) });
+}
+
 /** The root `session pre|post` works on, as the CLI's projectRoot finds it; null where that would fail (the command reports it). */
-export function sessionRoot(io: CliIO, flag: unknown): string | null {
+function sessionRoot(io: CliIO, flag: unknown): string | null {
   if (flag === undefined) return findProjectRoot(io.cwd).root;
   if (typeof flag !== 'string') return null;
   const resolved = path.resolve(io.cwd, flag);
@@ -120,7 +129,7 @@ export function sessionRoot(io: CliIO, flag: unknown): string | null {
 }
 
 /** The flags a daemon gets: the root as resolved here, a relative --iteration-dir made absolute. */
-export function sessionFlags(io: CliIO, flags: Record<string, unknown>, root: string): Record<string, unknown> {
+function sessionFlags(io: CliIO, flags: Record<string, unknown>, root: string): Record<string, unknown> {
   const sent: Record<string, unknown> = { ...flags, root };
   if (typeof flags.iterationDir === 'string') sent.iterationDir = path.resolve(io.cwd, flags.iterationDir);
   return sent;
