@@ -24,23 +24,28 @@ const PACKS = 20;
 const OBJECTS_PER_PACK = 50_000;
 /** Packs the table does not list yet: enough that a fresh process rewrites it. */
 const NEW_PACKS = 16;
-const KILLS = 30;
+const KILLS = 60;
 
-/** A fresh process looks an object up: it reads the table and the unlisted packs' headers, and rewrites the table. */
+/**
+ * A fresh process looks an object up: it reads the table and the unlisted packs' headers, and
+ * rewrites the table. It says when it is about to (its start-up is no part of the kill's delay).
+ */
 const REWRITER = `
 const { ContentStore } = await import(process.env.STORE_URL);
-new ContentStore(process.env.STORE_DIR).has('0'.repeat(64));
+const store = new ContentStore(process.env.STORE_DIR);
+process.stdout.write('looking up\\n');
+store.has('0'.repeat(64));
 `;
 
 const REWRITER_ARGS = ['--input-type=module', '-e', REWRITER];
 
 function rewriterOptions(dir: string): SpawnOptions {
-  return { env: { ...process.env, STORE_URL, STORE_DIR: dir }, stdio: 'ignore' };
+  return { env: { ...process.env, STORE_URL, STORE_DIR: dir } };
 }
 
 /** Runs a rewrite to its end. */
 function rewrite(dir: string): Promise<number | null> {
-  return new Promise((resolve) => spawn(process.execPath, REWRITER_ARGS, rewriterOptions(dir)).on('exit', (code) => resolve(code)));
+  return new Promise((resolve) => spawn(process.execPath, REWRITER_ARGS, { ...rewriterOptions(dir), stdio: 'ignore' }).on('exit', (code) => resolve(code)));
 }
 
 function tableTemps(dir: string): string[] {
@@ -75,7 +80,7 @@ describe('pack table temp files', () => {
     let left: string[] = [];
     await killInsideWindow(
       async (delay) => {
-        await killAfter(process.execPath, REWRITER_ARGS, rewriterOptions(dir), delay);
+        await killAfter(process.execPath, REWRITER_ARGS, rewriterOptions(dir), delay, true);
         left = tableTemps(dir);
         if (left.length > 0) return 'inside';
         if (fs.readFileSync(table).equals(before)) return 'early';

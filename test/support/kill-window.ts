@@ -2,22 +2,36 @@
  * Finds the moment to SIGKILL a process so that the kill lands inside some window of its work (a
  * restore half done, a temp file half written), bounded by tries, not by time. The moment is
  * searched for, not guessed, so a busy machine (a slower start, slower work) moves the window
- * without closing it: a kill that came too early (nothing begun) raises the lower bound, one that
- * came too late (all done; the caller puts things back) lowers the upper bound; until one was too
- * late the delay doubles, then each try goes between the bounds, jittered by the seed so that two
- * searches do not try the very same moments. Bounds the machine's pace crossed are searched again
- * from below.
+ * without closing it: a kill that came too early (nothing begun) or too late (all done; the
+ * caller puts things back) moves the next try between the latest too-early and the latest
+ * too-late delay (doubling until one was too late), jittered by the seed so that two searches do
+ * not try the very same moments. The bounds never come closer than MIN_SPREAD of the delay: on a
+ * noisy machine the window's place varies from run to run by more than its width, so the tries
+ * keep sampling around where both outcomes happen, and a bound the machine's pace left behind
+ * moves with the next outcome.
  */
 import { spawn, type SpawnOptions } from 'node:child_process';
+
+/** How far apart, as a share of the delay, the bounds stay at least. */
+const MIN_SPREAD = 0.2;
 
 /** What a kill after some delay found: inside the window, too early, too late, or neither for sure. */
 export type KillOutcome = 'inside' | 'early' | 'late' | 'unclear';
 
-/** Starts `command` and SIGKILLs it after `ms`; resolves when it is gone. */
-export function killAfter(command: string, args: readonly string[], options: SpawnOptions, ms: number): Promise<void> {
+/**
+ * Starts `command` and SIGKILLs it `ms` after it started or, with `afterFirstOutput`, after it
+ * first wrote to stdout (a child that says where its own start-up ends takes that part's noise out
+ * of the delay); resolves when it is gone.
+ */
+export function killAfter(command: string, args: readonly string[], options: SpawnOptions, ms: number, afterFirstOutput = false): Promise<void> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: 'ignore', ...options });
-    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+    const child = spawn(command, args, { ...options, stdio: ['ignore', afterFirstOutput ? 'pipe' : 'ignore', 'ignore'] });
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (): void => {
+      timer ??= setTimeout(() => child.kill('SIGKILL'), ms);
+    };
+    if (afterFirstOutput) child.stdout!.once('data', arm);
+    else arm();
     child.on('exit', () => {
       clearTimeout(timer);
       resolve();
@@ -38,10 +52,13 @@ export async function killInsideWindow(killAt: (delayMs: number) => Promise<Kill
     const delay = Math.round(late === null ? Math.max(options.firstMs ?? 60, early * 2) : early + (late - early) * (0.35 + 0.3 * rnd()));
     const found = await killAt(delay);
     if (found === 'inside') return true;
-    if (found === 'early') early = Math.max(early, delay);
-    else if (found === 'late') late = late === null ? delay : Math.min(late, delay);
-    // A too-late kill at or below a too-early one: the machine's pace changed; search again from below.
-    if (late !== null && late <= early) early = late / 2;
+    if (found === 'early') {
+      early = delay;
+      if (late !== null) late = Math.max(late, delay * (1 + MIN_SPREAD));
+    } else if (found === 'late') {
+      late = delay;
+      early = Math.min(early, delay * (1 - MIN_SPREAD));
+    }
   }
   return false;
 }
