@@ -90,12 +90,15 @@ describe('writes inside an iteration directory never follow a link', () => {
     const swapper = await startSwapper(iterationDir, `${iterationDir}.swap-link`, outside.dir);
     const ROUNDS = 300;
     let refused = 0;
+    let rounds = 0;
     try {
-      for (let round = 0; round < ROUNDS; round++) refused += writeAll();
+      // Bounded by rounds, not time: on a loaded machine the swapper can win every write of the
+      // first ROUNDS, so go on (at most ten times as many) until one write got through.
+      for (; rounds < ROUNDS || (refused === rounds * 3 && rounds < 10 * ROUNDS); rounds++) refused += writeAll();
     } finally {
       expect(await swapper.stop()).toBeGreaterThan(0);
     }
-    expect(refused).toBeLessThan(ROUNDS * 3);
+    expect(refused).toBeLessThan(rounds * 3);
     if (RACE_FREE) expectOutsideIntact(outside);
   });
 });

@@ -131,7 +131,9 @@ describe('the store under a swapper', () => {
     let refused = 0;
     const ROUNDS = 600;
     try {
-      for (let round = 0; round < ROUNDS; round++) {
+      // Bounded by rounds, not time: on a loaded machine the swapper can win every one of the
+      // first ROUNDS, so go on (at most ten times as many) until one round got through.
+      for (let round = 0; round < ROUNDS || (done === 0 && round < 10 * ROUNDS); round++) {
         try {
           await store.saveSnapshot({ location, snapshotId: 'latest', isLatest: true, snapshot: snapshot({ round }) });
           await store.saveSnapshot({ location, snapshotId: `h${round}`, isLatest: false, snapshot: snapshot({ round }) });
@@ -148,7 +150,7 @@ describe('the store under a swapper', () => {
     } finally {
       expect(await swapper.stop()).toBeGreaterThan(0);
     }
-    expect(done + refused).toBe(ROUNDS);
+    expect(done + refused).toBeGreaterThanOrEqual(ROUNDS);
     expect(done).toBeGreaterThan(0);
     if (RACE_FREE) expectOutsideIntact(outside);
   });

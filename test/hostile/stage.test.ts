@@ -52,7 +52,9 @@ describe('hostile tree: stage write', () => {
     let done = 0;
     let refused = 0;
     try {
-      for (let round = 0; round < ROUNDS; round++) {
+      // Bounded by rounds, not time: on a loaded machine the swapper can win every one of the
+      // first ROUNDS, so go on (at most ten times as many) until one write got through.
+      for (let round = 0; round < ROUNDS || (done === 0 && round < 10 * ROUNDS); round++) {
         try {
           await writeStageSnapshot({ root, ...note, body: `round ${round}\n`, lockTimeoutSeconds: 5, env: {} });
           done++;
@@ -64,7 +66,7 @@ describe('hostile tree: stage write', () => {
     } finally {
       expect(await swapper.stop()).toBeGreaterThan(0);
     }
-    expect(done + refused).toBe(ROUNDS);
+    expect(done + refused).toBeGreaterThanOrEqual(ROUNDS);
     expect(done).toBeGreaterThan(0);
     if (RACE_FREE) expectOutsideIntact(outside);
   });
