@@ -45,27 +45,30 @@ const common = {
 rmSync(join(root, 'dist/bin'), { recursive: true, force: true });
 await build({
   absWorkingDir: root,
-  // cairn.js turns on the compile cache, then loads main.js (an entry of its own, so its name is stable).
+  // main.js is an entry of its own, so its name is stable: cairn.js loads it by URL.
   // The scanner's workers are entries too (dist/bin/<name>.js): the worker is started on its
   // module file (src/inventory/io/worker-file.ts), which then loads the chunks it shares; so is
   // the tree watcher's thread (src/daemon/tree-watch.ts), which `cairn daemon` starts.
-  entryPoints: { cairn: 'dist/cli/bin.js', main: 'dist/cli/main.js', engine: 'dist/cli/engine.js', 'hash-worker': 'dist/inventory/io/hash-worker.js', 'verify-worker': 'dist/inventory/io/verify-worker.js', 'watch-worker': 'dist/daemon/watch-worker.js' },
+  entryPoints: { main: 'dist/cli/main.js', engine: 'dist/cli/engine.js', 'hash-worker': 'dist/inventory/io/hash-worker.js', 'verify-worker': 'dist/inventory/io/verify-worker.js', 'watch-worker': 'dist/daemon/watch-worker.js' },
   ...common,
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
   plugins: [lazyChildProcessForCommander],
 });
-chmodSync(join(root, 'dist/bin/cairn.js'), 0o755);
-// The fast lanes (src/cli/snapshot-lane.ts, hook-lane.ts, session-lane.ts, daemon-lane.ts), each one module
-// without splitting: Node costs ~0.35 ms (20) / ~0.2 ms (26) a module, and the split graph gives
-// `cairn snapshot` ~20 chunks, `session pre` ~40. cairn.js imports them by URLs esbuild does not
-// follow, so they stay out of the split graph. What a lane imports lazily is inlined, so only
-// builtins every run of it loads may be imported statically (test/cli/fast-lane.test.ts checks).
+// The executable (cairn.js: it turns on the compile cache, picks a lane, else loads main.js) and
+// the fast lanes (src/cli/snapshot-lane.ts, hook-lane.ts, session-lane.ts, daemon-lane.ts), each
+// one module without splitting: Node costs ~0.35 ms (20) / ~0.2 ms (26) a module, and the split
+// graph gives `cairn snapshot` ~20 chunks, `session pre` ~40, cairn.js itself 4 (what it shared
+// with main.js: ~3 ms of CPU a daemon-served snapshot on Node 20). cairn.js imports the lanes and
+// main.js by URLs esbuild does not follow, so they stay out of its bundle. What a lane imports
+// lazily is inlined, so only builtins every run of it loads may be imported statically
+// (test/cli/fast-lane.test.ts checks).
 await build({
   absWorkingDir: root,
-  entryPoints: { 'snapshot-lane': 'dist/cli/snapshot-lane.js', 'hook-lane': 'dist/cli/hook-lane.js', 'session-lane': 'dist/cli/session-lane.js', 'daemon-lane': 'dist/cli/daemon-lane.js' },
+  entryPoints: { cairn: 'dist/cli/bin.js', 'snapshot-lane': 'dist/cli/snapshot-lane.js', 'hook-lane': 'dist/cli/hook-lane.js', 'session-lane': 'dist/cli/session-lane.js', 'daemon-lane': 'dist/cli/daemon-lane.js' },
   ...common,
 });
+chmodSync(join(root, 'dist/bin/cairn.js'), 0o755);
 // `cairn --help`, `cairn <command> --help` and `--version` to a pipe are printed from this table
 // without loading commander (src/cli/fast-lane.ts); captured from the bundle just built, in a
 // child whose stdout is a pipe, so it is what the full CLI prints there (80 columns).

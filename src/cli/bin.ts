@@ -31,16 +31,20 @@ if (text !== undefined) {
     return Promise.resolve(0);
   });
 } else if (lane?.kind === 'snapshot') {
-  // By URL: the bundle keeps the lanes one module of their own (scripts/bundle-cli.mjs).
-  const lanes = (await import(new URL('./snapshot-lane.js', import.meta.url).href)) as typeof import('./snapshot-lane.js');
-  lanes.runSnapshotLane(lane.flags);
+  // A running `cairn daemon` first, before the scanner's bundle loads (daemon-lane.ts). By URL:
+  // the bundle keeps the lanes one module of their own (scripts/bundle-cli.mjs).
+  const daemonLane = (await import(new URL('./daemon-lane.js', import.meta.url).href)) as typeof import('./daemon-lane.js');
+  if (!(await daemonLane.snapshotThroughDaemon(lane.flags)).served) {
+    const lanes = (await import(new URL('./snapshot-lane.js', import.meta.url).href)) as typeof import('./snapshot-lane.js');
+    lanes.runSnapshotLane(lane.flags, true);
+  }
 } else if (lane?.kind === 'hook') {
   // A running `cairn daemon` first, before the hook lane's bundle loads (daemon-lane.ts).
   const daemonLane = (await import(new URL('./daemon-lane.js', import.meta.url).href)) as typeof import('./daemon-lane.js');
   const outcome = await daemonLane.hookThroughDaemon(lane.agent);
   if (!outcome.served) {
     const hookLane = (await import(new URL('./hook-lane.js', import.meta.url).href)) as typeof import('./hook-lane.js');
-    if (!hookLane.runHookLane(lane.agent, outcome.stdin)) (await import('./main.js')).runAsProcess();
+    if (!hookLane.runHookLane(lane.agent, outcome.stdin)) (await import(new URL('./main.js', import.meta.url).href) as typeof import('./main.js')).runAsProcess();
   }
 } else if (lane?.kind === 'session pre' || lane?.kind === 'session post') {
   const phase = lane.kind === 'session pre' ? 'pre' : 'post';
@@ -49,4 +53,4 @@ if (text !== undefined) {
     const sessionLane = (await import(new URL('./session-lane.js', import.meta.url).href)) as typeof import('./session-lane.js');
     sessionLane.runSessionLane(phase, lane.flags, true);
   }
-} else (await import('./main.js')).runAsProcess();
+} else (await import(new URL('./main.js', import.meta.url).href) as typeof import('./main.js')).runAsProcess();

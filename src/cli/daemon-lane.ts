@@ -1,6 +1,6 @@
 /**
- * The daemon lane (see fast-lane.ts): before the session or hook lane loads (each a bundle of
- * ~0.5 MB: the session library), ask the project's `cairn daemon`, when one runs, to do the
+ * The daemon lane (see fast-lane.ts): before the session, hook or snapshot lane loads (each a
+ * bundle of 0.2–0.6 MB: the session library, the scanner), ask the project's `cairn daemon`, when one runs, to do the
  * command (src/cli/daemon/client.ts). A bundle of its own holding only the client, so a served
  * command costs Node's start and this, and an unserved one one lstat more than before.
  */
@@ -8,7 +8,8 @@ import { loadConfig } from '../config/index.js';
 import { findProjectRoot } from '../core/root.js';
 import { agentById } from '../hooks/agents.js';
 import { timeoutSeconds } from '../hooks/budget.js';
-import { hookRoot, runThroughDaemon, runSessionThroughDaemon } from './daemon/client.js';
+import { hookRoot, runThroughDaemon, runSessionThroughDaemon, snapshotFlags } from './daemon/client.js';
+import type { SnapshotFlags } from './fast-lane.js';
 import { defaultIO, type CliIO } from './io.js';
 import { readStdin } from './stdin.js';
 
@@ -32,6 +33,17 @@ export async function sessionThroughDaemon(phase: 'pre' | 'post', flags: Record<
   const io = laneIO();
   if (io === null) return { served: false };
   const code = await runSessionThroughDaemon(io, phase, flags);
+  if (code === null) return { served: false };
+  process.exitCode = code;
+  return { served: true };
+}
+
+/** `cairn snapshot` with the fast lane's flags, through the daemon when it serves (a failure's exit code too). */
+export async function snapshotThroughDaemon(flags: SnapshotFlags): Promise<DaemonLaneOutcome> {
+  const io = laneIO();
+  if (io === null) return { served: false };
+  const sent = snapshotFlags(io, flags);
+  const code = await runThroughDaemon(io, 'snapshot', sent.root, { flags: { ...sent } });
   if (code === null) return { served: false };
   process.exitCode = code;
   return { served: true };

@@ -7,7 +7,8 @@
  *   terminal: there the full CLI wraps help to the terminal's width, which the captured text
  *   (the 80 columns of a pipe) cannot know.
  * - `snapshot` with flags in their plain spellings runs the same command function the full CLI
- *   runs, with the flags the full CLI's parser would have given it.
+ *   runs, with the flags the full CLI's parser would have given it; first, the daemon lane asks
+ *   the project's `cairn daemon` (a warm snapshot it serves never loads the scanner's bundle).
  * - `hook <agent>` (what an agent's hooks run on every turn) and `session pre|post` run the same
  *   functions as the full CLI's actions; first, the daemon lane (daemon-lane.ts, the client alone)
  *   hands them to the project's `cairn daemon` when one runs and may serve them.

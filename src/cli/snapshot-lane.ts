@@ -7,8 +7,10 @@ import type { SnapshotFlags } from './fast-lane.js';
 import { reportError } from './io.js';
 import { runAsCairnProcess } from './process.js';
 
-export function runSnapshotLane(flags: SnapshotFlags): void {
+/** `daemonTried`: the daemon lane asked the project's daemon already (it did not serve). */
+export function runSnapshotLane(flags: SnapshotFlags, daemonTried = false): void {
   runAsCairnProcess(async (io) => {
+    io.daemonTried = daemonTried;
     try {
       await runSnapshot(io, flags);
       return 0;

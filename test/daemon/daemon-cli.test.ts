@@ -9,7 +9,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, errorJson } from '../support/cli.js';
+import { CLI, errorJson, REPO_ROOT } from '../support/cli.js';
 import { git, TEST_GIT_ENV } from '../support/git.js';
 
 const temp: string[] = [];
@@ -215,6 +215,30 @@ describe('cairn daemon: same results as in-process', () => {
     // Every one of them was the daemon's (none fell back to in-process).
     expect(status(viaDaemon)).toMatchObject({ served: d.length, declined: 0 });
     cairn(viaDaemon, ['daemon', 'stop']);
+  });
+
+  it('answers a snapshot before the scanner\'s bundle loads: a build without that bundle still prints the served snapshot', () => {
+    // A copy of the build inside the package (its dependencies resolve as the build's do), minus the snapshot lane.
+    const bin = path.join(REPO_ROOT, 'dist', `bin-without-snapshot-lane-${process.pid}`);
+    fs.cpSync(path.dirname(CLI), bin, { recursive: true });
+    fs.rmSync(path.join(bin, 'snapshot-lane.js'));
+    try {
+      const root = project();
+      const run = (args: string[], extra: NodeJS.ProcessEnv = {}): Run => {
+        const r = spawnSync(process.execPath, [path.join(bin, 'cairn.js'), ...args], { cwd: root, env: envFor(extra), encoding: 'utf8', timeout: 120_000 });
+        return { status: r.status ?? 128, stdout: r.stdout, stderr: r.stderr };
+      };
+      const started = run(['daemon', 'start', '--json']);
+      expect(started.status, started.stderr).toBe(0);
+      daemons.add((JSON.parse(started.stdout) as { pid: number }).pid);
+      const inProcess = cairn(root, ['snapshot', '--root', root], { CAIRN_DAEMON: '0' });
+      for (let round = 0; round < 2; round++) expect(run(['snapshot', '--root', root]), `round ${round}`).toEqual(inProcess);
+      // Non-vacuous: in-process, this build has no scanner to run.
+      expect(run(['snapshot', '--root', root], { CAIRN_DAEMON: '0' }).status).not.toBe(0);
+      run(['daemon', 'stop']);
+    } finally {
+      fs.rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it('a snapshot through the daemon sees every change made between calls, its watcher vouching for the rest', () => {

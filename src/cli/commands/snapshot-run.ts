@@ -85,11 +85,9 @@ export async function runSnapshot(io: CliIO, flags: SnapshotFlags, watched?: Wat
  */
 async function servedByDaemon(io: CliIO, flags: SnapshotFlags): Promise<boolean> {
   if (io.ownsProcess !== true || io.daemonTried === true || io.env.CAIRN_DAEMON === '0') return false;
-  const root = path.resolve(io.cwd, flags.root);
-  const { runThroughDaemon } = await import('../daemon/client.js');
-  // Paths as this process resolves them: the daemon runs the command in this working directory too.
-  const sent: SnapshotFlags = { ...flags, root, ...(flags.out !== undefined ? { out: path.resolve(io.cwd, flags.out) } : {}), ...(flags.cacheDir !== undefined ? { cacheDir: path.resolve(io.cwd, flags.cacheDir) } : {}) };
-  const code = await runThroughDaemon(io, 'snapshot', root, { flags: { ...sent } });
+  const { runThroughDaemon, snapshotFlags } = await import('../daemon/client.js');
+  const sent = snapshotFlags(io, flags);
+  const code = await runThroughDaemon(io, 'snapshot', sent.root, { flags: { ...sent } });
   if (code === null) return false;
   if (code !== 0) throw new ExitCode(code);
   return true;

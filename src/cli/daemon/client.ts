@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { ContainedDir } from '../../core/contained-dir.js';
 import { findProjectRoot } from '../../core/root.js';
 import type { CliIO } from '../io.js';
+import type { SnapshotFlags } from '../fast-lane.js';
 import type { AgentSpec } from '../../hooks/agents.js';
 import { identityOf, lineReader, SOCKET_NAME, type DaemonCommand, type Request, type RunReply, type RunRequest } from '../../daemon/protocol.js';
 
@@ -118,6 +119,14 @@ export async function runThroughDaemon(io: CliIO, command: DaemonCommand, root: 
 export async function runSessionThroughDaemon(io: CliIO, phase: 'pre' | 'post', flags: Record<string, unknown>): Promise<number | null> {
   const root = sessionRoot(io, flags.root);
   return root === null ? null : runThroughDaemon(io, `session ${phase}`, root, { flags: sessionFlags(io, flags, root) });
+}
+
+/** The flags a daemon gets for `cairn snapshot`: its paths resolved as this process resolves them (the daemon runs the command in this working directory too). */
+export function snapshotFlags(io: CliIO, flags: SnapshotFlags): SnapshotFlags {
+  const sent: SnapshotFlags = { ...flags, root: path.resolve(io.cwd, flags.root) };
+  if (flags.out !== undefined) sent.out = path.resolve(io.cwd, flags.out);
+  if (flags.cacheDir !== undefined) sent.cacheDir = path.resolve(io.cwd, flags.cacheDir);
+  return sent;
 }
 
 /** The root `session pre|post` works on, as the CLI's projectRoot finds it; null where that would fail (the command reports it). */
