@@ -116,6 +116,7 @@ export class ResidentGit {
       ...options,
       knownUnchanged: {
         dir: (rel) => !changed.has(rel),
+        everyDir: () => changed.size === 0,
         cacheState: trusted?.state ?? null,
         onCacheState: (state) => {
           this.changedDirs = new Set();

@@ -103,14 +103,16 @@ export type CacheState = Readonly<Record<string, never>>;
  * What a long-running caller that watches the tree knows (src/daemon/), for `scanTreeSync` and
  * `scanForSnapshot`:
  * `dir(rel)` is true when nothing in directory `rel` ('' the root) changed since the scan that
- * left the stat cache in `cacheState`. Only when the cache's rows are that very state (this
- * process's rows, kept with the file they were saved as or loaded from, still in place: see
- * cache/resident.ts) are the rows of such directories taken without an lstat (never a racy row,
- * never a symlink). At the end of the scan `onCacheState` is told the state the stat cache is
+ * left the stat cache in `cacheState`, `everyDir()` when that holds for every directory. Only
+ * when the cache's rows are that very state (this process's rows, kept with the file they were
+ * saved as or loaded from, still in place: see cache/resident.ts) are the rows of such
+ * directories taken without an lstat (never a racy row, never a symlink). At the end of the scan `onCacheState` is told the state the stat cache is
  * now in (the rows saved, or loaded and left as they were), or null when that is not known.
  */
 export interface KnownUnchanged {
   dir: (rel: string) => boolean;
+  /** True when `dir` is true for every directory (no event anywhere): the scan then asks `dir` nothing. */
+  everyDir: () => boolean;
   cacheState: CacheState | null;
   onCacheState: (state: CacheState | null) => void;
 }

@@ -69,7 +69,11 @@ function verifyTable(p: Prepared): VerifyTable {
   flags.set(t.has.subarray(0, nFiles));
   flags.fill(ROW_DIR, nFiles);
   const paths = t.paths.concat(dirs.paths);
-  if (p.trustDir !== undefined) markKnownUnchanged(p.trustDir, fs.lstatSync(p.rootReal).dev, paths, nFiles, t.stats, dirs.stats, flags);
+  if (p.trustDir !== undefined) {
+    // No event anywhere: every directory is vouched for, and no path need be taken apart (~5 ms at 35k rows).
+    const trust = p.trustEveryDir?.() === true ? TRUST_EVERY_DIR : p.trustDir;
+    markKnownUnchanged(trust, fs.lstatSync(p.rootReal).dev, paths, nFiles, t.stats, dirs.stats, flags);
+  }
   // Shared memory, handed to the verifying worker without a copy: a loaded cache's rows are
   // views of its file's bytes, in shared memory already.
   return { nFiles, size, paths, fileStats: inShared(t.stats.subarray(0, nFiles * STAT_FIELDS)), dirStats: inShared(dirs.stats), flags };
@@ -81,13 +85,17 @@ function verifyTable(p: Prepared): VerifyTable {
  * looked at (where it leads is not watched), and so is a row on another device than the root's
  * (a mount inside the tree, maybe a network one, whose changes made elsewhere raise no event).
  */
-function markKnownUnchanged(trustDir: (rel: string) => boolean, rootDev: number, paths: readonly string[], nFiles: number, fileStats: Float64Array, dirStats: Float64Array, flags: Uint8Array): void {
+function markKnownUnchanged(trustDir: ((rel: string) => boolean) | typeof TRUST_EVERY_DIR, rootDev: number, paths: readonly string[], nFiles: number, fileStats: Float64Array, dirStats: Float64Array, flags: Uint8Array): void {
   // Rows come directory by directory: the last parent's answer is kept.
   let lastParent = '\0';
   let lastTrusted = false;
   for (let i = 0; i < paths.length; i++) {
     const rel = paths[i]!;
     if (rel.startsWith('..') || rel.startsWith('/')) continue; // not a path inside the watched tree
+    if (trustDir === TRUST_EVERY_DIR) {
+      if (i < nFiles ? (fileStats[i * STAT_FIELDS + 5]! & S_IFMT) !== S_IFLNK && fileStats[i * STAT_FIELDS + 4] === rootDev : dirStats[(i - nFiles) * 4 + 3] === rootDev) flags[i]! |= ROW_KNOWN;
+      continue;
+    }
     const slash = rel.lastIndexOf('/');
     if (slash !== lastParent.length || !rel.startsWith(lastParent)) {
       lastParent = slash < 0 ? '' : rel.slice(0, slash);
@@ -100,6 +108,8 @@ function markKnownUnchanged(trustDir: (rel: string) => boolean, rootDev: number,
   }
 }
 
+/** markKnownUnchanged's trust when no directory had an event. */
+const TRUST_EVERY_DIR = Symbol('every directory');
 const S_IFMT = 0o170000;
 const S_IFLNK = 0o120000;
 

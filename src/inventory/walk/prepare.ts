@@ -77,6 +77,8 @@ export interface Prepared {
   readonly verifier?: Verifier;
   /** With options.knownUnchanged and the cache loaded being its bytes: directories whose rows need no lstat. */
   readonly trustDir?: (rel: string) => boolean;
+  /** With trustDir: true when it holds for every directory. */
+  readonly trustEveryDir?: () => boolean;
   /** With a cache file: where the rows came from and what the scan left (endCacheSource lets the file go). */
   readonly cacheSource?: CacheSource;
   /** Notices of the preparation (a cache discarded or not used), reported with the result. */
@@ -130,6 +132,7 @@ export function prepare(root: string, options: ScanOptions): Prepared {
   let previous = emptyCache();
   let verifier: Verifier | undefined;
   let trustDir: ((rel: string) => boolean) | undefined;
+  let trustEveryDir: (() => boolean) | undefined;
   let cacheSource: CacheSource | undefined;
   if (options.cache !== false) {
     const dir = path.resolve(options.cacheDir ?? defaultStatCacheDir());
@@ -155,12 +158,15 @@ export function prepare(root: string, options: ScanOptions): Prepared {
         if (loaded.warning !== undefined) warnings.push(loaded.warning);
         cacheSource = { held: loaded.held ?? null, from: null, left: null };
       }
-      if (known !== undefined && known.cacheState !== null && cacheSource.from === known.cacheState) trustDir = known.dir;
+      if (known !== undefined && known.cacheState !== null && cacheSource.from === known.cacheState) {
+        trustDir = known.dir;
+        trustEveryDir = known.everyDir;
+      }
     }
   }
   const resultKey = JSON.stringify({ maxFiles, maxBytes });
   const excludeDirs = compileDirectoryExcludes(exclude);
-  return { rootReal, racy: racyMarginsFor(rootReal, options.racyMarginMs), include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}), ...(trustDir !== undefined ? { trustDir } : {}), ...(cacheSource !== undefined ? { cacheSource } : {}) };
+  return { rootReal, racy: racyMarginsFor(rootReal, options.racyMarginMs), include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}), ...(trustDir !== undefined ? { trustDir, trustEveryDir } : {}), ...(cacheSource !== undefined ? { cacheSource } : {}) };
 }
 
 /** Cache bytes from which a verifier worker is started early (~20,000 rows; see PARALLEL_VERIFY_MIN). */
