@@ -8,6 +8,9 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scanTree, scanTreeSync, type ScanResult } from '../../src/inventory/index.js';
 import { residentCounts } from '../../src/inventory/cache/resident.js';
+import { builtReused } from '../../src/inventory/fastpath/stored-result.js';
+import { snapshotRootDetailed } from '../../src/inventory/snapshot.js';
+import type { RepoSnapshot } from '../../src/inventory/types.js';
 import { cleanupTempDirs, MARGIN, strip, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
@@ -104,5 +107,79 @@ describe('a process starts its next scan from the stat cache rows it kept', () =
     scanTreeSync(root, options);
     expect(residentCounts.reused).toBe(before + 2);
     expect(strip(scanTreeSync(root, options))).toEqual(strip(scanTreeSync(root, { cache: false })));
+  });
+
+  it('takes the entries the last snapshot built while nothing changed, and builds them again after any change', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, { 'a/f0': 'zero', 'a/b/f1': 'one', f2: 'two' });
+    fs.symlinkSync('a/f0', path.join(root, 'link'));
+    const options = { cacheDir, racyMarginMs: MARGIN };
+    const snap = async (): Promise<RepoSnapshot> => (await snapshotRootDetailed(root, options)).snapshot;
+    const truth = async (): Promise<RepoSnapshot> => (await snapshotRootDetailed(root, { cache: false })).snapshot;
+    await new Promise((r) => setTimeout(r, 2 * MARGIN)); // nothing racy: the rows stay as they are
+    await snap();
+    const kept = await snap(); // rows left as they were: kept with the entries built from them
+    const before = builtReused.count;
+    const again = await snap();
+    expect(builtReused.count).toBe(before + 1);
+    expect(again.body.files).toBe(kept.body.files); // the very entries, not built anew
+    expect(again).toEqual(await truth());
+    // Same size, other bytes: the row's stat moved, so the entries are built from the rows again.
+    fs.writeFileSync(path.join(root, 'a/f0'), 'ZERO');
+    const changed = await snap();
+    expect(builtReused.count).toBe(before + 1);
+    expect(changed).toEqual(await truth());
+    expect(changed.snapshotDigest).not.toBe(kept.snapshotDigest);
+  });
+
+  it('gives what an uncached snapshot gives on random edit sequences, nothing changed between some', async () => {
+    const start = builtReused.count;
+    const stepArb = fc.oneof(
+      { weight: 3, arbitrary: fc.constant({ kind: 'none' as const }) },
+      { weight: 3, arbitrary: fc.record({ kind: fc.constant('write' as const), dir: fc.nat(DIRS.length - 1), name: fc.nat(4), text: fc.string({ maxLength: 12 }) }) },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('remove' as const), dir: fc.nat(DIRS.length - 1), name: fc.nat(4) }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('chmod' as const), dir: fc.nat(DIRS.length - 1), name: fc.nat(4) }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('relink' as const), name: fc.nat(4) }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('ignore' as const), dir: fc.nat(DIRS.length - 1), rule: fc.nat(RULES.length - 1) }) },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(stepArb, fc.boolean()), { minLength: 4, maxLength: 10 }), async (steps) => {
+        const root = tempDir();
+        const cacheDir = tempDir('cairn-cache-');
+        writeTree(root, { 'a/f0': 'zero', 'a/f1': 'one', 'a/b/f1': 'one', 'a/b/f2': 'two', 'c/d/e/f2': 'two', f0: 'zero', f3: 'three' });
+        fs.symlinkSync('a/f0', path.join(root, 'link'));
+        const options = { cacheDir, racyMarginMs: MARGIN, jobs: 1 }; // a pool of workers: the scan makes the body's digest (jobs 0 leaves it to the caller)
+        await snapshotRootDetailed(root, options);
+        for (const [step, wait] of steps) {
+          const file = 'name' in step && 'dir' in step ? path.join(root, DIRS[step.dir]!, fileName(step.name)) : '';
+          if (step.kind === 'write') {
+            fs.mkdirSync(path.dirname(file), { recursive: true });
+            fs.writeFileSync(file, step.text);
+          } else if (step.kind === 'remove') fs.rmSync(file, { force: true });
+          else if (step.kind === 'chmod') {
+            if (fs.existsSync(file)) fs.chmodSync(file, (fs.statSync(file).mode & 0o100) !== 0 ? 0o644 : 0o755);
+          } else if (step.kind === 'relink') {
+            fs.rmSync(path.join(root, 'link'), { force: true });
+            fs.symlinkSync(step.name % 2 === 0 ? 'a/f0' : `c/d/e/${fileName(step.name)}`, path.join(root, 'link'));
+          } else if (step.kind === 'ignore') {
+            fs.mkdirSync(path.join(root, DIRS[step.dir]!), { recursive: true });
+            fs.writeFileSync(path.join(root, DIRS[step.dir]!, '.gitignore'), RULES[step.rule]!);
+          }
+          const truth = (await snapshotRootDetailed(root, { cache: false, jobs: 0 })).snapshot;
+          expect((await snapshotRootDetailed(root, options)).snapshot).toEqual(truth);
+          if (wait) {
+            // Past the racy margin: the racy rows are read again, then a snapshot leaves the rows
+            // as they are and keeps its entries with them, for the next edit to be made against.
+            await new Promise((r) => setTimeout(r, 2 * MARGIN));
+            expect((await snapshotRootDetailed(root, options)).snapshot).toEqual(truth);
+            expect((await snapshotRootDetailed(root, options)).snapshot).toEqual(truth);
+          }
+        }
+      }),
+      { numRuns: 20 },
+    );
+    // The property held where the kept entries were taken, not only where they were not.
+    expect(builtReused.count).toBeGreaterThan(start);
   });
 });

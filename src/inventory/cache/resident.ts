@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import type { StatCacheData } from './stat-cache.js';
-import type { CacheState } from '../types.js';
+import type { CacheState, RepoSnapshotEntry } from '../types.js';
 import { releaseFile, type HeldFile } from './held-file.js';
 
 /**
@@ -15,10 +15,21 @@ import { releaseFile, type HeldFile } from './held-file.js';
  * crash's leftovers or a removal all show as another inode or none, and the file is decoded.
  */
 
+/**
+ * The entries the scan that kept the rows built from them and returned (frozen), with their
+ * bytes: a next scan that finds nothing changed takes them instead of building every entry again
+ * (~5 ms and as much garbage at 30k files). Kept only with rows left exactly as they were.
+ */
+export interface BuiltEntries {
+  files: readonly RepoSnapshotEntry[];
+  bytes: number;
+}
+
 interface Resident {
   data: StatCacheData;
   held: HeldFile;
   state: CacheState;
+  built?: BuiltEntries;
 }
 
 /** Caches kept at once, the oldest dropped first: a library scanning many roots keeps a few, not all. */
@@ -50,7 +61,7 @@ function stillAt(file: string, held: HeldFile): boolean {
  * scan changes them in place; it gives them back with keepResident once they are on disk, or
  * leaves them). Undefined when none are kept or the file is not the one they were kept with.
  */
-export function takeResident(file: string, rootReal: string, optionsKey: string): { data: StatCacheData; held: HeldFile; state: CacheState } | undefined {
+export function takeResident(file: string, rootReal: string, optionsKey: string): Resident | undefined {
   const key = keyOf(file, rootReal, optionsKey);
   const r = residents.get(key);
   if (r === undefined) return undefined;
@@ -67,9 +78,10 @@ export function takeResident(file: string, rootReal: string, optionsKey: string)
 /**
  * Keeps `data` as the rows of the cache `file`, which `held` holds open (the file they were
  * just saved as, or loaded from and left unchanged); returns the state it now stands for.
+ * `built`: the entries the scan returned, built from these very rows as they are now.
  * Nothing may change `data` afterwards but a scan that took it (takeResident).
  */
-export function keepResident(file: string, rootReal: string, optionsKey: string, data: StatCacheData, held: HeldFile): CacheState {
+export function keepResident(file: string, rootReal: string, optionsKey: string, data: StatCacheData, held: HeldFile, built?: BuiltEntries): CacheState {
   const key = keyOf(file, rootReal, optionsKey);
   const old = residents.get(key);
   if (old !== undefined) {
@@ -77,7 +89,7 @@ export function keepResident(file: string, rootReal: string, optionsKey: string,
     if (old.held.fd !== held.fd) releaseFile(old.held);
   }
   const state: CacheState = Object.freeze({});
-  residents.set(key, { data, held, state });
+  residents.set(key, built === undefined ? { data, held, state } : { data, held, state, built });
   for (const [k, r] of residents) {
     if (residents.size <= MAX_RESIDENT) break;
     residents.delete(k);

@@ -262,6 +262,18 @@ interface Draft {
 function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, prior: PriorChanges, rows: Uint32Array, entryChanged: Set<number>, mode: BuildMode): Draft | Walk {
   const t = p.previous.files;
   const prefix = prefixOf(p.rootReal);
+  const unchanged = entryChanged.size === 0 && prior.read.changed.length === 0 && !prior.entries && !prior.listings && stored.digest !== undefined;
+  // Nothing changed since the scan that kept these rows with the entries it built: the same
+  // rows give the same entries, once every link is found leading where it led.
+  const built = unchanged && mode.digestBody ? p.cacheSource?.built : undefined;
+  if (built !== undefined) {
+    for (let k = 0; k < rows.length; k++) {
+      const link = rows[k]! >= LINK_ROW ? linkNow(p, stored, prefix, rows[k]!) : null;
+      if (link !== null && isWalk(link)) return link;
+    }
+    builtReused.count++;
+    return finishDraft(p, options, stored, prior, mode, built.files as RepoSnapshotEntry[], built.bytes, entryChanged, null, new Int32Array(0));
+  }
   const files: RepoSnapshotEntry[] = new Array<RepoSnapshotEntry>(rows.length);
   // Where each entry stood in the stored result (-1: added, or read again and changed, a
   // .gitignore read for its rules included): the stored result's rendering is then reused for
@@ -279,19 +291,14 @@ function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, pr
     let path: string | undefined;
     if (from !== undefined) oldIndex[k] = from === null ? k : from[k]!;
     if (i >= LINK_ROW) {
-      // A link is resolved again (cheap: links are few); it must lead where it led last time.
-      const link = stored.links[i - LINK_ROW];
-      if (link === undefined) return walk('the stored result names a symlink it does not hold');
-      const [linkPath, target, targetRow] = link;
-      if ((resolveLink(p.rootReal, prefix + linkPath)?.targetRel ?? null) !== target) return walk(`the symlink ${linkPath} leads elsewhere now`);
-      if (target === null) {
-        files[k] = { path: linkPath, bytes: 0, mode: '0644', kind: 'symlink' };
+      const link = linkNow(p, stored, prefix, i);
+      if (isWalk(link)) return link;
+      if (link.targetRow === null) {
+        files[k] = { path: link.path, bytes: 0, mode: '0644', kind: 'symlink' };
         continue;
       }
-      // Rows keep their place when re-read, so the stored row still holds the target.
-      if (t.paths[targetRow] !== target) return walk(`the target of the symlink ${linkPath} lost its row`);
-      i = targetRow;
-      path = linkPath;
+      i = link.targetRow;
+      path = link.path;
       kind = 'symlink';
     }
     if (reread !== null && (reread.has(i) || (rulesReread.size > 0 && rulesReread.has(t.paths[i]!)))) oldIndex[k] = -1;
@@ -304,6 +311,26 @@ function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, pr
     files[k] = hasSha ? { path: rel, bytes: size, sha256: shaHex.slice(i * 64, i * 64 + 64), mode, kind } : { path: rel, bytes: size, mode, kind };
     bytes += size;
   }
+  return finishDraft(p, options, stored, prior, mode, files, bytes, entryChanged, reread, oldIndex);
+}
+
+/** Link row `i` of the stored result, resolved again (cheap: links are few): where it leads must be where it led (targetRow null: nowhere in the tree). */
+function linkNow(p: Prepared, stored: StoredResult, prefix: string, i: number): { path: string; targetRow: number | null } | Walk {
+  const link = stored.links[i - LINK_ROW];
+  if (link === undefined) return walk('the stored result names a symlink it does not hold');
+  const [linkPath, target, targetRow] = link;
+  if ((resolveLink(p.rootReal, prefix + linkPath)?.targetRel ?? null) !== target) return walk(`the symlink ${linkPath} leads elsewhere now`);
+  if (target === null) return { path: linkPath, targetRow: null };
+  // Rows keep their place when re-read, so the stored row still holds the target.
+  if (p.previous.files.paths[targetRow] !== target) return walk(`the target of the symlink ${linkPath} lost its row`);
+  return { path: linkPath, targetRow };
+}
+
+/** Times a scan took the entries kept with its rows (cache/resident.ts) instead of building them: for tests. */
+export const builtReused = { count: 0 };
+
+/** The draft from the entries: their bytes against the budget, the digest (stored, or made with the memo) and the body's handle. */
+function finishDraft(p: Prepared, options: ScanOptions, stored: StoredResult, prior: PriorChanges, mode: BuildMode, files: RepoSnapshotEntry[], bytes: number, entryChanged: Set<number>, reread: Set<number> | null, oldIndex: Int32Array): Draft | Walk {
   if (bytes > p.maxBytes) return walk('the entries now pass maxBytes: the walk cuts');
   const truncated = stored.cut !== undefined;
   if (options.signal?.aborted) throw abortError();
@@ -342,7 +369,8 @@ function settleSync(p: Prepared, options: ScanOptions, d: Draft): ScanResult {
   }
   // Nothing to save: no row, listing or result was changed (each change sets save), so the rows
   // are still the file's.
-  if (d.save === null) keepUnchanged(p);
+  // The entries go with them when frozen (the body's digest was made): shared, they cannot change.
+  if (d.save === null) keepUnchanged(p, Object.isFrozen(d.result.files) ? { files: d.result.files, bytes: d.result.counts.bytes } : undefined);
   // A save under way needs settle (only tryStoredResultParallel starts one).
   if (d.save !== null) throw new Error('a background cache save must be settled asynchronously');
   return report(p, options, d, undefined);

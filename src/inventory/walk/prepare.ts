@@ -4,7 +4,7 @@ import { CairnError, errnoCode } from '../../core/errors.js';
 import { compileDirectoryExcludes, compileGlobs, validateGlob, type PathMatcher } from '../rules/glob.js';
 import { cacheFilePath, defaultStatCacheDir, SCAN_ENGINE_VERSION } from '../cache/artefacts.js';
 import { emptyCache, loadCache, type StatCacheData } from '../cache/stat-cache.js';
-import { keepResident, takeResident } from '../cache/resident.js';
+import { keepResident, takeResident, type BuiltEntries } from '../cache/resident.js';
 import { releaseFile, type HeldFile } from '../cache/held-file.js';
 import { racyMarginsFor, type RacyMargins } from '../rules/racy.js';
 import type { CacheState, ScanOptions, ScanWarning } from '../types.js';
@@ -23,6 +23,8 @@ export interface CacheSource {
   held: HeldFile | null;
   readonly from: CacheState | null;
   left: CacheState | null;
+  /** With `from`: the entries the scan that kept the rows built from them (resident.ts). */
+  readonly built?: BuiltEntries;
 }
 
 /** The save's `keep` callback: the rows `data` saved are kept for this process's next scan (resident.ts). */
@@ -32,11 +34,11 @@ export function keepSaved(p: Prepared, data: StatCacheData): ((held: HeldFile) =
   return (held) => (source.left = keepResident(p.cacheFile!, p.rootReal, p.optionsKey, data, held));
 }
 
-/** The scan left the rows it started from unchanged, on disk and in memory: they are kept as they are. */
-export function keepUnchanged(p: Prepared): void {
+/** The scan left the rows it started from unchanged, on disk and in memory: they are kept as they are, with the entries it built from them (frozen). */
+export function keepUnchanged(p: Prepared, built?: BuiltEntries): void {
   const source = p.cacheSource;
   if (source === undefined || source.held === null || p.cacheFile === null) return;
-  source.left = keepResident(p.cacheFile, p.rootReal, p.optionsKey, p.previous, source.held);
+  source.left = keepResident(p.cacheFile, p.rootReal, p.optionsKey, p.previous, source.held, built);
   source.held = null;
 }
 
@@ -150,7 +152,7 @@ export function prepare(root: string, options: ScanOptions): Prepared {
       const kept = takeResident(cacheFile, rootReal, optionsKey);
       if (kept !== undefined) {
         previous = kept.data;
-        cacheSource = { held: kept.held, from: kept.state, left: null };
+        cacheSource = kept.built === undefined ? { held: kept.held, from: kept.state, left: null } : { held: kept.held, from: kept.state, left: null, built: kept.built };
       } else {
         if (jobs > 0 && !(known?.cacheState != null) && fileSize(cacheFile) >= EARLY_VERIFIER_CACHE_BYTES) verifier = new Verifier();
         const loaded = loadCache(cacheFile, rootReal, optionsKey, true);
