@@ -6,9 +6,11 @@
  * text comes from dist/bin/help.json, captured from the full CLI at build time.
  */
 import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { enableCompileCache } from '../core/compile-cache.js';
 import { pickLane } from './fast-lane.js';
 import { runAsCairnProcess } from './process.js';
+import { socketMayBeAt } from '../daemon/protocol.js';
 
 enableCompileCache();
 
@@ -31,10 +33,12 @@ if (text !== undefined) {
     return Promise.resolve(0);
   });
 } else if (lane?.kind === 'snapshot') {
-  // A running `cairn daemon` first, before the scanner's bundle loads (daemon-lane.ts). By URL:
-  // the bundle keeps the lanes one module of their own (scripts/bundle-cli.mjs).
-  const daemonLane = (await import(new URL('./daemon-lane.js', import.meta.url).href)) as typeof import('./daemon-lane.js');
-  if (!(await daemonLane.snapshotThroughDaemon(lane.flags)).served) {
+  // A running `cairn daemon` first, before the scanner's bundle loads (daemon-lane.ts); with no
+  // socket at the root, not even the client is loaded. By URL: the bundle keeps the lanes one
+  // module of their own (scripts/bundle-cli.mjs).
+  const mayServe = process.env.CAIRN_DAEMON !== '0' && socketMayBeAt(path.resolve(lane.flags.root));
+  const daemonLane = mayServe ? ((await import(new URL('./daemon-lane.js', import.meta.url).href)) as typeof import('./daemon-lane.js')) : null;
+  if (daemonLane === null || !(await daemonLane.snapshotThroughDaemon(lane.flags)).served) {
     const lanes = (await import(new URL('./snapshot-lane.js', import.meta.url).href)) as typeof import('./snapshot-lane.js');
     lanes.runSnapshotLane(lane.flags, true);
   }

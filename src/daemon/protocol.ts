@@ -14,6 +14,19 @@ import * as fs from 'node:fs';
 
 export const SOCKET_NAME = 'daemon.sock';
 
+/**
+ * Whether a daemon's socket may be at `root`: something at `.cairn/daemon.sock`, looked up through
+ * links, is a socket. False proves the client (which follows no link) would find none: the
+ * executable then loads no client at all.
+ */
+export function socketMayBeAt(root: string): boolean {
+  try {
+    return fs.lstatSync(`${root}/.cairn/${SOCKET_NAME}`, { throwIfNoEntry: false })?.isSocket() === true;
+  } catch {
+    return false; // a non-directory on the way: no socket there either
+  }
+}
+
 /** The commands a daemon runs for a client. */
 export type DaemonCommand = 'session pre' | 'session post' | 'hook' | 'snapshot';
 

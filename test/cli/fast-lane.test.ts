@@ -184,6 +184,31 @@ describe('the snapshot lane', () => {
   });
 });
 
+describe('the snapshot lane without a daemon', () => {
+  it('loads no daemon client when no socket is at the root, and prints what the full CLI prints', () => {
+    // A copy of the build inside the package (its dependencies resolve as the build's do), minus the daemon lane.
+    const bin = path.join(REPO_ROOT, 'dist', `bin-without-daemon-lane-${process.pid}`);
+    fs.cpSync(path.dirname(CLI), bin, { recursive: true });
+    fs.rmSync(path.join(bin, 'daemon-lane.js'));
+    try {
+      const tree = tempDir('cairn-lane-tree-');
+      for (let i = 0; i < 5; i++) fs.writeFileSync(path.join(tree, `f${i}.txt`), `file ${i}\n`);
+      for (const args of [['snapshot', '--root', '.'], ['snapshot', '--root', tree, '--max-files', '2']]) {
+        const cache = { XDG_CACHE_HOME: tempDir('cairn-lane-cache-') };
+        expect(run(path.join(bin, 'cairn.js'), args, tree, cache), args.join(' ')).toEqual(run(FULL, args, tree, { XDG_CACHE_HOME: tempDir('cairn-lane-cache-') }));
+      }
+      // Non-vacuous: with something that may be a daemon's socket there, this build needs the lane it lacks.
+      fs.mkdirSync(path.join(tree, '.cairn'));
+      const server = spawnSync(process.execPath, ['-e', `require('node:net').createServer().listen(${JSON.stringify(path.join(tree, '.cairn', 'daemon.sock'))}, () => process.exit(0))`]); // exits, the socket left behind (as a daemon killed -9 leaves it)
+      expect(server.status).toBe(0);
+      expect(fs.lstatSync(path.join(tree, '.cairn', 'daemon.sock')).isSocket()).toBe(true);
+      expect(run(path.join(bin, 'cairn.js'), ['snapshot', '--root', '.'], tree).status).not.toBe(0);
+    } finally {
+      fs.rmSync(bin, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the hook lane', () => {
   it('is taken for `hook <agent>` only, and is one module of its own', () => {
     expect(pickLane(['hook', 'claude-code'], false)).toEqual({ kind: 'hook', agent: 'claude-code' });
