@@ -12,7 +12,8 @@
  * (read.ts) resolves (iteration, side, path) to an inventory entry, then to bytes: the store,
  * else the commit git holds them at, else the file on disk if it still has that digest; every
  * source is checked against the digest. Retention (gc.ts) is by reachability from the
- * inventories and restore records cairn still keeps.
+ * inventories and restore records cairn still keeps; it also removes what a killed pack write
+ * left (a temp file whose writer is dead, a minute old).
  *
  * | file | job |
  * |---|---|

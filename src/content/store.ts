@@ -16,7 +16,8 @@
  *
  * Packs are written whole (temp file, fsync, rename) and never modified; `gc` deletes packs whose
  * objects are all unreachable and rewrites partly live ones with only the live objects (compressed
- * blocks are re-packed from their raw bytes). A pack younger than the grace period is never touched,
+ * blocks are re-packed from their raw bytes), and removes the temp file of a pack write a kill left
+ * (its writer dead, a minute old). A pack younger than the grace period is never touched,
  * and a capture that finds an object already stored refreshes its pack's mtime (once a second per
  * pack and store object), so a concurrent capture is never robbed of the objects it is counting on.
  *
@@ -425,6 +426,8 @@ export class ContentStore {
     const packs = this.withPacks(false, (dir) => dir?.reopen() ?? null);
     if (packs === null) return result;
     try {
+      // A pack write killed mid-way leaves `.<name>.pack.cairn-tmp-…`, a name no pack listing sees.
+      if (!dryRun) removeStaleTempsIn(packs, (base) => base.endsWith('.pack'), { minAgeMs: STALE_TEMP_AGE_MS });
       for (const name of ContentStore.packNames(packs).sort()) {
         const header = readPackHeader(packs.at(name));
         const stat = packs.lstat(name);

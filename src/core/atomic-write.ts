@@ -127,8 +127,12 @@ export function removeStaleTemps(dir: string, names: readonly string[], options:
   );
 }
 
-/** As removeStaleTemps, in a directory cairn holds (ContainedDir): no link followed to reach it. */
-export function removeStaleTempsIn(dir: ContainedDir, names: readonly string[], options: { onlyMine?: boolean; minAgeMs?: number } = {}): void {
+/**
+ * As removeStaleTemps, in a directory cairn holds (ContainedDir): no link followed to reach it.
+ * `names` may instead be a test of the file's name, for files whose names are not known ahead
+ * (a pack's: a new name each).
+ */
+export function removeStaleTempsIn(dir: ContainedDir, names: readonly string[] | ((base: string) => boolean), options: { onlyMine?: boolean; minAgeMs?: number } = {}): void {
   sweepTemps(
     {
       names: () => dir.entries().map((e) => e.name),
@@ -140,18 +144,18 @@ export function removeStaleTempsIn(dir: ContainedDir, names: readonly string[], 
   );
 }
 
-function sweepTemps(dir: SweptDir, names: readonly string[], options: { onlyMine?: boolean; minAgeMs?: number }): void {
+function sweepTemps(dir: SweptDir, names: readonly string[] | ((base: string) => boolean), options: { onlyMine?: boolean; minAgeMs?: number }): void {
   let entries: string[];
   try {
     entries = dir.names();
   } catch {
     return;
   }
-  const prefixes = names.map(tempPrefix);
+  const tailOf = typeof names === 'function' ? tempTailFor(names) : tempTailAfter(names.map(tempPrefix));
   const oldest = Date.now() - (options.minAgeMs ?? 0);
   for (const entry of entries) {
-    const prefix = prefixes.find((p) => entry.startsWith(p));
-    const tail = prefix === undefined ? null : TEMP_TAIL.exec(entry.slice(prefix.length));
+    const rest = tailOf(entry);
+    const tail = rest === null ? null : TEMP_TAIL.exec(rest);
     if (tail === null) continue;
     const pid = Number(tail[1]);
     if (options.onlyMine === true ? pid !== process.pid : pid === process.pid || pidAlive(pid)) continue;
@@ -162,6 +166,23 @@ function sweepTemps(dir: SweptDir, names: readonly string[], options: { onlyMine
       // already gone
     }
   }
+}
+
+/** What follows one of `prefixes` in `entry`, or null when it starts with none. */
+function tempTailAfter(prefixes: readonly string[]): (entry: string) => string | null {
+  return (entry) => {
+    const prefix = prefixes.find((p) => entry.startsWith(p));
+    return prefix === undefined ? null : entry.slice(prefix.length);
+  };
+}
+
+/** What follows the marker in `entry` when it is the temp of a file whose name `isTarget` accepts. */
+function tempTailFor(isTarget: (base: string) => boolean): (entry: string) => string | null {
+  return (entry) => {
+    const at = entry.lastIndexOf(TEMP_MARKER);
+    if (!entry.startsWith('.') || at < 1 || !isTarget(entry.slice(1, at))) return null;
+    return entry.slice(at + TEMP_MARKER.length);
+  };
 }
 
 /** What follows the prefix in a temp name: the writer's pid, a dash, 12 hex digits. */
