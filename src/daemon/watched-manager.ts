@@ -355,7 +355,8 @@ function compareBytes(a: string, b: string): number {
 
 /**
  * The files outside the tree whose content changes what git status shows: every configuration
- * file git read (`--show-origin`), the excludes and attributes files, and the environment naming them.
+ * file git read (`--show-origin`) or was told to include, the excludes and attributes files, and
+ * the environment naming them.
  */
 function outsideFiles(root: string): { files: string[]; key: string } | null {
   let listing: string;
@@ -368,14 +369,25 @@ function outsideFiles(root: string): { files: string[]; key: string } | null {
   const parts = listing.split('\0');
   for (let i = 0; i + 1 < parts.length; i += 2) {
     const origin = parts[i]!;
-    if (origin.startsWith('file:')) files.add(path.resolve(root, origin.slice(5)));
+    const from = origin.startsWith('file:') ? path.resolve(root, origin.slice(5)) : null;
+    if (from !== null) files.add(from);
     const [key, value] = splitOnce(parts[i + 1]!);
-    if (key.toLowerCase() === 'core.excludesfile' && value !== '') files.add(path.resolve(root, value.replace(/^~(?=\/)/, os.homedir())));
+    if (value === '') continue;
+    const name = key.toLowerCase();
+    if (name === 'core.excludesfile' || name === 'core.attributesfile') files.add(path.resolve(root, homeExpanded(value)));
+    // An included file that sets nothing yet is never an origin in the listing: it is keyed by
+    // its include directive instead (whatever the condition: being keyed costs only a stat), so
+    // a first entry written into it is seen. Git resolves its path from the including file's directory.
+    else if (from !== null && (name === 'include.path' || (name.startsWith('includeif.') && name.endsWith('.path')))) files.add(path.resolve(path.dirname(from), homeExpanded(value)));
   }
   const config = process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
   for (const f of [path.join(config, 'git', 'ignore'), path.join(config, 'git', 'attributes'), path.join(config, 'git', 'config'), path.join(os.homedir(), '.gitconfig'), '/etc/gitconfig', '/etc/gitattributes']) files.add(f);
   const list = [...files].sort();
   return { files: list, key: outsideKey(list) };
+}
+
+function homeExpanded(value: string): string {
+  return value.replace(/^~(?=\/)/, os.homedir());
 }
 
 function splitOnce(entry: string): [string, string] {

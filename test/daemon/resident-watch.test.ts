@@ -389,13 +389,13 @@ describe('a resident capture leaning on the tree watcher', () => {
     }
   });
 
-  it('lists git\'s configuration files again after a whole run answered: an include added to the global config, then edited, is seen', () => {
+  it('lists git\'s configuration files again after a whole run answered: an empty include added to the global config, then edited, is seen', () => {
     const cfg = makeTempDir('cairn-watch-gitconfig-');
     dirs.push(cfg);
     const global = path.join(cfg, 'global');
     const included = path.join(cfg, 'included');
     fs.writeFileSync(global, '[user]\n\tname = cairn test\n');
-    fs.writeFileSync(included, '[cairn]\n\tmarker = 1\n'); // an entry: git lists only files that gave one
+    fs.writeFileSync(included, ''); // no entry: git's listing never names it as an origin, only the include does
     const saved = process.env.GIT_CONFIG_GLOBAL;
     process.env.GIT_CONFIG_GLOBAL = global;
     try {
@@ -417,7 +417,7 @@ describe('a resident capture leaning on the tree watcher', () => {
       take('second');
       expect(take('nothing changed').reused, 'nothing changed').toBe(1);
       // The run after this keys on the files listed before the include existed; the listing after it names the include.
-      fs.appendFileSync(global, `[include]\n\tpath = ${included}\n`);
+      fs.appendFileSync(global, `[include]\n\tpath = ${path.basename(included)}\n`); // relative: from the including file's directory
       expect(take('an include added').runs, 'an include added').toBe(1);
       // Outside the tree and not in the keyed files: only the new listing makes the next capture run git.
       fs.writeFileSync(path.join(cfg, 'excludes'), 'loose.txt\n');
