@@ -11,6 +11,7 @@ import { timeoutSeconds } from '../hooks/budget.js';
 import { hookRoot, runThroughDaemon, runSessionThroughDaemon, snapshotFlags } from './daemon/client.js';
 import type { SnapshotFlags } from './fast-lane.js';
 import { defaultIO, type CliIO } from './io.js';
+import { writesInPlace } from './output-target.js';
 import { readStdin } from './stdin.js';
 
 /** What the lane did: served (the exit code is set), or not, with the hook's stdin when it read it. */
@@ -43,6 +44,7 @@ export async function snapshotThroughDaemon(flags: SnapshotFlags): Promise<Daemo
   const io = laneIO();
   if (io === null) return { served: false };
   const sent = snapshotFlags(io, flags);
+  if (sent.out !== undefined && writesInPlace(sent.out)) return { served: false };
   const code = await runThroughDaemon(io, 'snapshot', sent.root, { flags: { ...sent } });
   if (code === null) return { served: false };
   process.exitCode = code;

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RepoSnapshotSchema, makeRepoSnapshot, type RepoSnapshot } from '../../src/inventory/index.js';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { CLI, errorJson, runCli } from '../support/cli.js';
 import { cleanupTempDirs, tempDir, writeTree } from '../inventory/helpers.js';
 
@@ -32,6 +32,26 @@ describe('cairn snapshot', () => {
     expect(r.stdout).toBe(`${JSON.stringify(snap, null, 2)}\n`);
     expect(snap.body.files.map((f) => f.path)).toEqual(['.gitignore', 'a.txt', 'src/b.ts']);
     expect(r.stderr).toBe('cairn: 1 path skipped (1 invalid-name); --verbose lists them\n');
+  });
+
+  it('with -o naming a FIFO writes the document into it and leaves it a FIFO (never renamed over, as /dev/null must not be)', async () => {
+    const dir = tempDir('cairn-cli-fifo-');
+    const fifo = path.join(dir, 'pipe');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const expected = cli(['snapshot', '--root', root]).stdout;
+    // The executable (its snapshot lane) and the full CLI (dist/bin/main.js run as the process).
+    for (const bin of [CLI, path.join(path.dirname(CLI), 'main.js')]) {
+      const got = path.join(dir, 'got.json');
+      const reader = spawn('sh', ['-c', 'cat "$1" > "$2"', 'sh', fifo, got], { stdio: 'ignore' });
+      const readerDone = new Promise<void>((resolve) => reader.on('close', () => resolve()));
+      const r = spawnSync(process.execPath, [bin, 'snapshot', '--root', root, '-o', fifo], { cwd: work, env: { ...process.env, CI: '1', ...env }, encoding: 'utf8', timeout: 60_000 });
+      await readerDone;
+      expect(r.status, r.stderr).toBe(0);
+      expect(fs.readFileSync(got, 'utf8')).toBe(expected);
+      expect(JSON.parse(r.stdout)).toMatchObject({ out: fifo, snapshotDigest: (JSON.parse(expected) as RepoSnapshot).snapshotDigest });
+      expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
+      expect(fs.readdirSync(dir).sort()).toEqual(['got.json', 'pipe']); // no temp file left beside it
+    }
   });
 
   it('with -o writes the snapshot file and prints the summary {snapshotDigest, files, bytes, truncated, out}', () => {

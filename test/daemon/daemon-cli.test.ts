@@ -69,8 +69,8 @@ function cairn(root: string, args: string[], extra: NodeJS.ProcessEnv = {}, inpu
   if (r.error) throw r.error;
   return { status: r.status ?? 128, stdout: r.stdout, stderr: r.stderr };
 }
-function cairnAsync(root: string, args: string[], extra: NodeJS.ProcessEnv = {}): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: root, env: envFor(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+function cairnAsync(root: string, args: string[], extra: NodeJS.ProcessEnv = {}, bin = CLI): { child: ChildProcess; done: Promise<Run> } {
+  const child = spawn(process.execPath, [bin, ...args], { cwd: root, env: envFor(extra), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -215,6 +215,28 @@ describe('cairn daemon: same results as in-process', () => {
     // Every one of them was the daemon's (none fell back to in-process).
     expect(status(viaDaemon)).toMatchObject({ served: d.length, declined: 0 });
     cairn(viaDaemon, ['daemon', 'stop']);
+  });
+
+  it('leaves a snapshot written into a FIFO to the client: the pipe gets the document and stays a pipe', async () => {
+    const root = project();
+    start(root);
+    const fifo = path.join(tempDir('cairn-daemon-fifo-'), 'pipe');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    // The executable (its daemon lane) and the full CLI (dist/bin/main.js run as the process).
+    for (const bin of [CLI, path.join(path.dirname(CLI), 'main.js')]) {
+      const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let read = '';
+      reader.stdout.on('data', (c: Buffer) => (read += c.toString()));
+      const readerDone = new Promise<void>((resolve) => reader.on('close', () => resolve()));
+      const r = await cairnAsync(root, ['snapshot', '--root', root, '-o', fifo], {}, bin).done;
+      await readerDone;
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(read)).toMatchObject({ snapshotDigest: (JSON.parse(r.stdout) as { snapshotDigest: string }).snapshotDigest });
+      expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
+    }
+    // The daemon served neither: it would have opened the pipe as its own process.
+    expect(status(root)).toMatchObject({ served: 0 });
+    cairn(root, ['daemon', 'stop']);
   });
 
   it('answers a snapshot before the scanner\'s bundle loads: a build without that bundle still prints the served snapshot', () => {

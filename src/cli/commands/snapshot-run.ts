@@ -3,11 +3,13 @@
  * CLI (snapshot.ts) and the executable's snapshot lane (../fast-lane.ts) both call runSnapshot,
  * and this module loads no CLI framework.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CairnError } from '../../core/errors.js';
 import type { KnownUnchanged, RepoSnapshot } from '../../inventory/types.js';
 import type { SnapshotFlags } from '../fast-lane.js';
 import { ExitCode, progressAllowed, writeJson, type CliIO } from '../io.js';
+import { writesInPlace } from '../output-target.js';
 
 export type { SnapshotFlags };
 
@@ -70,7 +72,8 @@ export async function runSnapshot(io: CliIO, flags: SnapshotFlags, watched?: Wat
   }
   const out = path.resolve(io.cwd, flags.out);
   try {
-    await writeRepoSnapshot(snapshot, { file: out }, scanned);
+    if (writesInPlace(out)) await writeInto(out, (stream) => writeRepoSnapshot(snapshot, { out: stream }, scanned));
+    else await writeRepoSnapshot(snapshot, { file: out }, scanned);
   } catch (e) {
     throw new CairnError('ERR_IO', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, { path: out, cause: e, exitCode: 1 });
   }
@@ -87,10 +90,29 @@ async function servedByDaemon(io: CliIO, flags: SnapshotFlags): Promise<boolean>
   if (io.ownsProcess !== true || io.daemonTried === true || io.env.CAIRN_DAEMON === '0') return false;
   const { runThroughDaemon, snapshotFlags } = await import('../daemon/client.js');
   const sent = snapshotFlags(io, flags);
+  if (sent.out !== undefined && writesInPlace(sent.out)) return false;
   const code = await runThroughDaemon(io, 'snapshot', sent.root, { flags: { ...sent } });
   if (code === null) return false;
   if (code !== 0) throw new ExitCode(code);
   return true;
+}
+
+/** Writes into a device or FIFO (output-target.ts) through a stream, closed (and flushed) before returning. */
+async function writeInto(file: string, write: (stream: NodeJS.WritableStream) => Promise<void>): Promise<void> {
+  const stream = fs.createWriteStream(file, { flags: 'w' });
+  const opened = new Promise<void>((resolve, reject) => {
+    stream.once('open', () => resolve());
+    stream.once('error', reject);
+  });
+  await opened;
+  try {
+    await write(stream);
+  } finally {
+    await new Promise<void>((resolve, reject) => {
+      stream.once('error', reject);
+      stream.end(() => resolve());
+    });
+  }
 }
 
 /** The seed's document and exit code stay; stderr says what was cut, how much, and how to lift it. */
