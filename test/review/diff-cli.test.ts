@@ -4,6 +4,7 @@
  * to the pre tree and give exactly the post tree (compared as git tree ids: content, modes,
  * symlinks and the set of paths).
  */
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -53,6 +54,23 @@ describe('cairn session diff', () => {
     const computed = formats.map((f) => cli(['session', 'diff', ...f], root));
     expect(computed.map((r) => r.stdout)).toEqual(kept.map((r) => r.stdout));
     expect(JSON.parse(kept[3]?.stdout ?? '{}')).not.toHaveProperty('files.0.oldSize');
+  });
+
+  it('writes the page into a FIFO named by --html, which stays a FIFO (never renamed over)', async () => {
+    const { root } = iterationWithEveryChange();
+    const dir = scratch('html-fifo-');
+    const page = path.join(dir, 'page.html');
+    expect(cli(['session', 'report', '--html', page], root).status).toBe(0);
+    const fifo = path.join(dir, 'pipe');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const got = path.join(dir, 'got.html');
+    const reader = spawn('sh', ['-c', 'cat "$1" > "$2"', 'sh', fifo, got], { stdio: 'ignore' });
+    const readerDone = new Promise<void>((resolve) => reader.on('close', () => resolve()));
+    const r = cli(['session', 'report', '--html', fifo], root);
+    await readerDone;
+    expect(r.status, r.stderr).toBe(0);
+    expect(fs.readFileSync(got, 'utf8')).toBe(fs.readFileSync(page, 'utf8'));
+    expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
   });
 
   it('names renames with their similarity (R100 for a pure move), type changes and mode changes', () => {

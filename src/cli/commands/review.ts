@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import { CairnError } from '../../core/errors.js';
 import { UsageError, writeJson, writeLine, type CliIO } from '../io.js';
+import { writesInPlace } from '../output-target.js';
 import { ROOT_HELP, projectRoot } from '../root.js';
 
 type ReviewLib = typeof import('../../review/index.js');
@@ -168,7 +169,8 @@ Examples:
         const html = opts.all ? lib.renderTimelineHtml(rows, options) : lib.renderIterationHtml(rows[0] as (typeof rows)[number], options);
         const target = path.resolve(io.cwd, opts.html);
         const { writeFileAtomicSync } = await import('../../core/atomic-write.js');
-        writeFileAtomicSync(target, html);
+        if (writesInPlace(target)) fs.writeFileSync(target, html); // a device or FIFO: written into, never renamed over
+        else writeFileAtomicSync(target, html);
         writeLine(io.stderr, `cairn: report written to ${opts.html} (${rows.length} iteration${rows.length === 1 ? '' : 's'}, ${Buffer.byteLength(html)} bytes); open it in a browser`);
         return;
       }
