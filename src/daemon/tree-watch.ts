@@ -69,32 +69,21 @@ export class TreeWatch {
     private readonly port: MessagePort,
   ) {}
 
-  /** Directories named by the watcher and not taken yet (see takeDirty). */
-  private dirty = new Set<string>();
+  /** The consumers' views (see view()): each event name goes to every one. */
+  private readonly views = new Set<WatchView>();
 
   /**
-   * The directories (paths relative to the root, '' the root) with a change since the last call,
-   * as far as counted by the last mark: one in no later take did not change before that mark.
+   * A view of this watch for one consumer: the marks are the watch's, the directories and names
+   * taken are the consumer's own (another consumer taking them does not take them from it).
+   * Closing the last view closes the watch.
    */
-  takeDirty(): Set<string> {
-    const out = this.dirty;
-    this.dirty = new Set();
-    return out;
-  }
-
-  /** Entries named by events and not taken yet (see takeNamed); null once an event named none. */
-  private named: Set<string> | null = new Set();
-
-  /**
-   * The entries (paths relative to the root) events were about since the last call, as far as
-   * counted by the last mark; null when an event named no entry (then anything may have changed).
-   * Counted events outside cairn's directory each name one, so with the epoch unchanged these
-   * are every path that changed (a directory's name stands for everything below it).
-   */
-  takeNamed(): Set<string> | null {
-    const out = this.named;
-    this.named = new Set();
-    return out;
+  view(): WatchView {
+    const v = new WatchView(this, () => {
+      this.views.delete(v);
+      if (this.views.size === 0) this.close();
+    });
+    this.views.add(v);
+    return v;
   }
 
   /**
@@ -175,15 +164,14 @@ export class TreeWatch {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    for (const [key, w] of shared) if (w === this) shared.delete(key);
     Atomics.store(this.state, S.READY, 0);
     this.port.close();
     void this.worker.terminate();
   }
 
   private receive(message: string): void {
-    if (!message.startsWith(NAMED)) this.dirty.add(message);
-    else if (message.length === NAMED.length) this.named = null;
-    else this.named?.add(message.slice(NAMED.length));
+    for (const v of this.views) v.receive(message);
   }
 
   /** Writes the next cookie and waits until the watcher saw it (false: not within the timeout, or it could not be written). */
@@ -219,4 +207,92 @@ export class TreeWatch {
       dir?.close();
     }
   }
+}
+
+/**
+ * One consumer's side of a TreeWatch (TreeWatch.view): the directories and entries events named
+ * since this consumer last took them. Every other call is the watch's.
+ */
+export class WatchView {
+  private closed = false;
+  /** Directories named by the watcher and not taken yet (see takeDirty). */
+  private dirty = new Set<string>();
+  /** Entries named by events and not taken yet (see takeNamed); null once an event named none. */
+  private named: Set<string> | null = new Set();
+
+  constructor(
+    private readonly watch: TreeWatch,
+    private readonly onClose: () => void,
+  ) {}
+
+  /** Called by the watch for each name it drains from the watcher thread. */
+  receive(message: string): void {
+    if (!message.startsWith(NAMED)) this.dirty.add(message);
+    else if (message.length === NAMED.length) this.named = null;
+    else this.named?.add(message.slice(NAMED.length));
+  }
+
+  /**
+   * The directories (paths relative to the root, '' the root) with a change since the last call,
+   * as far as counted by the last mark: one in no later take did not change before that mark.
+   */
+  takeDirty(): Set<string> {
+    const out = this.dirty;
+    this.dirty = new Set();
+    return out;
+  }
+
+  /**
+   * The entries (paths relative to the root) events were about since the last call, as far as
+   * counted by the last mark; null when an event named no entry (then anything may have changed).
+   * Counted events outside cairn's directory each name one, so with the epoch unchanged these
+   * are every path that changed (a directory's name stands for everything below it).
+   */
+  takeNamed(): Set<string> | null {
+    const out = this.named;
+    this.named = new Set();
+    return out;
+  }
+
+  mark(): WatchMark | null {
+    return this.closed ? null : this.watch.mark();
+  }
+
+  unchangedSince(mark: WatchMark): boolean {
+    return !this.closed && this.watch.unchangedSince(mark);
+  }
+
+  stats(): ReturnType<TreeWatch['stats']> {
+    return this.watch.stats();
+  }
+
+  stall(ms: number): Promise<() => void> {
+    return this.watch.stall(ms);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onClose();
+  }
+}
+
+/** The watches this process keeps, one per root, cairn directory and options (see watchTree). */
+const shared = new Map<string, TreeWatch>();
+
+/**
+ * A view of this process's watch of `root` (TreeWatch.start's arguments), started on first use
+ * and shared by every consumer after: the daemon's captures and a truncated snapshot's count
+ * each keep their own trust, but one inotify watch set and one watcher thread serve both. Null
+ * where TreeWatch.start gives none (asked again on the next call).
+ */
+export function watchTree(root: string, cairnDir: string, options: TreeWatchOptions = {}): WatchView | null {
+  const key = JSON.stringify([root, cairnDir, options]);
+  let watch = shared.get(key);
+  if (watch === undefined) {
+    const started = TreeWatch.start(root, cairnDir, options);
+    if (started === null) return null;
+    shared.set(key, (watch = started));
+  }
+  return watch.view();
 }

@@ -22,7 +22,7 @@ import { captureGitStatusInBackground, UNKNOWN, type PendingGitStatus } from '..
 import { SnapshotManager } from '../session/capture/snapshot-manager.js';
 import type { CacheState, ScanOptions } from '../inventory/types.js';
 import type { GitStatus, PostSnapshot, PreSnapshot, SnapshotManagerOptions } from '../session/types.js';
-import { TreeWatch, type TreeWatchOptions, type WatchMark } from './tree-watch.js';
+import { watchTree, type TreeWatchOptions, type WatchMark, type WatchView } from './tree-watch.js';
 
 /**
  * How long the stat pass may lean on the watcher before it looks at every row again: a write
@@ -60,7 +60,7 @@ interface LastStatus {
 
 /** What a resident process keeps per project: its watcher and git's last answer. */
 export class ResidentGit {
-  private watch: TreeWatch | null | undefined;
+  private watch: WatchView | null | undefined;
   private last: LastStatus | null = null;
   /** Set by status(): whether the capture under way got a reused answer. */
   reused = false;
@@ -88,9 +88,9 @@ export class ResidentGit {
     private readonly watchOptions: TreeWatchOptions = {},
   ) {}
 
-  /** The watcher, started on first use (null where it cannot vouch for anything: see TreeWatch.start). */
-  watcher(): TreeWatch | null {
-    if (this.watch === undefined) this.watch = TreeWatch.start(this.root, this.cairnDir, this.watchOptions);
+  /** Its view of the process's watcher of the tree, started on first use (null where it cannot vouch for anything: see TreeWatch.start). */
+  watcher(): WatchView | null {
+    if (this.watch === undefined) this.watch = watchTree(this.root, this.cairnDir, this.watchOptions);
     return this.watch;
   }
 

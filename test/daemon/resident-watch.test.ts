@@ -38,6 +38,22 @@ afterAll(() => {
   for (const d of dirs) removeDir(d);
 });
 
+/** The inotify watches this process holds (its worker threads' included): the `inotify wd:` lines of its inotify descriptors. */
+function inotifyWatches(): number {
+  let n = 0;
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    let target: string;
+    try {
+      target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      continue; // closed meanwhile (the readdir's own descriptor)
+    }
+    if (target !== 'anon_inode:inotify') continue;
+    n += fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n').filter((l) => l.startsWith('inotify wd:')).length;
+  }
+  return n;
+}
+
 function repo(): string {
   const root = makeRepo();
   dirs.push(root);
@@ -455,6 +471,46 @@ describe('a resident capture leaning on the tree watcher', () => {
     expect(after.trustedPasses).toBe(before.trustedPasses); // the pass looked at every row
     expect(after.runs).toBe(before.runs + 1); // and git ran, on the whole tree
     expect(after.partial).toBe(before.partial);
+  });
+
+  it('serves two consumers of one tree from one inotify watch set, each taking every changed directory itself', async () => {
+    const root = repo();
+    const cairnDir = path.join(root, '.cairn');
+    fs.mkdirSync(cairnDir, { recursive: true }); // where the watch's cookies go
+    const before = inotifyWatches();
+    const a = new watched.ResidentGit(root, cairnDir, { readyTimeoutMs: 10_000 });
+    const b = new watched.ResidentGit(root, cairnDir, { readyTimeoutMs: 10_000 });
+    try {
+      expect(a.watcher()).not.toBeNull();
+      const one = inotifyWatches() - before;
+      expect(one).toBeGreaterThanOrEqual(9); // the root and its 8 directories
+      expect(b.watcher()).not.toBeNull();
+      expect(inotifyWatches() - before, 'the second consumer adds no watch').toBe(one);
+      // Whether each of d1, d2 is vouched for as unchanged since the consumer's last scan (which then ends).
+      const seen = (r: typeof a): boolean[] => {
+        const known = r.scanOptions({}).knownUnchanged!;
+        const out = ['d1', 'd2'].map((d) => known.dir(d));
+        known.onCacheState(null);
+        return out;
+      };
+      seen(a); // the directories named while the set was built
+      seen(b);
+      expect([seen(a), seen(b)]).toEqual([[true, true], [true, true]]);
+      fs.appendFileSync(path.join(root, 'd1', 'f0.txt'), 'x\n');
+      // a takes the watch's news first; b still gets every name of its own.
+      expect(seen(a)).toEqual([false, true]);
+      expect(seen(b)).toEqual([false, true]);
+      expect([seen(a), seen(b)]).toEqual([[true, true], [true, true]]);
+      a.close();
+      expect(inotifyWatches() - before, 'the watch stays while a consumer does').toBe(one);
+      expect(b.watcher()!.mark()).not.toBeNull();
+    } finally {
+      a.close();
+      b.close();
+    }
+    // The watcher's thread ends on its own time once told to (Worker.terminate).
+    for (let polls = 0; polls < 400 && inotifyWatches() > before; polls++) await new Promise((r) => setTimeout(r, 25));
+    expect(inotifyWatches(), 'the last consumer closed the watch').toBeLessThanOrEqual(before);
   });
 
   it('notices a real inotify queue overflow (the kernel drops events; libuv hides the notice) and looks at everything', async () => {

@@ -77,15 +77,16 @@ async function execute(req: RunRequest): Promise<RunReply> {
   return { served: true, exitCode, stdout: stdout.bytes().toString('base64'), stderr: stderr.bytes().toString('base64') };
 }
 
-/** The residents vouching for truncated snapshots' counts, by root: a watcher of their own (see watchedScans). */
+/** The residents vouching for truncated snapshots' counts, by root: a trust of their own (see watchedScans). */
 const countResidents = new Map<string, ResidentGit>();
 
 /**
  * What the tree watcher vouches for in a snapshot's scans. The snapshot's stat pass leans on the
  * captures' resident (its trust is one slot, the cache the last scan left: a snapshot after a
  * capture, or the other way round, finds the other's cache and looks at every row once). The
- * count of what a truncated snapshot left out keeps a cache of its own, so it has a resident and
- * watcher of its own: sharing a slot, the two scans of one snapshot would never be trusted.
+ * count of what a truncated snapshot left out keeps a cache of its own, so it has a resident of
+ * its own (sharing a slot, the two scans of one snapshot would never be trusted), with its own
+ * view of the same watcher (one inotify watch set and thread per tree: watchTree).
  */
 async function watchedScans(root: string): Promise<WatchedScans | undefined> {
   if (process.env.CAIRN_WATCH === '0') return undefined;
