@@ -10,6 +10,11 @@ import * as fs from 'node:fs';
 
 /** Whether `file` exists and is something to write into rather than replace (not a regular file or directory). */
 export function writesInPlace(file: string): boolean {
-  const st = fs.statSync(file, { throwIfNoEntry: false });
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(file, { throwIfNoEntry: false });
+  } catch {
+    return false; // a link loop, a path through a file: the atomic write replaces the name or says why not
+  }
   return st !== undefined && !st.isFile() && !st.isDirectory();
 }
