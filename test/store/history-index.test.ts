@@ -46,8 +46,10 @@ describe('the sorted listing index beside immutable_history/', () => {
   });
 
   it('is not built while the directory is changing (racy window) nor for short histories', async () => {
-    await saveMany(storage, 60);
-    await storage.listSnapshotIds({ location }); // right after the writes: inside the quiet window
+    // A quiet window no busy machine can outlast between the writes and the listing.
+    const racy = new FileStorage(root, { fsync: false, historyIndex: { minEntries: 10, quietMs: 10 * 60_000 } });
+    await saveMany(racy, 60);
+    await racy.listSnapshotIds({ location }); // right after the writes: inside the quiet window
     await expect(fs.access(indexFile)).rejects.toMatchObject({ code: 'ENOENT' });
     const small = new FileStorage(root, { historyIndex: { minEntries: 1000, quietMs: QUIET_MS } });
     await quiet();
