@@ -538,5 +538,5 @@ describe('a resident capture leaning on the tree watcher', () => {
     const record = manager.capturePreSnapshot(root, path.join(iter, 'c'));
     expect(watch.stats().doubts).toBeGreaterThan(doubts);
     expect(actual(root, record)).toEqual(expected(root));
-  }, 120_000);
+  });
 });

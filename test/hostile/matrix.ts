@@ -403,7 +403,7 @@ export function defineMatrix(name: string, which: (component: string) => boolean
       if (component.includes('.lock.') || component.endsWith('restore.lock') || component === '~/.gemini' || component.endsWith('daemon.sock')) continue;
       expect(fs.existsSync(resolveComponent(c, component)), `the template has ${component}`).toBe(true);
     }
-  }, 120_000);
+  });
 
   afterAll(() => {
     process.stdout.write(`hostile-tree matrix: ${figures.cases} cases, ${figures.cliRuns} CLI runs, ${figures.mcpCalls} MCP calls, ${figures.hookCalls} hook calls, ${figures.racedFailures} runs ended in an error under a swap (expected; none had an effect outside)\n`);
@@ -437,7 +437,7 @@ export function defineMatrix(name: string, which: (component: string) => boolean
           fs.rmSync(path.dirname(c.root), { recursive: true, force: true });
         }
         expect(failures, failures.join('\n\n')).toEqual([]);
-      }, 120_000);
+      });
     }
   });
 
@@ -456,7 +456,7 @@ export function defineMatrix(name: string, which: (component: string) => boolean
         }
         expectOutsideIntact(outside);
         fs.rmSync(path.dirname(c.root), { recursive: true, force: true });
-      }, 120_000);
+      });
     }
   });
 

@@ -66,7 +66,7 @@ beforeAll(async () => {
   const post = await bounded('cairn_session_post', { sessionId: 'big' });
   postResult = post.value;
   postChars = post.chars;
-}, 240_000);
+});
 
 afterAll(async () => {
   await server?.close();

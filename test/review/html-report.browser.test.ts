@@ -86,7 +86,7 @@ describe.skipIf(skip)('the HTML report in headless Chromium', () => {
       viewport: { width: 1280, height: 900 },
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await context?.close();

@@ -133,5 +133,5 @@ s3.describe('cairn store show --report (S3)', () => {
     expect(stored.status).toBe(0);
     expect(stored.stdout).toBe(patch);
     expect(stored.stdout).toContain('rename from old/name.txt');
-  }, 60_000);
+  });
 });

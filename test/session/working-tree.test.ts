@@ -218,7 +218,7 @@ describe('a 20,000-file repository', () => {
     expect(diff.filesAdded).toEqual(['pkg/d7/brand-new.txt']);
     expect(diff.filesDeleted).toEqual([]);
     expect(post.git.unstaged).toEqual(['pkg/d123/f45.txt']);
-  }, 180_000);
+  });
 });
 
 describe('state outside the repo', () => {

@@ -258,7 +258,7 @@ describe('FileStorage listing', () => {
     }
     await fs.access(path.join(snapDir(), '.immutable_history.cairn-index'));
     expect(again).toEqual(ids);
-  }, 120_000);
+  });
 });
 
 describe('FileStorage never leaves the base directory (hostile layouts)', () => {

@@ -164,7 +164,7 @@ describe('PostgresStorage on PostgreSQL', () => {
     const plan = explained.map((x) => String(x['QUERY PLAN'])).join('\n');
     expect(plan).toMatch(/Index (Only )?Scan using cairn_history_pkey/);
     await s.close();
-  }, 60_000);
+  });
 
   it('deleteSession is one transaction: when it cannot finish, nothing of the session is gone', async () => {
     const schema = freshSchema();
@@ -257,5 +257,5 @@ describe('cairn store --store postgres://… (the built CLI against the server)'
     const down = runCli(['store', 'list', '--store', 'postgres://postgres@127.0.0.1:9/cairn']);
     expect(down.status).toBe(1);
     expect(down.stderr).toContain('ERR_BACKEND_UNAVAILABLE');
-  }, 60_000);
+  });
 });

@@ -76,7 +76,7 @@ describe('S3Storage retries', () => {
     expect(seen).toBe(2);
     await s.deleteSession({ sessionId: location.sessionId });
     await s.close();
-  }, 60_000);
+  });
 
   it('gives up after maxAttempts with a SessionError that keeps the cause', async () => {
     const s = s3StorageOn({ ...server(), endpoint: proxyEndpoint }, { prefix: uniqueName('retry'), maxAttempts: 3 });
@@ -92,7 +92,7 @@ describe('S3Storage retries', () => {
     expect((e as SessionError).message).toMatch(/SlowDown.*HTTP 503/);
     expect((e as SessionError).cause).toMatchObject({ name: 'SlowDown' });
     await s.close();
-  }, 60_000);
+  });
 
   it('does not retry a permanent refusal (403)', async () => {
     const s = s3StorageOn({ ...server(), endpoint: proxyEndpoint }, { prefix: uniqueName('retry'), maxAttempts: 3 });
@@ -105,5 +105,5 @@ describe('S3Storage retries', () => {
     expect(seen).toBe(1);
     expect((e as SessionError).message).toMatch(/AccessDenied.*HTTP 403.*AWS_ACCESS_KEY_ID/);
     await s.close();
-  }, 60_000);
+  });
 });

@@ -61,10 +61,10 @@ export function serverSuite<T>(kind: 's3' | 'pg'): {
     } catch (e) {
       outcome = { error: (e as Error).message };
     }
-  }, 200_000);
+  });
   afterAll(async () => {
     await handle?.stop();
-  }, 60_000);
+  });
   return {
     describe,
     it,
