@@ -2,7 +2,7 @@
 // The fixed cost of a short `cairn` process (issue 21), lane by lane: `cairn --help`, a warm
 // `cairn snapshot` of an unchanged 300-file repo, one agent turn through `cairn hook claude-code`
 // (turn start, turn end), and `session pre`/`post`, each through the executable (its fast lanes,
-// src/cli/fast-lane.ts) and through the full CLI (dist/bin/main.js run as the process: commander
+// src/cli/fast-lane.ts) and through the full CLI (dist/bin/main.mjs run as the process: commander
 // and the split bundle), next to `node -e 0`, on several Node lines, rounds interleaved.
 // CPU is the process's own user+sys at exit (process.resourceUsage through a preload, in
 // microseconds: GNU time's 10 ms steps hide these differences), git children not counted.
@@ -22,7 +22,7 @@ const nodes = (opt('--nodes', '') || [process.execPath, ...(existsSync(line26) ?
 const lines = nodes.map((node) => ({ node, v: execFileSync(node, ['-p', 'process.version'], { encoding: 'utf8' }).trim() }));
 requireBuilt();
 
-const FULL = join(DIST_DIR, 'bin', 'main.js');
+const FULL = join(DIST_DIR, 'bin', 'main.mjs');
 const { root } = ensureTree({ files: 300 });
 const scratch = ensureDir(join(WORK_DIR, 'startup'));
 const preload = join(scratch, 'cpu-at-exit.cjs');

@@ -33,44 +33,59 @@ const lazyChildProcessForCommander = {
 const common = {
   outdir: 'dist/bin',
   bundle: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   external: [...external, ...external.map((name) => `${name}/*`)],
+  logLevel: 'warning',
+};
+// In dist/bin a `.js` file is CommonJS (dist/bin/package.json, written below) and an ES module is
+// `.mjs`: the executable must keep its name, cairn.js, and be CommonJS (src/cli/bin.ts says why).
+const esm = {
+  ...common,
+  format: 'esm',
+  outExtension: { '.js': '.mjs' },
   // commander require()s Node's built-ins; an ES module has no `require` of its own.
   banner: { js: "import { createRequire as __cairnCreateRequire } from 'node:module';\nconst require = __cairnCreateRequire(import.meta.url);" },
-  logLevel: 'warning',
 };
 // Chunk names carry a hash: a build must not leave the last one's beside its own.
 rmSync(join(root, 'dist/bin'), { recursive: true, force: true });
 await build({
   absWorkingDir: root,
-  // main.js is an entry of its own, so its name is stable: cairn.js loads it by URL.
-  // The scanner's workers are entries too (dist/bin/<name>.js): the worker is started on its
+  // main.mjs is an entry of its own, so its name is stable: cairn.js loads it by URL.
+  // The scanner's workers are entries too (dist/bin/<name>.mjs): the worker is started on its
   // module file (src/inventory/io/worker-file.ts), which then loads the chunks it shares; so is
   // the tree watcher's thread (src/daemon/tree-watch.ts), which `cairn daemon` starts.
   entryPoints: { main: 'dist/cli/main.js', engine: 'dist/cli/engine.js', 'hash-worker': 'dist/inventory/io/hash-worker.js', 'verify-worker': 'dist/inventory/io/verify-worker.js', 'watch-worker': 'dist/daemon/watch-worker.js' },
-  ...common,
+  ...esm,
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
   plugins: [lazyChildProcessForCommander],
 });
-// The executable (cairn.js: it turns on the compile cache, picks a lane, else loads main.js) and
-// the fast lanes (src/cli/snapshot-lane.ts, hook-lane.ts, session-lane.ts, daemon-lane.ts), each
-// one module without splitting: Node costs ~0.35 ms (20) / ~0.2 ms (26) a module, and the split
-// graph gives `cairn snapshot` ~20 chunks, `session pre` ~40, cairn.js itself 4 (what it shared
-// with main.js: ~3 ms of CPU a daemon-served snapshot on Node 20). cairn.js imports the lanes and
-// main.js by URLs esbuild does not follow, so they stay out of its bundle. What a lane imports
-// lazily is inlined, so only builtins every run of it loads may be imported statically
-// (test/cli/fast-lane.test.ts checks).
+// The fast lanes (src/cli/snapshot-lane.ts, hook-lane.ts, session-lane.ts), each one module
+// without splitting: Node costs ~0.35 ms (20) / ~0.2 ms (26) a module, and the split graph gives
+// `cairn snapshot` ~20 chunks, `session pre` ~40. The executable imports them and main.mjs by URLs
+// esbuild does not follow, so they stay out of its bundle. What a lane imports lazily is inlined,
+// so only builtins every run of it loads may be imported statically (test/cli/fast-lane.test.ts checks).
 await build({
   absWorkingDir: root,
-  entryPoints: { cairn: 'dist/cli/bin.js', 'snapshot-lane': 'dist/cli/snapshot-lane.js', 'hook-lane': 'dist/cli/hook-lane.js', 'session-lane': 'dist/cli/session-lane.js', 'daemon-lane': 'dist/cli/daemon-lane.js' },
-  ...common,
+  entryPoints: { 'snapshot-lane': 'dist/cli/snapshot-lane.js', 'hook-lane': 'dist/cli/hook-lane.js', 'session-lane': 'dist/cli/session-lane.js' },
+  ...esm,
 });
+// The executable (cairn.js: it turns on the compile cache, picks a lane, else loads main.mjs) and
+// the daemon lane it require()s (daemon-lane.js, the client of `cairn daemon`), CommonJS: a served
+// turn, help and the version never start Node's ES module loader. import.meta.dirname and
+// .filename, by which the executable finds the bundle's other files, are this file's.
+await build({
+  absWorkingDir: root,
+  entryPoints: { cairn: 'dist/cli/bin.js', 'daemon-lane': 'dist/cli/daemon-lane.js' },
+  ...common,
+  format: 'cjs',
+  define: { 'import.meta.dirname': '__dirname', 'import.meta.filename': '__filename' },
+});
+writeFileSync(join(root, 'dist/bin/package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
 chmodSync(join(root, 'dist/bin/cairn.js'), 0o755);
 // `cairn --help`, `cairn <command> --help` and `--version` to a pipe are printed from this table
 // without loading commander (src/cli/fast-lane.ts); captured from the bundle just built, in a
 // child whose stdout is a pipe, so it is what the full CLI prints there (80 columns).
-const helpTable = execFileSync(process.execPath, [join(root, 'scripts/capture-help.mjs'), join(root, 'dist/bin/main.js')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+const helpTable = execFileSync(process.execPath, [join(root, 'scripts/capture-help.mjs'), join(root, 'dist/bin/main.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
 writeFileSync(join(root, 'dist/bin/help.json'), `${JSON.stringify(JSON.parse(helpTable), null, 1)}\n`);

@@ -1,6 +1,6 @@
 // Run by bundle-cli.mjs in a child process whose stdout is a pipe, as a script's or an agent's
 // is: prints the help text of every command path and the version, exactly as the built full CLI
-// (dist/bin/main.js, through main()) prints them to a pipe, as one JSON object. `cairn` prints
+// (dist/bin/main.mjs, through main()) prints them to a pipe, as one JSON object. `cairn` prints
 // these from dist/bin/help.json without loading the CLI framework (src/cli/fast-lane.ts).
 import { pathToFileURL } from 'node:url';
 

@@ -4,9 +4,11 @@
 // which the CLI keeps by contract. This is the engine iteration snapshots use on whole trees.
 //   node bench/peers/cairn-scan.mjs <root> <out.json> [--no-cache] [--cache-dir DIR]
 // The bench's frozen copy of dist/ when run from a bench, else the repository's.
-// The CLI bundle's engine entry (src/cli/engine.ts): the very chunks `cairn snapshot` loads.
+// The CLI bundle's engine entry (src/cli/engine.ts): the very chunks `cairn snapshot` loads
+// (engine.mjs; a build from before the bundle's ES modules were .mjs named it engine.js).
 const dist = process.env.CAIRN_BENCH_DIST ?? new URL('../../dist', import.meta.url).pathname;
-const engine = await import(`${dist}/bin/engine.js`);
+const { existsSync } = await import('node:fs');
+const engine = await import(`${dist}/bin/${existsSync(`${dist}/bin/engine.mjs`) ? 'engine.mjs' : 'engine.js'}`);
 const { makeRepoSnapshot, writeRepoSnapshot } = engine;
 // The scan's handle of its body goes on to the document and its rendering (a build from before
 // the handle noted it for the frozen file list instead: scanTree alone then).

@@ -1,11 +1,17 @@
 #!/usr/bin/env node
 /**
- * The `cairn` executable. It turns on V8's compile cache before the CLI is loaded: a static import
- * of main.js would be compiled before the first line here runs, so the CLI comes in by import().
- * The commonest short runs take a fast lane that skips the CLI framework (fast-lane.ts); help
- * text comes from dist/bin/help.json, captured from the full CLI at build time.
+ * The `cairn` executable. The build bundles it as CommonJS (dist/bin/cairn.js, with the daemon
+ * lane beside it as dist/bin/daemon-lane.js; dist/bin/package.json says both are CommonJS):
+ * Node reads and compiles a CommonJS module synchronously, while an ES module entry first starts
+ * Node's ES module loader, which on Node 20 (no compile cache) costs a short process several ms.
+ * So help, the version and a turn the project's `cairn daemon` serves never start that loader;
+ * every other run imports its ES module lane (dist/bin/*.mjs) as before.
+ * It turns on V8's compile cache before a lane is loaded. The commonest short runs take a fast
+ * lane that skips the CLI framework (fast-lane.ts); help text comes from dist/bin/help.json,
+ * captured from the full CLI at build time.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { enableCompileCache } from '../core/compile-cache.js';
 import { pickLane } from './fast-lane.js';
@@ -14,10 +20,29 @@ import { socketMayBeAt } from '../daemon/protocol.js';
 
 enableCompileCache();
 
+/**
+ * This module's directory: in the CommonJS bundle __dirname, as import.meta.filename is __filename
+ * (scripts/bundle-cli.mjs defines both). Not import.meta.url: making this file's URL loads
+ * node:url, ~1–2 ms of a served turn on Node 20. The lanes are loaded by paths esbuild does not
+ * follow, so each stays a bundle of its own.
+ */
+const here = import.meta.dirname;
+
+/** The daemon lane (daemon-lane.ts), CommonJS like this file: asking a daemon loads no ES module. */
+function daemonLane(): typeof import('./daemon-lane.js') {
+  return createRequire(import.meta.filename)('./daemon-lane.js') as typeof import('./daemon-lane.js');
+}
+
+/** An ES module lane of the bundle (`main.mjs`, `session-lane.mjs`, ...). */
+async function esLane<T>(file: string): Promise<T> {
+  const { pathToFileURL } = process.getBuiltinModule('node:url');
+  return (await import(pathToFileURL(path.join(here, file)).href)) as T;
+}
+
 /** The captured text for a help or version lane, or undefined (no table beside the bundle, no such command). */
 function captured(key: string): string | undefined {
   try {
-    const table = JSON.parse(readFileSync(new URL('./help.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    const table = JSON.parse(readFileSync(path.join(here, 'help.json'), 'utf8')) as Record<string, unknown>;
     const text = Object.hasOwn(table, key) ? table[key] : undefined;
     return typeof text === 'string' ? text : undefined;
   } catch {
@@ -25,36 +50,36 @@ function captured(key: string): string | undefined {
   }
 }
 
-const lane = pickLane(process.argv.slice(2), process.stdout.isTTY === true);
-const text = lane?.kind === 'help' ? captured(`help:${lane.path}`) : lane?.kind === 'version' ? captured('version') : undefined;
-if (text !== undefined) {
-  runAsCairnProcess((io) => {
-    io.stdout.write(text);
-    return Promise.resolve(0);
-  });
-} else if (lane?.kind === 'snapshot') {
-  // A running `cairn daemon` first, before the scanner's bundle loads (daemon-lane.ts); with no
-  // socket at the root, not even the client is loaded. By URL: the bundle keeps the lanes one
-  // module of their own (scripts/bundle-cli.mjs).
-  const mayServe = process.env.CAIRN_DAEMON !== '0' && socketMayBeAt(path.resolve(lane.flags.root));
-  const daemonLane = mayServe ? ((await import(new URL('./daemon-lane.js', import.meta.url).href)) as typeof import('./daemon-lane.js')) : null;
-  if (daemonLane === null || !(await daemonLane.snapshotThroughDaemon(lane.flags)).served) {
-    const lanes = (await import(new URL('./snapshot-lane.js', import.meta.url).href)) as typeof import('./snapshot-lane.js');
-    lanes.runSnapshotLane(lane.flags, true);
-  }
-} else if (lane?.kind === 'hook') {
-  // A running `cairn daemon` first, before the hook lane's bundle loads (daemon-lane.ts).
-  const daemonLane = (await import(new URL('./daemon-lane.js', import.meta.url).href)) as typeof import('./daemon-lane.js');
-  const outcome = await daemonLane.hookThroughDaemon(lane.agent);
-  if (!outcome.served) {
-    const hookLane = (await import(new URL('./hook-lane.js', import.meta.url).href)) as typeof import('./hook-lane.js');
-    if (!hookLane.runHookLane(lane.agent, outcome.stdin)) (await import(new URL('./main.js', import.meta.url).href) as typeof import('./main.js')).runAsProcess();
-  }
-} else if (lane?.kind === 'session pre' || lane?.kind === 'session post') {
-  const phase = lane.kind === 'session pre' ? 'pre' : 'post';
-  const daemonLane = (await import(new URL('./daemon-lane.js', import.meta.url).href)) as typeof import('./daemon-lane.js');
-  if (!(await daemonLane.sessionThroughDaemon(phase, lane.flags)).served) {
-    const sessionLane = (await import(new URL('./session-lane.js', import.meta.url).href)) as typeof import('./session-lane.js');
-    sessionLane.runSessionLane(phase, lane.flags, true);
-  }
-} else (await import(new URL('./main.js', import.meta.url).href) as typeof import('./main.js')).runAsProcess();
+async function runFullCli(): Promise<void> {
+  (await esLane<typeof import('./main.js')>('main.mjs')).runAsProcess();
+}
+
+async function run(): Promise<void> {
+  const lane = pickLane(process.argv.slice(2), process.stdout.isTTY === true);
+  const text = lane?.kind === 'help' ? captured(`help:${lane.path}`) : lane?.kind === 'version' ? captured('version') : undefined;
+  if (text !== undefined) {
+    runAsCairnProcess((io) => {
+      io.stdout.write(text);
+      return Promise.resolve(0);
+    });
+  } else if (lane?.kind === 'snapshot') {
+    // A running `cairn daemon` first, before the scanner's bundle loads (daemon-lane.ts); with no
+    // socket at the root, not even the client is loaded.
+    const mayServe = process.env.CAIRN_DAEMON !== '0' && socketMayBeAt(path.resolve(lane.flags.root));
+    if (!mayServe || !(await daemonLane().snapshotThroughDaemon(lane.flags)).served) {
+      (await esLane<typeof import('./snapshot-lane.js')>('snapshot-lane.mjs')).runSnapshotLane(lane.flags, true);
+    }
+  } else if (lane?.kind === 'hook') {
+    // A running `cairn daemon` first, before the hook lane's bundle loads (daemon-lane.ts).
+    const outcome = await daemonLane().hookThroughDaemon(lane.agent);
+    if (!outcome.served && !(await esLane<typeof import('./hook-lane.js')>('hook-lane.mjs')).runHookLane(lane.agent, outcome.stdin)) await runFullCli();
+  } else if (lane?.kind === 'session pre' || lane?.kind === 'session post') {
+    const phase = lane.kind === 'session pre' ? 'pre' : 'post';
+    if (!(await daemonLane().sessionThroughDaemon(phase, lane.flags)).served) {
+      (await esLane<typeof import('./session-lane.js')>('session-lane.mjs')).runSessionLane(phase, lane.flags, true);
+    }
+  } else await runFullCli();
+}
+
+// A failure here (a lane missing from the build) ends the process as an uncaught error does.
+void run();

@@ -36,12 +36,13 @@ export interface TreeWatchOptions {
 
 /**
  * The watcher thread's module: beside this one (tsc's dist/daemon/), or, in the CLI bundle that
- * `cairn daemon` runs, one level above the chunk this code landed in (dist/bin/watch-worker.js,
- * an entry of scripts/bundle-cli.mjs). Without it the watcher cannot start, and every capture
- * does the whole work.
+ * `cairn daemon` runs, one level above the chunk this code landed in (dist/bin/watch-worker.mjs,
+ * an entry of scripts/bundle-cli.mjs, whose ES modules are .mjs). Without it the watcher cannot
+ * start, and every capture does the whole work.
  */
 function workerFile(): URL {
-  const candidates = [new URL('./watch-worker.js', import.meta.url), new URL('../watch-worker.js', import.meta.url)];
+  const file = import.meta.url.endsWith('.mjs') ? 'watch-worker.mjs' : 'watch-worker.js';
+  const candidates = [new URL(`./${file}`, import.meta.url), new URL(`../${file}`, import.meta.url)];
   return candidates.find((u) => u.protocol === 'file:' && fs.existsSync(fileURLToPath(u))) ?? candidates[0]!;
 }
 

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, REPO_ROOT } from '../support/cli.js';
 
-const FULL_CLI = path.join(path.dirname(CLI), 'main.js');
+const FULL_CLI = path.join(path.dirname(CLI), 'main.mjs');
 
 function help(entry: string, args: string[]): string {
   const r = spawnSync(process.execPath, [entry, ...args, '--help'], { cwd: REPO_ROOT, env: { ...process.env, CI: '1', NO_COLOR: '1' }, encoding: 'utf8' });

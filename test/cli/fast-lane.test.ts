@@ -1,6 +1,6 @@
 // `cairn`'s fast lanes (src/cli/fast-lane.ts) answer the commonest short runs without loading
 // the CLI framework: help and the version from text the build captured, `snapshot` through its
-// own flag parser. Each must give what the full CLI (dist/bin/main.js run as the process) gives:
+// own flag parser. Each must give what the full CLI (dist/bin/main.mjs run as the process) gives:
 // the same stdout, stderr and exit code, for every command's help, and the same flags for every
 // argument list the lane takes.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -14,7 +14,7 @@ import { buildProgram } from '../../src/cli/main.js';
 import type { CliIO } from '../../src/cli/io.js';
 import { CLI, REPO_ROOT } from '../support/cli.js';
 
-const FULL = path.join(path.dirname(CLI), 'main.js');
+const FULL = path.join(path.dirname(CLI), 'main.mjs');
 const HELP_TABLE = path.join(path.dirname(CLI), 'help.json');
 const temp: string[] = [];
 afterAll(() => {
@@ -90,6 +90,7 @@ describe('the help and version lanes', () => {
   it('ship in the package npm would publish', () => {
     const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { files: { path: string }[] }[];
     expect(packed[0]!.files.map((f) => f.path)).toContain('dist/bin/help.json');
+    expect(packed[0]!.files.map((f) => f.path)).toContain('dist/bin/package.json'); // which makes cairn.js CommonJS
   });
 });
 
@@ -146,7 +147,7 @@ describe('the snapshot lane', () => {
   });
 
   it('is one module in the bundle, importing no chunk and no builtin a warm snapshot does without', () => {
-    const text = fs.readFileSync(path.join(path.dirname(CLI), 'snapshot-lane.js'), 'utf8');
+    const text = fs.readFileSync(path.join(path.dirname(CLI), 'snapshot-lane.mjs'), 'utf8');
     expect(text).toContain('function runSnapshotLane(');
     const imports = new Set([...text.matchAll(/^import\s+(?:[^'"]*?from\s+)?['"]([^'"]+)['"]/gm)].map((m) => m[1]!));
     expect([...imports].filter((spec) => !spec.startsWith('node:'))).toEqual([]);
@@ -214,7 +215,7 @@ describe('the hook lane', () => {
     expect(pickLane(['hook', 'claude-code'], false)).toEqual({ kind: 'hook', agent: 'claude-code' });
     expect(pickLane(['hook', 'claude-code'], true)).toEqual({ kind: 'hook', agent: 'claude-code' });
     for (const argv of [['hook'], ['hook', 'claude-code', 'x'], ['hook', '--help-me'], ['hook', 'Claude']]) expect(pickLane(argv, false), argv.join(' ')).toBeUndefined();
-    const text = fs.readFileSync(path.join(path.dirname(CLI), 'hook-lane.js'), 'utf8');
+    const text = fs.readFileSync(path.join(path.dirname(CLI), 'hook-lane.mjs'), 'utf8');
     expect(text).toContain('function runHookLane(');
     const relative = [...text.matchAll(/^import\s+(?:[^'"]*?from\s+)?['"](\.[^'"]+)['"]/gm)];
     expect(relative).toEqual([]);
@@ -280,7 +281,7 @@ describe('the session pre/post lane', () => {
   });
 
   it('is one module of its own in the bundle', () => {
-    const text = fs.readFileSync(path.join(path.dirname(CLI), 'session-lane.js'), 'utf8');
+    const text = fs.readFileSync(path.join(path.dirname(CLI), 'session-lane.mjs'), 'utf8');
     expect(text).toContain('function runSessionLane(');
     expect([...text.matchAll(/^import\s+(?:[^'"]*?from\s+)?['"](\.[^'"]+)['"]/gm)]).toEqual([]);
   });
@@ -297,7 +298,7 @@ describe('the session pre/post lane', () => {
         expect(pickLane(args, false)?.kind, args.join(' ')).toMatch(/^session /);
         const r = run(entry, args, root, env);
         // Times, ids and durations differ between any two runs.
-        const norm = (t: string): string => t.split(root).join('<root>').replace(/\b[0-9a-f]{40}\b/g, 'SHA').replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T').replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID').replace(/"durationMs": \d+/g, '"durationMs": N').replace(/"duration": "[^"]*"/g, '"duration": "D"').replace(/\b[0-9a-f]{12}\b/g, 'H12');
+        const norm = (t: string): string => t.split(root).join('<root>').replace(/\b[0-9a-f]{40}\b/g, 'SHA').replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T').replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID').replace(/"durationMs": \d+/g, '"durationMs": N').replace(/"duration": "[^"]*"/g, '"duration": "D"').replace(/duration: \d+s /g, 'duration: Ds ').replace(/\b[0-9a-f]{12}\b/g, 'H12');
         out.push({ args, status: r.status, stdout: norm(r.stdout), stderr: norm(r.stderr) });
       };
       step(['session', 'pre']);

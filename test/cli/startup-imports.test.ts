@@ -38,6 +38,18 @@ describe('CLI start-up', () => {
     expect(heavy).toEqual([]);
   });
 
+  it('has the executable and the daemon lane CommonJS, every other module of the bundle an ES module (.mjs)', () => {
+    const bin = path.dirname(CLI);
+    expect(JSON.parse(fs.readFileSync(path.join(bin, 'package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
+    const js = fs.readdirSync(bin, { recursive: true }).map(String).filter((f) => f.endsWith('.js'));
+    expect(js.sort()).toEqual(['cairn.js', 'daemon-lane.js']);
+    // The daemon lane loads builtins only, and none by import(): that would start the ES module loader.
+    const lane = fs.readFileSync(path.join(bin, 'daemon-lane.js'), 'utf8');
+    expect(lane).not.toMatch(/\bimport\(/);
+    expect([...lane.matchAll(/\brequire\(\s*['"]([^'"]+)['"]/g)].map((m) => m[1]).filter((spec) => !spec!.startsWith('node:'))).toEqual([]);
+    expect(lane).toContain('function sessionThroughDaemon('); // the checks read the real lane
+  });
+
   it('keeps that laziness in the bundle `cairn` runs: its entry and the chunks it imports statically hold no scanner or backend', () => {
     const seen = new Set<string>();
     const visit = (file: string): void => {
@@ -46,13 +58,15 @@ describe('CLI start-up', () => {
       const text = fs.readFileSync(file, 'utf8');
       for (const m of text.matchAll(/^(?:import|export)\s+(?:[^'"]*?from\s+)?['"](\.[^'"]+)['"]/gm)) visit(path.resolve(path.dirname(file), m[1]!));
     };
-    // The entry turns on the compile cache, then imports main.js: start-up is both and their chunks.
-    expect(fs.readFileSync(CLI, 'utf8')).toContain('import(new URL("./main.js", import.meta.url).href)');
+    // The entry (CommonJS) turns on the compile cache, then imports main.mjs: start-up is both and their chunks.
+    const entry = fs.readFileSync(CLI, 'utf8');
+    expect(entry).toContain('esLane("main.mjs")');
     // The entry is one module of its own: a lane's run (the daemon's client first) loads no chunk (~0.5 ms a module on Node 20).
-    expect([...fs.readFileSync(CLI, 'utf8').matchAll(/^(?:import|export)\s+(?:[^'"]*?from\s+)?['"](\.[^'"]+)['"]/gm)]).toEqual([]);
+    expect([...entry.matchAll(/^(?:import|export)\s+(?:[^'"]*?from\s+)?['"](\.[^'"]+)['"]/gm)]).toEqual([]);
+    expect([...entry.matchAll(/\brequire\(\s*['"](\.[^'"]+)['"]/g)]).toEqual([]);
     visit(CLI);
-    visit(path.join(path.dirname(CLI), 'main.js'));
-    expect(seen.size).toBeGreaterThan(2); // main.js does import shared chunks
+    visit(path.join(path.dirname(CLI), 'main.mjs'));
+    expect(seen.size).toBeGreaterThan(2); // main.mjs does import shared chunks
     const read = (files: Iterable<string>): string => [...files].map((f) => fs.readFileSync(f, 'utf8')).join('\n');
     const startup = read(seen);
     const chunks = path.join(path.dirname(CLI), 'chunks');

@@ -243,7 +243,7 @@ describe('cairn daemon: same results as in-process', () => {
     // A copy of the build inside the package (its dependencies resolve as the build's do), minus the snapshot lane.
     const bin = path.join(REPO_ROOT, 'dist', `bin-without-snapshot-lane-${process.pid}`);
     fs.cpSync(path.dirname(CLI), bin, { recursive: true });
-    fs.rmSync(path.join(bin, 'snapshot-lane.js'));
+    fs.rmSync(path.join(bin, 'snapshot-lane.mjs'));
     try {
       const root = project();
       const run = (args: string[], extra: NodeJS.ProcessEnv = {}): Run => {
@@ -355,6 +355,81 @@ describe('cairn daemon: a daemon that dies, a stale socket', () => {
     expect(cairn(root, ['session', 'pre']).status).toBe(0);
     expect(status(root)).toMatchObject({ served: 1 });
     cairn(root, ['daemon', 'stop']);
+  });
+});
+
+describe('the executable: CommonJS until a command runs in-process', () => {
+  const event = (root: string, name: string): string => JSON.stringify({ session_id: 'daemon-cjs', transcript_path: path.join(root, 'none.jsonl'), cwd: root, hook_event_name: name, prompt: 'go' });
+
+  it('serves pre, post, a hook turn and a snapshot with none of the bundle\'s ES module lanes, and on Node 20 without Node\'s ES module loader', () => {
+    // A copy of the build inside the package (its dependencies resolve as the build's do); its
+    // daemon starts whole, then the ES module entries a client could load are removed.
+    const bin = path.join(REPO_ROOT, 'dist', `bin-commonjs-client-${process.pid}`);
+    fs.cpSync(path.dirname(CLI), bin, { recursive: true });
+    try {
+      const root = project();
+      const exe = path.join(bin, 'cairn.js');
+      // Records at exit whether Node's ES module loader ran. Node 20 loads it only for an ES
+      // module; later lines load it at start-up (for require of ES modules), so only 20 can tell.
+      const probe = path.join(tempDir('cairn-probe-'), 'probe.cjs');
+      const esmLog = `${probe}.log`;
+      fs.writeFileSync(probe, `process.on('exit', () => require('node:fs').appendFileSync(${JSON.stringify(esmLog)}, String(process.moduleLoadList.includes('NativeModule internal/modules/esm/module_job')) + '\\n'));\n`);
+      const run = (args: string[], extra: NodeJS.ProcessEnv = {}, input?: string): Run => {
+        const r = spawnSync(process.execPath, ['-r', probe, exe, ...args], { cwd: root, env: envFor(extra), encoding: 'utf8', input, timeout: 120_000 });
+        return { status: r.status ?? 128, stdout: r.stdout, stderr: r.stderr };
+      };
+      const started = spawnSync(process.execPath, [exe, 'daemon', 'start', '--json'], { cwd: root, env: envFor(), encoding: 'utf8', timeout: 120_000 });
+      expect(started.status, started.stderr).toBe(0);
+      daemons.add((JSON.parse(started.stdout) as { pid: number }).pid);
+      for (const lane of ['main.mjs', 'session-lane.mjs', 'hook-lane.mjs', 'snapshot-lane.mjs']) fs.rmSync(path.join(bin, lane));
+
+      const served = [
+        run(['session', 'pre']),
+        run(['session', 'post', '--json']),
+        run(['hook', 'claude-code'], {}, event(root, 'UserPromptSubmit')),
+        run(['hook', 'claude-code'], {}, event(root, 'Stop')),
+        run(['snapshot', '--root', root]),
+      ];
+      for (const r of served) expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(served[1]!.stdout)).toHaveProperty('iterationDir', path.join(root, '.cairn', 'iterations', '001'));
+      expect(JSON.parse(served[4]!.stdout)).toHaveProperty('snapshotDigest');
+      expect(status(root)).toMatchObject({ served: 5, declined: 0 });
+      const loaderRan = fs.readFileSync(esmLog, 'utf8').trim().split('\n');
+      expect(loaderRan).toHaveLength(5);
+      if (process.versions.node.startsWith('20.')) expect(loaderRan).toEqual(Array(5).fill('false'));
+      // Non-vacuous: in-process, this build lacks the lanes the commands need.
+      expect(run(['session', 'pre'], { CAIRN_DAEMON: '0' }).status).not.toBe(0);
+      cairn(root, ['daemon', 'stop']);
+    } finally {
+      fs.rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
+  it('runs every lane in-process, as with no daemon, at a stale socket and under CAIRN_DAEMON=0 beside a running daemon', () => {
+    const turn = (root: string, extra: NodeJS.ProcessEnv = {}): [number, string, string][] =>
+      [
+        cairn(root, ['session', 'pre'], extra),
+        cairn(root, ['session', 'post', '--json', '--no-store'], extra),
+        cairn(root, ['hook', 'claude-code'], extra, event(root, 'UserPromptSubmit')),
+        cairn(root, ['hook', 'claude-code'], extra, event(root, 'Stop')),
+        cairn(root, ['snapshot', '--root', '.'], extra),
+      ].map((r) => [r.status, normal(r.stdout, root), normal(r.stderr, root)]);
+    const none = project();
+    const stale = project();
+    const off = project();
+    fs.mkdirSync(path.join(stale, '.cairn'));
+    // The socket a daemon killed -9 leaves: nothing listens on it.
+    const left = spawnSync(process.execPath, ['-e', `require('node:net').createServer().listen(${JSON.stringify(path.join(stale, '.cairn', 'daemon.sock'))}, () => process.exit(0))`]);
+    expect(left.status).toBe(0);
+    start(off);
+
+    const expected = turn(none);
+    expect(expected.map((r) => r[0])).toEqual([0, 0, 0, 0, 0]);
+    expect(turn(stale)).toEqual(expected);
+    expect(fs.lstatSync(path.join(stale, '.cairn', 'daemon.sock')).isSocket()).toBe(true);
+    expect(turn(off, { CAIRN_DAEMON: '0' })).toEqual(expected);
+    expect(status(off)).toMatchObject({ served: 0, declined: 0 });
+    cairn(off, ['daemon', 'stop']);
   });
 });
 

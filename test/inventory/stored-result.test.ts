@@ -11,7 +11,7 @@ import { cleanupTempDirs, MARGIN, sleep, tempDir, writeTree } from './helpers.js
 
 afterAll(cleanupTempDirs);
 
-const ENGINE = path.join(REPO_ROOT, 'dist', 'bin', 'engine.js');
+const ENGINE = path.join(REPO_ROOT, 'dist', 'bin', 'engine.mjs');
 
 /** Scans `root` in a child process and returns its inventory debug lines and file count. */
 function scan(root: string, options: Record<string, unknown>, debug = 'inventory'): { lines: string[]; files: number } {

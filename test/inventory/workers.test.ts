@@ -31,7 +31,7 @@ describe('the scanner workers ship as module files', () => {
   const expected = scanTreeSync(root, { cache: false }).files.map((f) => `${f.path} ${f.sha256}`);
 
   it.each([
-    ['the CLI bundle', path.join(REPO_ROOT, 'dist', 'bin', 'engine.js')],
+    ['the CLI bundle', path.join(REPO_ROOT, 'dist', 'bin', 'engine.mjs')],
     ['the tsc build', path.join(REPO_ROOT, 'dist', 'inventory', 'index.js')],
   ])('hash on two workers from %s, with the same result as this thread', (_label, entry) => {
     expect(scanWith(entry, root)).toEqual(expected);
@@ -41,7 +41,7 @@ describe('the scanner workers ship as module files', () => {
     const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { files: { path: string }[] }[];
     const shipped = new Set(packed[0]!.files.map((f) => f.path));
     for (const name of ['hash-worker', 'verify-worker']) {
-      expect(shipped.has(`dist/bin/${name}.js`), name).toBe(true);
+      expect(shipped.has(`dist/bin/${name}.mjs`), name).toBe(true);
       expect(shipped.has(`dist/inventory/io/${name}.js`), name).toBe(true);
     }
   });

@@ -33,10 +33,11 @@ function socketDir(root: string): ContainedDir | null {
 }
 
 /** Sends `request` to the daemon of `root`; resolves its one-line answer, or null (see the top of this file). */
-export async function ask(root: string, request: Request, waitMs: number = DEFAULT_WAIT_MS): Promise<unknown> {
+export function ask(root: string, request: Request, waitMs: number = DEFAULT_WAIT_MS): Promise<unknown> {
   const dir = socketDir(root);
-  if (dir === null) return null;
-  const net = await import('node:net');
+  if (dir === null) return Promise.resolve(null);
+  // Not import(): the daemon lane is CommonJS (src/cli/bin.ts), and import() would start Node's ES module loader.
+  const net = process.getBuiltinModule('node:net');
   return new Promise((resolve) => {
     let done = false;
     const socket = net.createConnection(dir.at(SOCKET_NAME));

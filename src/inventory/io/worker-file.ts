@@ -10,7 +10,7 @@ export type WorkerName = 'hash-worker' | 'verify-worker';
  * module. Where that module is depends on how cairn runs:
  * - from the build (tsc): `dist/inventory/io/<name>.js`, beside this module;
  * - from the CLI bundle (scripts/bundle-cli.mjs makes each worker an entry of its own):
- *   `dist/bin/<name>.js`, beside the entry or one level above the chunk this code landed in;
+ *   `dist/bin/<name>.mjs`, beside the entry or one level above the chunk this code landed in;
  * - from the TypeScript sources (vitest): `src/inventory/io/<name>.ts`, which Node 20 cannot
  *   load itself, so the worker loads it through tsx (a dev dependency, as the sources are).
  */
@@ -34,7 +34,9 @@ const found = new Map<WorkerName, URL>();
 function workerFile(name: WorkerName, here: string): URL {
   let url = found.get(name);
   if (url === undefined) {
-    const candidates = [new URL(`./${name}.js`, here), new URL(`../${name}.js`, here)];
+    // The bundle's ES modules are .mjs (scripts/bundle-cli.mjs), tsc's are .js: the worker's is this module's.
+    const ext = here.endsWith('.mjs') ? '.mjs' : '.js';
+    const candidates = [new URL(`./${name}${ext}`, here), new URL(`../${name}${ext}`, here)];
     url = candidates.find((u) => fs.existsSync(fileURLToPath(u))) ?? candidates[0]!;
     found.set(name, url);
   }
