@@ -39,8 +39,8 @@ describe('cairn snapshot', () => {
     const fifo = path.join(dir, 'pipe');
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
     const expected = cli(['snapshot', '--root', root]).stdout;
-    // The executable (its snapshot lane) and the full CLI (dist/bin/main.js run as the process).
-    for (const bin of [CLI, path.join(path.dirname(CLI), 'main.js')]) {
+    // The executable (its snapshot lane) and the full CLI (dist/bin/main.mjs run as the process).
+    for (const bin of [CLI, path.join(path.dirname(CLI), 'main.mjs')]) {
       const got = path.join(dir, 'got.json');
       const reader = spawn('sh', ['-c', 'cat "$1" > "$2"', 'sh', fifo, got], { stdio: 'ignore' });
       const readerDone = new Promise<void>((resolve) => reader.on('close', () => resolve()));

@@ -222,8 +222,8 @@ describe('cairn daemon: same results as in-process', () => {
     start(root);
     const fifo = path.join(tempDir('cairn-daemon-fifo-'), 'pipe');
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
-    // The executable (its daemon lane) and the full CLI (dist/bin/main.js run as the process).
-    for (const bin of [CLI, path.join(path.dirname(CLI), 'main.js')]) {
+    // The executable (its daemon lane) and the full CLI (dist/bin/main.mjs run as the process).
+    for (const bin of [CLI, path.join(path.dirname(CLI), 'main.mjs')]) {
       const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'inherit'] });
       let read = '';
       reader.stdout.on('data', (c: Buffer) => (read += c.toString()));
