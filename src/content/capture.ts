@@ -4,7 +4,8 @@
  * - In a git repository, pre copies only what git does not hold: the paths `git status` lists
  *   (staged, modified, untracked). A tracked file matching the index is left to git; post then
  *   copies, for each path the iteration changed, its pre-state bytes from the pre commit (before
- *   an amend or gc could lose them) and its post-state bytes from disk. So a clean pre copies
+ *   an amend or gc could lose them; by the blob id the index still holds where it fits, git-index.ts)
+ *   and its post-state bytes from disk. So a clean pre copies
  *   nothing, and every path an iteration changed has both sides in cairn's own store.
  * - Outside git, the first capture copies every file; later ones only what changed since the
  *   last complete capture (the baseline, an inventory digest, O(changed) by its Merkle diff).
@@ -19,6 +20,7 @@ import * as path from 'node:path';
 import { writeFileAtomicSync } from '../core/atomic-write.js';
 import { CairnError, errnoCode } from '../core/errors.js';
 import type { InventoryEntry, InventoryStore } from '../session/inventory-store/inventory-store.js';
+import { blobIdsInIndex } from './git-index.js';
 import { readAtCommit } from './git-source.js';
 import type { ContentRecord, NotRestorable } from './record.js';
 import { ContentStore, sha256Of, type ContentItem } from './store.js';
@@ -259,20 +261,22 @@ export function copyPostContent(ctx: Omit<CaptureContext, 'git'>, pre: { digest:
   const preLost: NotRestorable[] = [];
   const symlinks = symlinkTargets(ctx, lost);
   const changes = ctx.inventories.changedEntries(pre.digest, ctx.digest);
-  const fromGit: InventoryEntry[] = [];
+  const fromGit: Array<InventoryEntry & { sha256: string }> = [];
   for (const change of changes) {
     if (change.after !== null) copyFromDisk(ctx, change.after, writer, cap, lost);
     const before = change.before;
     if (before === null || before.kind !== 'file' || before.sha256 === undefined || writer.has(before.sha256)) continue;
     if (before.bytes > cap) preLost.push({ path: before.path, reason: 'over-size-cap' });
-    else fromGit.push(before);
+    else fromGit.push({ ...before, sha256: before.sha256 });
   }
   if (fromGit.length > 0) {
     const expected = new Map(fromGit.map((e) => [e.path, e.sha256]));
-    const got = pre.gitCommit === undefined ? new Map<string, Buffer>() : readAtCommit(ctx.root, pre.gitCommit, fromGit.map((e) => e.path), (p, bytes) => sha256Of(bytes) === expected.get(p));
+    // readAtCommit keeps only bytes that `accept` checked against the pre inventory's digest;
+    // the index's blob ids only say where to look first (git-index.ts).
+    const got = pre.gitCommit === undefined ? new Map<string, Buffer>() : readAtCommit(ctx.root, pre.gitCommit, fromGit.map((e) => e.path), (p, bytes) => sha256Of(bytes) === expected.get(p), blobIdsInIndex(ctx.root, fromGit));
     for (const entry of fromGit) {
       const bytes = got.get(entry.path);
-      if (bytes !== undefined && sha256Of(bytes) === entry.sha256) writer.add({ sha256: entry.sha256, bytes });
+      if (bytes !== undefined) writer.add({ sha256: entry.sha256, bytes });
       else preLost.push({ path: entry.path, reason: pre.gitCommit === undefined ? 'not-captured' : 'not-in-git' });
     }
   }

@@ -20,57 +20,94 @@ function isSafeCommit(commit: string): boolean {
 
 /**
  * The content of each of `paths` (POSIX, relative to `root`) at `commit`, as checkout writes it,
- * for the paths git has there; missing ones are absent from the map. One `git cat-file --batch`
- * reads the blobs; a blob whose bytes fail `accept` (its working-tree form differs: eol
- * conversion, a smudge filter such as LFS) is read again through `cat-file --filters`, as is a
- * name with a newline (which the batch protocol cannot carry).
+ * for the paths git has there; missing ones are absent from the map, and so is every path whose
+ * bytes fail `accept` (the caller's check against the digest it expects). One `git cat-file
+ * --batch` reads the blobs. A path in `blobIds` is asked for by that id first (a hint, such as the
+ * index's entry: git reads the blob without walking the commit's trees); one whose blob fails
+ * `accept` is asked for again by `<commit>:<path>`. A blob whose bytes fail `accept` (its
+ * working-tree form differs: eol conversion, a smudge filter such as LFS) is read again through
+ * `cat-file --filters`, as is a name with a newline (which the batch protocol cannot carry).
  */
-export function readAtCommit(root: string, commit: string, paths: readonly string[], accept: (path: string, bytes: Buffer) => boolean = () => true): Map<string, Buffer> {
+export function readAtCommit(root: string, commit: string, paths: readonly string[], accept: (path: string, bytes: Buffer) => boolean = () => true, blobIds: ReadonlyMap<string, string> = new Map()): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   if (!isSafeCommit(commit) || paths.length === 0) return out;
   const env = gitEnv();
   // `<commit>:./<path>` names the path from git's working directory (the root), wherever the root
   // lies in the work tree: no `rev-parse --show-prefix` (a process per post) to find its place.
-  const fromRoot = './';
+  const atCommit = (p: string): string => `${commit}:./${p}`;
   const single: string[] = [];
-  const batchable: string[] = [];
-  for (const p of paths) (p.includes('\n') || p.includes('\r') ? single : batchable).push(p);
-  if (batchable.length > 0) {
-    let stdout: Buffer;
-    try {
-      stdout = execFileSync('git', [...GIT_BASE_ARGS, 'cat-file', '--batch'], {
-        cwd: root,
-        env,
-        input: batchable.map((p) => `${commit}:${fromRoot}${p}\n`).join(''),
-        stdio: ['pipe', 'pipe', 'pipe'],
-        maxBuffer: 1 << 30,
-      });
-    } catch {
-      stdout = Buffer.alloc(0);
+  const byId: Array<[string, string]> = [];
+  const byPath: Array<[string, string]> = [];
+  for (const p of paths) {
+    if (p.includes('\n') || p.includes('\r')) single.push(p);
+    else {
+      const id = blobIds.get(p);
+      if (id !== undefined && isObjectId(id)) byId.push([p, id]);
+      else byPath.push([p, atCommit(p)]);
     }
-    let at = 0;
-    for (const p of batchable) {
-      const nl = stdout.indexOf(0x0a, at);
-      if (nl < 0) break;
-      const header = stdout.subarray(at, nl).toString('utf8');
-      at = nl + 1;
-      const m = /^[0-9a-f]+ (\w+) (\d+)$/.exec(header);
-      if (m === null) continue; // "<name> missing" / ambiguous
-      const size = Number(m[2]);
-      const bytes = Buffer.from(stdout.subarray(at, at + size));
-      at += size + 1;
-      if (m[1] !== 'blob') continue;
+  }
+  // Ids first: a path whose blob is not the one wanted joins the by-path batch.
+  if (byId.length > 0) {
+    for (const [p, bytes] of catBatch(root, env, byId)) {
+      if (bytes !== null && accept(p, bytes)) out.set(p, bytes);
+      else byPath.push([p, atCommit(p)]);
+    }
+  }
+  if (byPath.length > 0) {
+    for (const [p, bytes] of catBatch(root, env, byPath)) {
+      if (bytes === null) continue; // not at that commit
       if (accept(p, bytes)) out.set(p, bytes);
       else single.push(p);
     }
   }
   for (const p of single) {
     try {
-      const bytes = execFileSync('git', [...GIT_BASE_ARGS, 'cat-file', '--filters', `${commit}:${fromRoot}${p}`], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 30 });
+      const bytes = execFileSync('git', [...GIT_BASE_ARGS, 'cat-file', '--filters', atCommit(p)], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 30 });
       if (accept(p, bytes)) out.set(p, bytes);
     } catch {
       // not at that commit
     }
   }
   return out;
+}
+
+function isObjectId(id: string): boolean {
+  return /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(id);
+}
+
+/** One `git cat-file --batch` of `names` ([path, object name]): each path with its blob's bytes, or null (missing, not a blob). */
+function catBatch(root: string, env: NodeJS.ProcessEnv, names: ReadonlyArray<readonly [string, string]>): Array<[string, Buffer | null]> {
+  let stdout: Buffer;
+  try {
+    stdout = execFileSync('git', [...GIT_BASE_ARGS, 'cat-file', '--batch'], {
+      cwd: root,
+      env,
+      input: names.map(([, name]) => `${name}\n`).join(''),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      maxBuffer: 1 << 30,
+    });
+  } catch {
+    stdout = Buffer.alloc(0);
+  }
+  const got: Array<[string, Buffer | null]> = [];
+  let at = 0;
+  for (const [p] of names) {
+    const nl = stdout.indexOf(0x0a, at);
+    if (nl < 0) {
+      got.push([p, null]);
+      continue;
+    }
+    const header = stdout.subarray(at, nl).toString('utf8');
+    at = nl + 1;
+    const m = /^[0-9a-f]+ (\w+) (\d+)$/.exec(header);
+    if (m === null) {
+      got.push([p, null]); // "<name> missing" / ambiguous
+      continue;
+    }
+    const size = Number(m[2]);
+    const bytes = Buffer.from(stdout.subarray(at, at + size));
+    at += size + 1;
+    got.push([p, m[1] === 'blob' ? bytes : null]);
+  }
+  return got;
 }

@@ -22,6 +22,7 @@
  * | `record.ts` | the `content` record of a snapshot (imports nothing, so the session's types can name it) |
  * | `capture.ts` | what pre and post copy, and the record it returns |
  * | `git-source.ts` | bytes of a path at a commit, as checkout would write them |
+ * | `git-index.ts` | blob ids git's index holds for paths (read without git): where post looks for a pre side first |
  * | `resolve.ts` | store → git → disk lookup of an entry's bytes |
  * | `read.ts` | `openIteration` / `readIterationContent`: (iteration, side, path) → bytes |
  * | `gc.ts` | the live set and the prune of content |
