@@ -84,17 +84,26 @@ export class PackTable {
   find(sha256: string, usable: Uint8Array): PackLocation | undefined {
     const key = Buffer.from(sha256, 'hex');
     if (key.length !== DIGEST_BYTES) return undefined;
+    // The bisection compares the first 4 bytes as a number, and the whole digest only when they
+    // are equal: a Buffer#compare with offsets costs ~0.5 µs a call, and a post looks up ~4
+    // digests per changed path in a table of the project's whole history.
+    const head = key.readUInt32BE(0);
+    const objects = this.objects;
+    const cmp = (at: number): number => {
+      const h = objects.readUInt32BE(at);
+      return h !== head ? (h < head ? -1 : 1) : objects.compare(key, 0, DIGEST_BYTES, at, at + DIGEST_BYTES);
+    };
     let lo = 0;
     let hi = this.objectCount;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.objects.compare(key, 0, DIGEST_BYTES, mid * OBJECT_BYTES, mid * OBJECT_BYTES + DIGEST_BYTES) < 0) lo = mid + 1;
+      if (cmp(mid * OBJECT_BYTES) < 0) lo = mid + 1;
       else hi = mid;
     }
     // lo: the first entry not before `key`; equal ones follow it.
     for (let i = lo; i < this.objectCount; i++) {
       const at = i * OBJECT_BYTES;
-      if (this.objects.compare(key, 0, DIGEST_BYTES, at, at + DIGEST_BYTES) !== 0) break;
+      if (cmp(at) !== 0) break;
       const pack = this.objects.readUInt32BE(at + DIGEST_BYTES);
       if (usable[pack] === 1) return { pack: this.packs[pack]!.name, block: this.objects.readUInt32BE(at + 36), off: this.objects.readUInt32BE(at + 40), len: this.objects.readUInt32BE(at + 44) };
     }
