@@ -417,55 +417,30 @@ export class InventoryStore {
   }
 
   /**
-   * Files added, modified and deleted from inventory `from` to inventory `to`. Equal subtrees
-   * (same digest) are skipped without being read. A file is modified when its digest differs
-   * (when both sides have one; otherwise size or kind), or its mode or kind changed.
+   * Files added, modified and deleted from inventory `from` to inventory `to`: the paths of
+   * `changedEntries` (one walk for both: a post asks for this pair's diff, then its content
+   * capture and its review for the entries). A file is modified when its digest differs (when
+   * both sides have one; otherwise size or kind), or its mode or kind changed; a directory that
+   * became a file (or the reverse) is its files deleted and the file added.
    */
   diff(from: string, to: string): WorkingTreeChanges {
     const changes: WorkingTreeChanges = { added: [], modified: [], deleted: [] };
-    this.rootOnDisk(hexOf(from));
-    this.rootOnDisk(hexOf(to));
-    this.withObjects(false, (objects) => this.diffTrees(hexOf(from), hexOf(to), '', changes, objects));
-    changes.added.sort(compareUtf8);
-    changes.modified.sort(compareUtf8);
-    changes.deleted.sort(compareUtf8);
+    // changedEntries is in path order, so each list is too
+    for (const c of this.changedEntries(from, to)) (c.before === null ? changes.added : c.after === null ? changes.deleted : changes.modified).push(c.path);
     return changes;
   }
 
-  private diffTrees(fromHex: string | null, toHex: string | null, prefix: string, changes: WorkingTreeChanges, objects: ObjectsDir): void {
-    if (fromHex === toHex) return;
-    const fromEntries = new Map((fromHex === null ? [] : this.readObject(fromHex, objects).entries).map((e) => [e.name, e]));
-    const toEntries = new Map((toHex === null ? [] : this.readObject(toHex, objects).entries).map((e) => [e.name, e]));
-    for (const [name, before] of fromEntries) {
-      const after = toEntries.get(name);
-      const entryPath = prefix + name;
-      if (after === undefined) this.allFiles(before, entryPath, changes.deleted, objects);
-      else if (isDirRef(before) && isDirRef(after)) this.diffTrees(before.tree, after.tree, `${entryPath}/`, changes, objects);
-      else if (isDirRef(before) || isDirRef(after)) {
-        // a directory became a file or the reverse
-        this.allFiles(before, entryPath, changes.deleted, objects);
-        this.allFiles(after, entryPath, changes.added, objects);
-      } else if (!sameContent(before, after)) changes.modified.push(entryPath);
-    }
-    for (const [name, after] of toEntries) {
-      if (!fromEntries.has(name)) this.allFiles(after, prefix + name, changes.added, objects);
-    }
-  }
-
-  private allFiles(entry: TreeEntry, entryPath: string, into: string[], objects: ObjectsDir): void {
-    if (!isDirRef(entry)) {
-      into.push(entryPath);
-      return;
-    }
-    for (const child of this.readObject(entry.tree, objects).entries) this.allFiles(child, `${entryPath}/${child.name}`, into, objects);
-  }
-
   /**
-   * Like `diff`, with the entries: every path whose entry differs between `from` and `to`
-   * (`before`/`after` null where the path is absent). Equal subtrees are skipped unread.
+   * Every path whose entry differs between `from` and `to` (`before`/`after` null where the path
+   * is absent), in UTF-8 byte order of path. Equal subtrees (same digest) are skipped unread.
+   * The last answer of this process for a store directory is kept (both inventories are
+   * immutable, so it holds while both roots are on disk) and handed out as copies: a post's
+   * diff, its content capture and its review each ask for the same pair in turn.
    */
-  changedEntries(from: string, to: string): Array<{ path: string; before: InventoryEntry | null; after: InventoryEntry | null }> {
-    const out: Array<{ path: string; before: InventoryEntry | null; after: InventoryEntry | null }> = [];
+  changedEntries(from: string, to: string): EntryChange[] {
+    const kept = LAST_CHANGES.get(this.dir);
+    if (kept !== undefined && kept.from === from && kept.to === to && this.has(from) && this.has(to)) return copyChanges(kept.changes);
+    const out: EntryChange[] = [];
     const byPath = new Map<string, { before: InventoryEntry | null; after: InventoryEntry | null }>();
     const note = (entry: InventoryEntry, side: 'before' | 'after'): void => {
       const slot = byPath.get(entry.path) ?? { before: null, after: null };
@@ -477,6 +452,8 @@ export class InventoryStore {
     this.withObjects(false, () => this.changedWalk(hexOf(from), hexOf(to), '', note));
     for (const [p, slot] of byPath) out.push({ path: p, ...slot });
     out.sort((a, b) => compareUtf8(a.path, b.path));
+    if (out.length <= LAST_CHANGES_MAX) LAST_CHANGES.set(this.dir, { from, to, changes: copyChanges(out) });
+    else LAST_CHANGES.delete(this.dir);
     return out;
   }
 
@@ -599,6 +576,7 @@ export class InventoryStore {
     const home = ContainedDir.open(this.root, this.parts, { create: false });
     if (home === null) return { kept: 0, deleted: 0, bytesFreed: 0, refsRemoved: 0, dryRun };
     REMEMBERED.delete(this.dir); // a prune reads what is on disk, and may delete what was remembered
+    LAST_CHANGES.delete(this.dir);
     MEMORY.delete(this.dir);
     try {
       if (!dryRun) this.beginPrune(home);
@@ -781,6 +759,26 @@ const EPOCH_FILE = 'prune-epoch';
 const KNOWN_FILE = 'known-objects';
 /** Objects remembered (see readObject), by store directory, then by name. */
 const REMEMBERED = new Map<string, Map<string, TreeObject>>();
+
+/** A path two inventories disagree on, with its entry on each side (null where absent). */
+export interface EntryChange {
+  path: string;
+  before: InventoryEntry | null;
+  after: InventoryEntry | null;
+}
+/** The last changedEntries answer, by store directory (see changedEntries). */
+const LAST_CHANGES = new Map<string, { from: string; to: string; changes: EntryChange[] }>();
+/** Longest answer kept: a long-running process holds it until its next walk (~150 bytes a path). */
+const LAST_CHANGES_MAX = 50_000;
+
+function copyEntry(e: InventoryEntry | null): InventoryEntry | null {
+  return e === null ? null : { ...e };
+}
+
+/** Copies down to the entries: what one caller does with its answer cannot change another's. */
+function copyChanges(changes: readonly EntryChange[]): EntryChange[] {
+  return changes.map((c) => ({ path: c.path, before: copyEntry(c.before), after: copyEntry(c.after) }));
+}
 /**
  * The last put of this process in each store directory, to patch in the next (see PutMemory):
  * trusted only in the prune epoch it was made in, and while its root is on disk (the guard of
