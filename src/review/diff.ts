@@ -167,13 +167,42 @@ export function lineCounts(before: Uint8Array | null, after: Uint8Array | null):
   return oldText === null || newText === null ? null : lineCountsOfTexts(oldText, newText);
 }
 
-/** Hunks and counts of two texts; an edit script too long to search is one replace hunk. */
+/** Lines of context around each hunk, as git's default. */
+const CONTEXT = 3;
+
+/**
+ * Where the lines the two texts start with in common end, but for the last CONTEXT of them:
+ * `lines` whole lines (each with its newline), `chars` long. A last line without a newline is
+ * never counted, as jsdiff's line tokens tell it from the same line with one.
+ */
+function headAboveContext(oldText: string, newText: string): { lines: number; chars: number } {
+  const max = Math.min(oldText.length, newText.length);
+  let same = 0;
+  // in blocks first (one native comparison each), then unit by unit within the block that differs
+  while (same + 256 <= max && oldText.startsWith(newText.slice(same, same + 256), same)) same += 256;
+  while (same < max && oldText.charCodeAt(same) === newText.charCodeAt(same)) same++;
+  const ends: number[] = [];
+  for (let nl = oldText.indexOf('\n'); nl >= 0 && nl < same; nl = oldText.indexOf('\n', nl + 1)) ends.push(nl + 1);
+  const lines = ends.length - CONTEXT;
+  return lines > 0 ? { lines, chars: ends[lines - 1] as number } : { lines: 0, chars: 0 };
+}
+
+/**
+ * Hunks and counts of two texts; an edit script too long to search is one replace hunk. jsdiff's
+ * Myers search takes the lines the texts share at their start as its first step, before any edit,
+ * and what it does from there depends only on positions relative to that point (and the edit
+ * budget, which the shared lines never use): so the shared lines above a hunk's context are cut
+ * off first and the hunks moved down by as many lines. The same hunks (a property test holds
+ * them to jsdiff's on the whole texts), without splitting, comparing and joining the file's
+ * unchanged top, which is most of a file an agent appended to or edited near its end.
+ */
 export function lineHunks(oldText: string, newText: string, maxEditLength = MAX_EDIT_LENGTH): { hunks: Hunk[]; additions: number; deletions: number } {
-  const patch = structuredPatch('a', 'b', oldText, newText, undefined, undefined, { context: 3, maxEditLength });
+  const head = headAboveContext(oldText, newText);
+  const patch = structuredPatch('a', 'b', oldText.slice(head.chars), newText.slice(head.chars), undefined, undefined, { context: CONTEXT, maxEditLength });
   const hunks: Hunk[] =
     patch === undefined
       ? replaceHunk(oldText, newText)
-      : patch.hunks.map((h) => ({ oldStart: h.oldStart, oldLines: h.oldLines, newStart: h.newStart, newLines: h.newLines, lines: h.lines }));
+      : patch.hunks.map((h) => ({ oldStart: h.oldStart + head.lines, oldLines: h.oldLines, newStart: h.newStart + head.lines, newLines: h.newLines, lines: h.lines }));
   addSections(hunks, oldText);
   let additions = 0;
   let deletions = 0;
@@ -187,14 +216,33 @@ export function lineHunks(oldText: string, newText: string, maxEditLength = MAX_
   return { hunks, additions, deletions };
 }
 
-/** git's default funcname rule (xdiff def_ff): searched upwards from the line above each hunk, cut to 80 bytes. */
+/** Whether a UTF-16 unit is one git's default funcname rule accepts first: a letter, `_` or `$`. */
+function startsSection(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36;
+}
+
+/**
+ * git's default funcname rule (xdiff def_ff): searched upwards from the line above each hunk, cut
+ * to 80 bytes. Lines are found by their offsets (no split of the whole file into strings).
+ */
 function addSections(hunks: Hunk[], oldText: string): void {
   if (hunks.length === 0 || oldText === '') return;
-  const lines = oldText.split('\n');
+  // starts[i]: the offset of line i, lines numbered as oldText.split('\n') numbers them; filled as far as asked
+  const starts: number[] = [0];
+  const startOf = (i: number): number | undefined => {
+    while (starts.length <= i) {
+      const nl = oldText.indexOf('\n', starts[starts.length - 1]);
+      if (nl < 0) return undefined;
+      starts.push(nl + 1);
+    }
+    return starts[i];
+  };
   for (const h of hunks) {
     for (let i = h.oldStart - 2; i >= 0; i--) {
-      const line = lines[i] as string;
-      if (!/^[A-Za-z_$]/.test(line)) continue;
+      const from = startOf(i);
+      if (from === undefined || from >= oldText.length || !startsSection(oldText.charCodeAt(from))) continue;
+      const nl = oldText.indexOf('\n', from);
+      const line = oldText.slice(from, nl < 0 ? oldText.length : nl);
       const cut = Buffer.from(line, 'utf8').subarray(0, 80).toString('utf8').replace(/\uFFFD$/, '');
       const section = cut.replace(/\s+$/, '');
       if (section !== '') h.section = section;

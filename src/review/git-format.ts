@@ -14,8 +14,19 @@ function needsQuote(bytes: Buffer): boolean {
   return false;
 }
 
+/** Whether a string holds only printable ASCII other than `"` and `\\`: its UTF-8 bytes then need no quoting. */
+function plainAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 34 || c === 92 || c >= 0x7f) return false;
+  }
+  return true;
+}
+
 /** A path as git prints it: as is, or C-quoted when it holds a byte git escapes. `prefix` (`a/`) goes inside the quotes. */
 export function quotePath(p: string, prefix = ''): string {
+  // Most paths: no byte to escape, and no UTF-8 encoding needed to tell
+  if (plainAscii(prefix) && plainAscii(p)) return prefix + p;
   const bytes = Buffer.from(prefix + p, 'utf8');
   if (!needsQuote(bytes)) return prefix + p;
   let out = '"';
