@@ -28,6 +28,21 @@ import { ContentStore, sha256Of, type ContentItem } from './store.js';
 export const DEFAULT_CONTENT_CAP_BYTES = 50 * 1024 * 1024;
 /** A capture flushes a pack whenever this many raw bytes wait (first captures of big trees). */
 const FLUSH_RAW_BYTES = 64 * 1024 * 1024;
+/** Raw bytes a post keeps in memory for its review (the review reads the rest back from the store). */
+const KEPT_RAW_BYTES = 64 * 1024 * 1024;
+
+/** The bytes a post's capture stored, by the content record it made (see capturedBytes). */
+const CAPTURED = new WeakMap<ContentRecord, ReadonlyMap<string, Buffer>>();
+
+/**
+ * The bytes the post capture that made `record` copied into the store, by sha256, each checked
+ * against that digest when copied (from disk or git): the review that follows the post diffs
+ * them without reading back and decompressing what was just packed. Empty for any other record
+ * (a pre's, one read from disk): those bytes are read from the store.
+ */
+export function capturedBytes(record: ContentRecord | undefined): ReadonlyMap<string, Buffer> {
+  return (record === undefined ? undefined : CAPTURED.get(record)) ?? new Map();
+}
 
 export interface CaptureContext {
   root: string;
@@ -96,22 +111,34 @@ export function entryFinder(files: readonly InventoryEntry[]): (p: string) => In
   };
 }
 
-/** Collects items and writes them to the store in packs of at most FLUSH_RAW_BYTES. */
+/**
+ * Collects items and writes them to the store in packs of at most FLUSH_RAW_BYTES. With `kept`,
+ * it also keeps the bytes it was given (checked against their digests before they were added),
+ * up to KEPT_RAW_BYTES in all, for the review that follows a post (see capturedBytes).
+ */
 class PackWriter {
   private items: ContentItem[] = [];
   private pendingBytes = 0;
   private readonly queued = new Set<string>();
+  private keptBytes = 0;
   readonly totals = { objectsWritten: 0, rawBytes: 0, packBytes: 0 };
-  constructor(private readonly store: ContentStore) {}
+  constructor(
+    private readonly store: ContentStore,
+    readonly kept: Map<string, Buffer> | null = null,
+  ) {}
 
   /** Whether `sha` is stored or queued (a stored one's pack is refreshed: see ContentStore.claim). */
   has(sha: string): boolean {
     return this.queued.has(sha) || this.store.claim(sha);
   }
 
-  add(item: ContentItem): void {
+  add(item: ContentItem & { bytes: Buffer }): void {
     if (this.queued.has(item.sha256)) return;
     this.queued.add(item.sha256);
+    if (this.kept !== null && this.keptBytes + item.bytes.length <= KEPT_RAW_BYTES) {
+      this.kept.set(item.sha256, item.bytes);
+      this.keptBytes += item.bytes.length;
+    }
     this.items.push(item);
     this.pendingBytes += item.bytes.length;
     if (this.pendingBytes >= FLUSH_RAW_BYTES) this.flush();
@@ -256,7 +283,7 @@ export function capturePostContent(ctx: CaptureContext, pre: { digest: string; g
 export function copyPostContent(ctx: Omit<CaptureContext, 'git'>, pre: { digest: string; gitCommit?: string; capBytes?: number }): (git: CaptureContext['git']) => ContentRecord {
   const cap = ctx.capBytes ?? DEFAULT_CONTENT_CAP_BYTES;
   const store = openContentStore(ctx.cairnDir);
-  const writer = new PackWriter(store);
+  const writer = new PackWriter(store, new Map());
   const lost: NotRestorable[] = [];
   const preLost: NotRestorable[] = [];
   const symlinks = symlinkTargets(ctx, lost);
@@ -286,6 +313,7 @@ export function copyPostContent(ctx: Omit<CaptureContext, 'git'>, pre: { digest:
     if (!inGit(side)) writeBaseline(ctx.cairnDir, ctx.digest);
     const rec = record(side, writer, lost, symlinks);
     if (preLost.length > 0) rec.preNotRestorable = preLost;
+    if (writer.kept !== null) CAPTURED.set(rec, writer.kept);
     return rec;
   };
 }

@@ -107,7 +107,7 @@ async function turnEnd(lib: SessionLib, root: string, config: CairnConfig, agent
     // The review (per-file counts, patch) as `session post` keeps it; a review that cannot be built never loses the record.
     let review: unknown = null;
     try {
-      review = (await import('../review/index.js')).reviewFinishedIteration(root, dir);
+      review = (await import('../review/index.js')).reviewFinishedIteration(root, dir, { pre, post, diff });
     } catch {
       review = null;
     }

@@ -226,7 +226,7 @@ export function createCairnMcpServer(options: CairnMcpServerOptions): McpServer 
       const post = await capturePostSnapshotAsync(root, iterationDir, { signal });
       const diff = new SnapshotManager(root).calculateDiff(pre, post);
       // The review (per-file counts, bounded patch) as `cairn session post` keeps it, beside the iteration and in the record.
-      const review = (await import('../review/index.js')).reviewFinishedIteration(root, iterationDir);
+      const review = (await import('../review/index.js')).reviewFinishedIteration(root, iterationDir, { pre, post, diff });
       let saved: { sessionId: string; snapshotId: string } | null = null;
       if (args.save) {
         const sessionId = args.sessionId ?? DEFAULT_SESSION_ID;

@@ -8,7 +8,7 @@
  */
 import * as fs from 'node:fs';
 import { commitsOf, resolversBySide, type Side } from '../content/read.js';
-import { openContentStore } from '../content/capture.js';
+import { capturedBytes, openContentStore } from '../content/capture.js';
 import { ContainedDir } from '../core/contained-dir.js';
 import type { InventoryEntry } from '../session/inventory-store/inventory-store.js';
 import type { PostSnapshot, PreSnapshot } from '../session/types.js';
@@ -49,20 +49,26 @@ function linkOnDisk(root: string, rel: string): Buffer | null {
   }
 }
 
-/** The content of an iteration's two sides, from `<cairnDir>/content` and git. */
+/**
+ * The content of an iteration's two sides, from `<cairnDir>/content` and git. When `post` is
+ * the record this process's capture just made, the bytes that capture copied (checked against
+ * their digests as it copied them) are taken from it first (content/capture.ts capturedBytes).
+ */
 export function iterationContentSource(root: string, cairnDir: string, pre: PreSnapshot, post: PostSnapshot): ContentSource {
   const kept = pre.content !== undefined || post.content !== undefined;
+  const captured = capturedBytes(post.content);
+  const held = (r: ContentRequest): Buffer | undefined => (r.entry.kind === 'file' && r.entry.sha256 !== undefined ? captured.get(r.entry.sha256) : undefined);
   const heads = (side: Side): string[] => (side === 'pre' ? [pre.git.commit, post.git.commit] : [post.git.commit, pre.git.commit]).filter((c) => COMMIT.test(c));
   // As openIteration reads a side, and the HEADs too: iterations kept before content was get their bytes from git
   const resolver = resolversBySide(root, openContentStore(cairnDir), (side) => (kept ? [...new Set([...commitsOf(pre, post, side), ...heads(side)])] : heads(side)));
   return {
     read(requests) {
       for (const side of ['pre', 'post'] as const) {
-        const files = requests.filter((r) => r.side === side && r.entry.kind === 'file').map((r) => r.entry);
+        const files = requests.filter((r) => r.side === side && r.entry.kind === 'file' && held(r) === undefined).map((r) => r.entry);
         if (files.length > 0) resolver(side).prefetch(files);
       }
       return requests.map((r) => {
-        if (r.entry.kind === 'file') return resolver(r.side).bytes(r.entry);
+        if (r.entry.kind === 'file') return held(r) ?? resolver(r.side).bytes(r.entry);
         const target = (r.side === 'pre' ? pre.content : post.content)?.symlinks?.[r.path];
         if (target !== undefined) return Buffer.from(target, 'utf8');
         return r.side === 'post' && !kept ? linkOnDisk(root, r.path) : null;

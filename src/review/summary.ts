@@ -13,7 +13,8 @@ import { CairnError } from '../core/errors.js';
 import { durationBetween } from '../session/duration.js';
 import type { FileChange, GitMode, Hunk } from './diff.js';
 import { renderPatch } from './git-format.js';
-import { iterationFileChanges, loadIteration, type LoadedIteration } from './iteration.js';
+import type { PostSnapshot, PreSnapshot, SnapshotDiff } from '../session/types.js';
+import { iterationFileChanges, iterationLabel, loadIteration, type LoadedIteration } from './iteration.js';
 
 export const REVIEW_FILE = 'review.json';
 export const REVIEW_KIND = 'cairn.review/v1';
@@ -257,10 +258,13 @@ export function readSavedReview(dir: string, within?: string): IterationReview |
 /**
  * What every `post` (CLI, hook, MCP) does once the post-snapshot is written: diffs the iteration
  * and keeps its review beside it. Null when it cannot be diffed (captured without inventories).
+ * `held`: the records the caller has just written and read (the post as its capture returned
+ * it), so they are not read back; the bytes that capture stored then come from it too.
  */
-export function reviewFinishedIteration(root: string, dir: string): IterationReview | null {
+export function reviewFinishedIteration(root: string, dir: string, held?: { pre: PreSnapshot; post: PostSnapshot; diff: SnapshotDiff }): IterationReview | null {
   try {
-    const review = buildReview(root, loadIteration(root, dir));
+    const it: LoadedIteration = held === undefined ? loadIteration(root, dir) : { iteration: iterationLabel(dir), dir, pre: held.pre, post: held.post, diff: held.diff };
+    const review = buildReview(root, it);
     saveReview(dir, review, root);
     return review;
   } catch (e) {

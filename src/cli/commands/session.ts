@@ -125,8 +125,8 @@ type Review = import('../../review/index.js').IterationReview;
  * Diffs the iteration just finished and keeps the review beside it (review.json) for `session
  * list` and the report. A review that cannot be built (no inventories) leaves the report as before.
  */
-async function reviewOf(root: string, iterationDir: string): Promise<Review | null> {
-  return (await import('../../review/index.js')).reviewFinishedIteration(root, iterationDir);
+async function reviewOf(root: string, iterationDir: string, held: Parameters<typeof import('../../review/index.js').reviewFinishedIteration>[2]): Promise<Review | null> {
+  return (await import('../../review/index.js')).reviewFinishedIteration(root, iterationDir, held);
 }
 
 function reportFiles(review: Review | null): { files?: Review['files']; notCaptured?: string[] } {
@@ -241,7 +241,7 @@ async function takePost(io: CliIO, lib: SessionCommandLib, opts: PostOptions, pr
     const post = manager.capturePostSnapshot(root, iterationDir);
     const pre = lib.readPreSnapshot(path.join(iterationDir, lib.PRE_SNAPSHOT_FILE));
     const diff = manager.calculateDiff(pre, post);
-    const review = await reviewOf(root, iterationDir);
+    const review = await reviewOf(root, iterationDir, { pre, post, diff });
     if (!opts.json) io.stdout.write(lib.renderIterationReport({ iterationDir: relativeForHumans(io, iterationDir), cwd: io.cwd, pre, post, diff, ...reportFiles(review) }));
     let saved: { sessionId: string; snapshotId: string } | null = null;
     if (storage !== null) {
