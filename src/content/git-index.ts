@@ -63,11 +63,11 @@ function idBytes(gitDir: string): number {
   return /^\s*objectformat\s*=\s*sha256\s*$/im.test(config) ? 32 : 20;
 }
 
-/** A regular file's bytes when it is no larger than `maxBytes`, else null (opened non-blocking: a FIFO planted there is not waited on). */
+/** A regular file's bytes when it is no larger than `maxBytes`, else null (non-blocking: a FIFO planted there is not waited on; a link planted at its name is not followed: git writes these files itself, never as links). */
 function readRegularFile(file: string, maxBytes: number): Buffer | null {
   let fd: number;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
   } catch {
     return null;
   }
