@@ -15,6 +15,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readFileWithin } from '../core/contained-dir.js';
 
 /** Index bytes worth reading per path looked up (a tree walk costs ~30 µs; reading and scanning the index ~1 ns a byte). */
 const INDEX_BYTES_PER_PATH = 32 * 1024;
@@ -63,29 +64,16 @@ function idBytes(gitDir: string): number {
   return /^\s*objectformat\s*=\s*sha256\s*$/im.test(config) ? 32 : 20;
 }
 
-/** A regular file's bytes when it is no larger than `maxBytes`, else null (non-blocking: a FIFO planted there is not waited on; a link planted at its name is not followed: git writes these files itself, never as links). */
+/**
+ * A regular file's bytes when it is no larger than `maxBytes`, else null: read as cairn reads its
+ * own files (core/contained-dir.ts: non-blocking, so a FIFO planted there is not waited on; no
+ * link followed at its name, since git writes these files itself, never as links).
+ */
 function readRegularFile(file: string, maxBytes: number): Buffer | null {
-  let fd: number;
   try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+    return readFileWithin(file, undefined, { maxBytes });
   } catch {
-    return null;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.size > maxBytes) return null;
-    const buf = Buffer.allocUnsafe(st.size);
-    let done = 0;
-    while (done < buf.length) {
-      const n = fs.readSync(fd, buf, done, buf.length - done, done);
-      if (n === 0) return null; // shrank under us: being rewritten, no hint
-      done += n;
-    }
-    return buf;
-  } catch {
-    return null;
-  } finally {
-    fs.closeSync(fd);
+    return null; // a link, not a regular file, too big: no hint
   }
 }
 
