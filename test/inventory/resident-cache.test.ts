@@ -8,9 +8,9 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scanTree, scanTreeSync, type ScanResult } from '../../src/inventory/index.js';
 import { residentCounts } from '../../src/inventory/cache/resident.js';
-import { builtReused } from '../../src/inventory/fastpath/stored-result.js';
+import { builtPatched, builtReused } from '../../src/inventory/fastpath/stored-result.js';
 import { snapshotRootDetailed } from '../../src/inventory/snapshot.js';
-import type { RepoSnapshot } from '../../src/inventory/types.js';
+import type { CacheState, KnownUnchanged, RepoSnapshot } from '../../src/inventory/types.js';
 import { cleanupTempDirs, MARGIN, strip, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
@@ -181,5 +181,49 @@ describe('a process starts its next scan from the stat cache rows it kept', () =
     );
     // The property held where the kept entries were taken, not only where they were not.
     expect(builtReused.count).toBeGreaterThan(start);
+  });
+
+  it('a watching caller scanning after files changed in place builds only their entries, and takes none once another process saved the cache', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, { 'a/f0': 'zero', 'a/b/f1': 'one', 'c/f2': 'two', f3: 'three' });
+    fs.symlinkSync('a/f0', path.join(root, 'link'));
+    // A watcher that knows exactly which directories were written since the last scan.
+    let state: CacheState | null = null;
+    let changed = new Set<string>();
+    const known = (): KnownUnchanged => {
+      const dirs = changed;
+      changed = new Set();
+      return { dir: (rel) => !dirs.has(rel), everyDir: () => dirs.size === 0, cacheState: state, onCacheState: (s) => (state = s) };
+    };
+    const options = { cacheDir, racyMarginMs: MARGIN, withContentDigest: true };
+    const scan = (): ScanResult => scanTreeSync(root, { ...options, knownUnchanged: known() });
+    const truth = () => strip(scanTreeSync(root, { cache: false, withContentDigest: true }));
+    const entry = (r: ScanResult, rel: string) => r.files.find((f) => f.path === rel);
+    scanTreeSync(root, options);
+    await new Promise((r) => setTimeout(r, 2 * MARGIN)); // nothing racy
+    const first = scan();
+    fs.appendFileSync(path.join(root, 'a/b/f1'), ' more');
+    changed.add('a/b');
+    await new Promise((r) => setTimeout(r, 2 * MARGIN));
+    const before = builtPatched.count;
+    const second = scan();
+    expect(builtPatched.count).toBe(before + 1);
+    expect(strip(second)).toEqual(truth());
+    expect(entry(second, 'a/f0')).toBe(entry(first, 'a/f0')); // taken, not built anew
+    expect(entry(second, 'c/f2')).toBe(entry(first, 'c/f2'));
+    expect(entry(second, 'a/b/f1')).not.toEqual(entry(first, 'a/b/f1'));
+    expect(second.files).not.toBe(first.files); // the array is the caller's
+    // Another process saves the cache (a rename: another inode): this process's rows and entries are dropped.
+    fs.appendFileSync(path.join(root, 'c/f2'), ' more');
+    changed.add('c');
+    const file = cacheFileIn(cacheDir);
+    fs.copyFileSync(file, `${file}.tmp`);
+    fs.renameSync(`${file}.tmp`, file);
+    await new Promise((r) => setTimeout(r, 2 * MARGIN));
+    const third = scan();
+    expect(builtPatched.count).toBe(before + 1);
+    expect(strip(third)).toEqual(truth());
+    expect(entry(third, 'a/f0')).not.toBe(entry(second, 'a/f0'));
   });
 });

@@ -77,7 +77,9 @@ export class FileTable {
   has: Uint8Array;
 
   constructor(capacity = 1024) {
-    this.stats = new Float64Array(capacity * STAT_FIELDS);
+    // The stats in shared memory, like a loaded table's: the verifying worker reads them in
+    // place, and a long-running process does not copy them there at every scan.
+    this.stats = new Float64Array(new SharedArrayBuffer(capacity * STAT_FIELDS * 8));
     this.shas = new Uint8Array(capacity * 32);
     this.has = new Uint8Array(capacity);
   }
@@ -132,7 +134,7 @@ export class FileTable {
 
   private grow(): void {
     const cap = Math.max(1024, this.has.length * 2);
-    const stats = new Float64Array(cap * STAT_FIELDS);
+    const stats = new Float64Array(new SharedArrayBuffer(cap * STAT_FIELDS * 8));
     stats.set(this.stats);
     const shas = new Uint8Array(cap * 32);
     shas.set(this.shas);
@@ -472,7 +474,8 @@ export function dirRowsOf(data: StatCacheData): DirRows {
   const loaded = data instanceof LoadedCache ? data.untouchedDirRows : undefined;
   if (loaded !== undefined) return loaded;
   const paths: string[] = [];
-  const stats = new Float64Array(data.dirs.size * 4);
+  // In shared memory: the verifying worker is handed them without a copy.
+  const stats = new Float64Array(new SharedArrayBuffer(data.dirs.size * 4 * 8));
   for (const [rel, d] of data.dirs) {
     stats.set(d.stat, paths.length * 4);
     paths.push(rel);

@@ -15,6 +15,7 @@ import { canonicalMemoPath, renderMemoPath } from '../cache/artefacts.js';
 import { dirRowsOf, saveCache, startCacheSave, HAS_SHA, type FileTable, type PendingCacheSave } from '../cache/stat-cache.js';
 import { prefetchFile } from '../memo/text-memo.js';
 import { LINK_ROW, type StoredResult } from '../cache/result.js';
+import type { BuiltEntries } from '../cache/resident.js';
 import type { RepoSnapshotEntry, ScanOptions, ScanResult, ScanWarning } from '../types.js';
 
 /**
@@ -68,15 +69,87 @@ function verifyTable(p: Prepared): VerifyTable {
   const flags = new Uint8Array(new SharedArrayBuffer(size));
   flags.set(t.has.subarray(0, nFiles));
   flags.fill(ROW_DIR, nFiles);
-  const paths = t.paths.concat(dirs.paths);
-  if (p.trustDir !== undefined) {
-    // No event anywhere: every directory is vouched for, and no path need be taken apart (~5 ms at 35k rows).
-    const trust = p.trustEveryDir?.() === true ? TRUST_EVERY_DIR : p.trustDir;
-    markKnownUnchanged(trust, fs.lstatSync(p.rootReal).dev, paths, nFiles, t.stats, dirs.stats, flags);
-  }
+  if (p.trustDir === undefined) return { nFiles, size, paths: t.paths.concat(dirs.paths), fileStats: inShared(t.stats.subarray(0, nFiles * STAT_FIELDS)), dirStats: inShared(dirs.stats), flags };
+  const plan = rowPlanOf(p.previous, t.paths, dirs.paths);
+  const paths = plan.paths;
+  // No event anywhere: every directory is vouched for, and no parent need be asked about.
+  const trust = p.trustEveryDir?.() === true ? TRUST_EVERY_DIR : p.trustDir;
+  markKnownUnchanged(trust, fs.lstatSync(p.rootReal).dev, plan, nFiles, t.stats, dirs.stats, flags);
   // Shared memory, handed to the verifying worker without a copy: a loaded cache's rows are
   // views of its file's bytes, in shared memory already.
   return { nFiles, size, paths, fileStats: inShared(t.stats.subarray(0, nFiles * STAT_FIELDS)), dirStats: inShared(dirs.stats), flags };
+}
+
+/**
+ * The verify table's paths (files, then directories) with each row's directory as a number: a
+ * watching process scans the same rows again and again, so the paths are taken apart once, not
+ * at every scan (~50k string slices and set lookups at 50k files). `parentOf[i]`: the index in
+ * `dirs` of row i's directory, -1 for a path outside the watched tree; `selfOf[j]`: directory
+ * row j's own index in `dirs`.
+ */
+interface RowPlan {
+  paths: string[];
+  nFiles: number;
+  dirs: string[];
+  parentOf: Int32Array;
+  selfOf: Int32Array;
+}
+
+/** The last plan made from each cache's rows; reused only while its paths are exactly the rows' paths. */
+const rowPlans = new WeakMap<object, RowPlan>();
+
+function rowPlanOf(data: object, files: readonly string[], dirs: readonly string[]): RowPlan {
+  const kept = rowPlans.get(data);
+  if (kept !== undefined && samePaths(kept, files, dirs)) return kept;
+  const plan = makeRowPlan(files, dirs);
+  rowPlans.set(data, plan);
+  return plan;
+}
+
+/** True when `plan` was made from these very paths, in this order (the same strings compare by pointer first). */
+function samePaths(plan: RowPlan, files: readonly string[], dirs: readonly string[]): boolean {
+  const { paths, nFiles } = plan;
+  if (nFiles !== files.length || paths.length !== nFiles + dirs.length) return false;
+  for (let i = 0; i < nFiles; i++) if (paths[i] !== files[i]) return false;
+  for (let j = 0; j < dirs.length; j++) if (paths[nFiles + j] !== dirs[j]) return false;
+  return true;
+}
+
+function makeRowPlan(files: readonly string[], dirRows: readonly string[]): RowPlan {
+  const paths = files.concat(dirRows);
+  const nFiles = files.length;
+  const index = new Map<string, number>();
+  const dirs: string[] = [];
+  const numberOf = (dir: string): number => {
+    let k = index.get(dir);
+    if (k === undefined) {
+      k = dirs.length;
+      dirs.push(dir);
+      index.set(dir, k);
+    }
+    return k;
+  };
+  const parentOf = new Int32Array(paths.length);
+  const selfOf = new Int32Array(dirRows.length);
+  // Rows come directory by directory: the last parent's number is kept.
+  let lastParent = '\0';
+  let lastNumber = -1;
+  for (let i = 0; i < paths.length; i++) {
+    const rel = paths[i]!;
+    if (rel.startsWith('..') || rel.startsWith('/')) {
+      parentOf[i] = -1; // not a path inside the watched tree
+      if (i >= nFiles) selfOf[i - nFiles] = -1;
+      continue;
+    }
+    const slash = rel.lastIndexOf('/');
+    if (slash !== lastParent.length || !rel.startsWith(lastParent)) {
+      lastParent = slash < 0 ? '' : rel.slice(0, slash);
+      lastNumber = numberOf(lastParent);
+    }
+    parentOf[i] = lastNumber;
+    if (i >= nFiles) selfOf[i - nFiles] = numberOf(rel);
+  }
+  return { paths, nFiles, dirs, parentOf, selfOf };
 }
 
 /**
@@ -84,27 +157,23 @@ function verifyTable(p: Prepared): VerifyTable {
  * directory did not change, a directory when neither it nor its parent did. A symlink is always
  * looked at (where it leads is not watched), and so is a row on another device than the root's
  * (a mount inside the tree, maybe a network one, whose changes made elsewhere raise no event).
+ * The caller is asked once per directory, not once per row.
  */
-function markKnownUnchanged(trustDir: ((rel: string) => boolean) | typeof TRUST_EVERY_DIR, rootDev: number, paths: readonly string[], nFiles: number, fileStats: Float64Array, dirStats: Float64Array, flags: Uint8Array): void {
-  // Rows come directory by directory: the last parent's answer is kept.
-  let lastParent = '\0';
-  let lastTrusted = false;
-  for (let i = 0; i < paths.length; i++) {
-    const rel = paths[i]!;
-    if (rel.startsWith('..') || rel.startsWith('/')) continue; // not a path inside the watched tree
-    if (trustDir === TRUST_EVERY_DIR) {
-      if (i < nFiles ? (fileStats[i * STAT_FIELDS + 5]! & S_IFMT) !== S_IFLNK && fileStats[i * STAT_FIELDS + 4] === rootDev : dirStats[(i - nFiles) * 4 + 3] === rootDev) flags[i]! |= ROW_KNOWN;
-      continue;
-    }
-    const slash = rel.lastIndexOf('/');
-    if (slash !== lastParent.length || !rel.startsWith(lastParent)) {
-      lastParent = slash < 0 ? '' : rel.slice(0, slash);
-      lastTrusted = trustDir(lastParent);
-    }
-    if (i < nFiles) {
-      if ((fileStats[i * STAT_FIELDS + 5]! & S_IFMT) === S_IFLNK || fileStats[i * STAT_FIELDS + 4] !== rootDev) continue;
-      if (lastTrusted) flags[i]! |= ROW_KNOWN;
-    } else if (dirStats[(i - nFiles) * 4 + 3] === rootDev && trustDir(rel) && (rel === '' || lastTrusted)) flags[i]! |= ROW_KNOWN;
+function markKnownUnchanged(trustDir: ((rel: string) => boolean) | typeof TRUST_EVERY_DIR, rootDev: number, plan: RowPlan, nFiles: number, fileStats: Float64Array, dirStats: Float64Array, flags: Uint8Array): void {
+  const { parentOf, selfOf, dirs } = plan;
+  const trusted = new Uint8Array(dirs.length);
+  if (trustDir === TRUST_EVERY_DIR) trusted.fill(1);
+  else for (let k = 0; k < dirs.length; k++) trusted[k] = trustDir(dirs[k]!) ? 1 : 0;
+  const size = parentOf.length;
+  for (let i = 0; i < nFiles; i++) {
+    const parent = parentOf[i]!;
+    if (parent < 0 || trusted[parent] === 0) continue;
+    if ((fileStats[i * STAT_FIELDS + 5]! & S_IFMT) !== S_IFLNK && fileStats[i * STAT_FIELDS + 4] === rootDev) flags[i]! |= ROW_KNOWN;
+  }
+  for (let i = nFiles; i < size; i++) {
+    const parent = parentOf[i]!;
+    if (parent < 0 || trusted[parent] === 0 || trusted[selfOf[i - nFiles]!] === 0) continue;
+    if (dirStats[(i - nFiles) * 4 + 3] === rootDev) flags[i]! |= ROW_KNOWN;
   }
 }
 
@@ -254,6 +323,8 @@ interface Draft {
   digest: string | undefined;
   /** 'now': to save at settling; a save under way (settle); null: nothing to save. */
   save: PendingCacheSave | 'now' | null;
+  /** Every entry of a result whose array is the caller's is frozen: they may be kept (builtOf). */
+  entriesFrozen?: boolean;
   hashed: number;
   bytesHashed: number;
 }
@@ -282,9 +353,20 @@ function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, pr
   const reread = from !== undefined ? entryChanged : null;
   const rulesReread = new Set(prior.read.changed);
   const oldIndex = new Int32Array(from === undefined ? 0 : rows.length);
+  // The entries the last scan of this process built from these rows, when no entry was added,
+  // removed or moved since (entry k is still row rows[k]'s): only the rows read again with
+  // another entry, and links, are built anew (~50k objects and a 3 MB hex string spared).
+  const keptEntries = !prior.entries && !prior.listings && prior.read.changed.length === 0 ? p.cacheSource?.built?.files : undefined;
+  const kept = keptEntries !== undefined && keptEntries.length === rows.length ? keptEntries : undefined;
+  if (kept !== undefined) builtPatched.count++;
   // One hex string for the whole table; each digest is a slice of it (no per-entry conversion).
-  const shaHex = Buffer.from(t.shas.buffer, t.shas.byteOffset, t.size * 32).toString('hex');
+  // Patching kept entries, only the few built anew convert their own.
+  const shaHex = kept === undefined ? Buffer.from(t.shas.buffer, t.shas.byteOffset, t.size * 32).toString('hex') : '';
+  const shaBytes = Buffer.from(t.shas.buffer, t.shas.byteOffset, t.size * 32);
   let bytes = 0;
+  // A watching caller scans again soon: every entry is frozen as built (links too), so the
+  // next scan may take them (the result's array stays the caller's).
+  const keepAll = !mode.digestBody && options.knownUnchanged !== undefined;
   for (let k = 0; k < rows.length; k++) {
     let i = rows[k]!;
     let kind: 'file' | 'symlink' = 'file';
@@ -294,7 +376,8 @@ function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, pr
       const link = linkNow(p, stored, prefix, i);
       if (isWalk(link)) return link;
       if (link.targetRow === null) {
-        files[k] = { path: link.path, bytes: 0, mode: '0644', kind: 'symlink' };
+        const entry: RepoSnapshotEntry = { path: link.path, bytes: 0, mode: '0644', kind: 'symlink' };
+        files[k] = keepAll ? Object.freeze(entry) : entry;
         continue;
       }
       i = link.targetRow;
@@ -304,14 +387,24 @@ function draftResult(p: Prepared, options: ScanOptions, stored: StoredResult, pr
     if (reread !== null && (reread.has(i) || (rulesReread.size > 0 && rulesReread.has(t.paths[i]!)))) oldIndex[k] = -1;
     const o = i * STAT_FIELDS;
     const size = t.stats[o]!;
-    const mode = entryMode(t.stats[o + 5]!);
     const hasSha = (t.has[i]! & HAS_SHA) !== 0;
     if (hasSha !== p.withDigest) return walk(`${t.paths[i]!} has no digest recorded`);
+    if (kept !== undefined && kind === 'file' && !entryChanged.has(i)) {
+      // A row not read again, or read again with the same entry: the entry it gave last time.
+      files[k] = kept[k]!;
+      bytes += size;
+      continue;
+    }
+    const mode = entryMode(t.stats[o + 5]!);
     const rel = path ?? t.paths[i]!;
-    files[k] = hasSha ? { path: rel, bytes: size, sha256: shaHex.slice(i * 64, i * 64 + 64), mode, kind } : { path: rel, bytes: size, mode, kind };
+    const sha256 = !hasSha ? '' : kept === undefined ? shaHex.slice(i * 64, i * 64 + 64) : shaBytes.toString('hex', i * 32, i * 32 + 32);
+    const entry: RepoSnapshotEntry = hasSha ? { path: rel, bytes: size, sha256, mode, kind } : { path: rel, bytes: size, mode, kind };
+    files[k] = keepAll ? Object.freeze(entry) : entry;
     bytes += size;
   }
-  return finishDraft(p, options, stored, prior, mode, files, bytes, entryChanged, reread, oldIndex);
+  const draft = finishDraft(p, options, stored, prior, mode, files, bytes, entryChanged, reread, oldIndex);
+  if (!isWalk(draft) && keepAll) draft.entriesFrozen = true;
+  return draft;
 }
 
 /** Link row `i` of the stored result, resolved again (cheap: links are few): where it leads must be where it led (targetRow null: nowhere in the tree). */
@@ -328,6 +421,8 @@ function linkNow(p: Prepared, stored: StoredResult, prefix: string, i: number): 
 
 /** Times a scan took the entries kept with its rows (cache/resident.ts) instead of building them: for tests. */
 export const builtReused = { count: 0 };
+/** Times a scan built only the entries of rows read again, taking the others kept with its rows: for tests. */
+export const builtPatched = { count: 0 };
 
 /** The draft from the entries: their bytes against the budget, the digest (stored, or made with the memo) and the body's handle. */
 function finishDraft(p: Prepared, options: ScanOptions, stored: StoredResult, prior: PriorChanges, mode: BuildMode, files: RepoSnapshotEntry[], bytes: number, entryChanged: Set<number>, reread: Set<number> | null, oldIndex: Int32Array): Draft | Walk {
@@ -365,15 +460,21 @@ function storedText(p: Prepared, d: Draft): string {
 function settleSync(p: Prepared, options: ScanOptions, d: Draft): ScanResult {
   if (d.save === 'now') {
     storedText(p, d);
-    return report(p, options, d, saveCache(p.cacheFile!, p.previous, p.rootReal, p.optionsKey, keepSaved(p, p.previous)));
+    // The entries were built from these rows as saved: they go with them (see below).
+    return report(p, options, d, saveCache(p.cacheFile!, p.previous, p.rootReal, p.optionsKey, keepSaved(p, p.previous, builtOf(d))));
   }
   // Nothing to save: no row, listing or result was changed (each change sets save), so the rows
   // are still the file's.
-  // The entries go with them when frozen (the body's digest was made): shared, they cannot change.
-  if (d.save === null) keepUnchanged(p, Object.isFrozen(d.result.files) ? { files: d.result.files, bytes: d.result.counts.bytes } : undefined);
+  if (d.save === null) keepUnchanged(p, builtOf(d));
   // A save under way needs settle (only tryStoredResultParallel starts one).
   if (d.save !== null) throw new Error('a background cache save must be settled asynchronously');
   return report(p, options, d, undefined);
+}
+
+/** The entries to keep with the rows they were built from, when frozen (the body's digest was made, or a watching caller scans): shared, they cannot change. */
+function builtOf(d: Draft): BuiltEntries | undefined {
+  if (d.entriesFrozen === true) return { files: [...d.result.files], bytes: d.result.counts.bytes };
+  return Object.isFrozen(d.result.files) ? { files: d.result.files, bytes: d.result.counts.bytes } : undefined;
 }
 
 async function settle(p: Prepared, options: ScanOptions, d: Draft): Promise<ScanResult> {

@@ -27,11 +27,11 @@ export interface CacheSource {
   readonly built?: BuiltEntries;
 }
 
-/** The save's `keep` callback: the rows `data` saved are kept for this process's next scan (resident.ts). */
-export function keepSaved(p: Prepared, data: StatCacheData): ((held: HeldFile) => void) | undefined {
+/** The save's `keep` callback: the rows `data` saved are kept for this process's next scan (resident.ts), with the entries built from them as saved (frozen), if any. */
+export function keepSaved(p: Prepared, data: StatCacheData, built?: BuiltEntries): ((held: HeldFile) => void) | undefined {
   const source = p.cacheSource;
   if (source === undefined || p.cacheFile === null) return undefined;
-  return (held) => (source.left = keepResident(p.cacheFile!, p.rootReal, p.optionsKey, data, held));
+  return (held) => (source.left = keepResident(p.cacheFile!, p.rootReal, p.optionsKey, data, held, built));
 }
 
 /** The scan left the rows it started from unchanged, on disk and in memory: they are kept as they are, with the entries it built from them (frozen). */
