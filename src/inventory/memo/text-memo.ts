@@ -74,7 +74,10 @@ function readBaseMemo(file: string, tag: string, wanted: readonly (string | unde
   try {
     const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
     try {
-      const size = fs.fstatSync(fd).size;
+      const st = fs.fstatSync(fd);
+      // Not by size: a directory's is 4096 on ext4 but a few bytes on tmpfs.
+      if (!st.isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: st.isDirectory() ? 'EISDIR' : 'EINVAL' });
+      const size = st.size;
       if (size < headLength) return null;
       buf = Buffer.allocUnsafe(size);
       if (fs.readSync(fd, buf, 0, headLength, 0) !== headLength) return null;
