@@ -13,6 +13,8 @@
  *   runs limited to those paths and its answer replaces the held one's entries there (see
  *   partialPaths). The record is checked too: the inventory may differ from the last one only
  *   at those paths, or the capture runs again with the whole status.
+ * - a whole run takes `git rev-parse`'s answer from the last whole run while what rev-parse reads
+ *   has not moved (revParseKeyOf): after a commit, git's status starts one process sooner.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -77,6 +79,12 @@ export class ResidentGit {
   private outsideList: string[] | null = null;
   /** What the latest whole run left to check before its answer may be reused (completeDeferred). */
   private deferred: { keyedOn: string[] | null } | null = null;
+  /**
+   * The latest whole run's `git rev-parse` answer and the key it was taken under (revParseKey):
+   * the next whole run reuses it while the key is the same, so git's status starts ~one process
+   * sooner (a whole run follows every commit, when `.git` moved but not what rev-parse reads).
+   */
+  private revParseMemo: { key: string; answer: string } | null = null;
   /** The stat cache's state as this process's last scan left it, the mark that scan began after, and when a pass last looked at every row. */
   private inventory: { state: CacheState; mark: WatchMark; fullPassAt: number } | null = null;
   /** Directories with events since that mark (taken from the watcher at each mark). */
@@ -129,7 +137,7 @@ export class ResidentGit {
   /** What begin() decided for the capture under way: git's last answer, or git's run started then. */
   private pending:
     | { reuse: GitStatus }
-    | { read: PendingGitStatus; mark: WatchMark | null; outside: { files: string[]; key: string } | null; listedNow: boolean }
+    | { read: PendingGitStatus; mark: WatchMark | null; outside: { files: string[]; key: string } | null; listedNow: boolean; revParseKey: string | null }
     | { partial: PendingGitStatus; paths: Set<string>; base: LastStatus; mark: WatchMark }
     | null = null;
 
@@ -175,7 +183,9 @@ export class ResidentGit {
     const known = mark === null ? null : this.outsideList;
     const outside = mark === null ? null : known !== null ? { files: known, key: outsideKey(known) } : outsideFiles(this.root);
     if (known === null) this.outsideList = outside?.files ?? null;
-    this.pending = { read: captureGitStatusInBackground(projectRoot), mark, outside, listedNow: known === null };
+    const revParseKey = outside === null ? null : revParseKeyOf(this.root, projectRoot, outside.key);
+    const knownRevParse = revParseKey !== null && this.revParseMemo?.key === revParseKey ? this.revParseMemo.answer : undefined;
+    this.pending = { read: captureGitStatusInBackground(projectRoot, undefined, knownRevParse), mark, outside, listedNow: known === null, revParseKey };
   }
 
   /** The capture's git status: as begin() decided, or `run` when no capture began here. */
@@ -206,6 +216,8 @@ export class ResidentGit {
     const status = p.read();
     this.counts.runs++;
     const revParse = p.read.revParse;
+    // Only an answer inside a work tree is kept: any other sends the next whole run to git again.
+    this.revParseMemo = p.revParseKey !== null && typeof revParse === 'string' && revParse.startsWith('true\n') ? { key: p.revParseKey, answer: revParse } : null;
     if (p.mark !== null && p.outside !== null) {
       this.last = { status: structuredClone(status), mark: p.mark, outside: p.outside, ...(typeof revParse === 'string' ? { revParse } : {}) };
       this.deferred = { keyedOn: p.listedNow ? null : p.outside.files };
@@ -237,6 +249,7 @@ export class ResidentGit {
       if (!keep) {
         this.last = null;
         this.namedSince = null;
+        this.revParseMemo = null;
       }
     }
   }
@@ -274,6 +287,7 @@ export class ResidentGit {
     this.outsideList = null;
     this.namedSince = null;
     this.inventory = null;
+    this.revParseMemo = null;
   }
 }
 
@@ -402,6 +416,28 @@ function outsideKey(files: readonly string[]): string {
   for (const f of files) {
     const st = fs.statSync(f, { throwIfNoEntry: false, bigint: true });
     parts.push(st === undefined ? `${f}:-` : `${f}:${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`);
+  }
+  return parts.join('\n');
+}
+
+/**
+ * What `git rev-parse --is-inside-work-tree --show-prefix` reads, run in `projectRoot` of a
+ * repository whose git dir is `<root>/.git`: the configuration (core.bare, core.worktree, includes:
+ * `outsideKey`, which keys every file the last listing named, `.git/config` among them, and the
+ * environment naming them), `.git/config` itself, the directories git walks and the owners it
+ * checks (safe.directory), HEAD (includeIf onbranch, and whether `.git` is a repository at all),
+ * a `commondir`. Null when one cannot be read: git runs.
+ */
+function revParseKeyOf(root: string, projectRoot: string, outside: string): string | null {
+  const parts = [projectRoot, outside];
+  const dotGit = path.join(root, '.git');
+  try {
+    for (const f of [root, projectRoot, dotGit, path.join(dotGit, 'config'), path.join(dotGit, 'HEAD'), path.join(dotGit, 'commondir')]) {
+      const st = fs.lstatSync(f, { throwIfNoEntry: false, bigint: true });
+      parts.push(st === undefined ? `${f}:-` : `${f}:${st.dev}:${st.ino}:${st.mode}:${st.uid}:${st.isDirectory() ? '' : `${st.size}:${st.mtimeNs}:${st.ctimeNs}`}`);
+    }
+  } catch {
+    return null;
   }
   return parts.join('\n');
 }

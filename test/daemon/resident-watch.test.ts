@@ -405,6 +405,67 @@ describe('a resident capture leaning on the tree watcher', () => {
     }
   });
 
+  it('reuses rev-parse\'s answer in a whole run after a commit, and runs it again once .git/config or HEAD moved', () => {
+    const shim = makeTempDir('cairn-watch-git-');
+    dirs.push(shim);
+    const log = path.join(shim, 'log');
+    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    fs.writeFileSync(path.join(shim, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
+    const savedPath = process.env.PATH;
+    process.env.PATH = `${shim}:${savedPath ?? ''}`;
+    try {
+      const outer = makeTempDir('cairn-watch-outer-');
+      dirs.push(outer);
+      const root = path.join(outer, 'proj');
+      fs.mkdirSync(root);
+      git(root, 'init', '-q', '-b', 'main');
+      git(root, 'config', 'user.email', 't@cairn.invalid');
+      git(root, 'config', 'user.name', 'cairn test');
+      fs.mkdirSync(path.join(root, 'd0'));
+      for (const f of ['a.txt', 'b.txt']) fs.writeFileSync(path.join(root, 'd0', f), `${f}\n`);
+      commitAll(root, 'init');
+      const manager = watched.residentManager(root, {}, { readyTimeoutMs: 10_000 });
+      const resident = watched.residentGitFor(root, path.join(root, '.cairn'));
+      const iter = makeTempDir('cairn-watch-iter-');
+      dirs.push(iter);
+      let n = 0;
+      /** One capture: the git commands it ran (rev-parse, status), its record checked against a fresh process's. */
+      const take = (what: string): string[] => {
+        fs.writeFileSync(log, '');
+        const record = manager.capturePreSnapshot(root, path.join(iter, String(n++)));
+        resident.completeDeferred(); // as the daemon does once it answered
+        const ran = fs.readFileSync(log, 'utf8').split('\n').filter((l) => / (rev-parse|status) /.test(l));
+        expect(actual(root, record), what).toEqual(expected(root));
+        return ran;
+      };
+      const revParses = (ran: string[]): number => ran.filter((l) => l.includes(' rev-parse ')).length;
+      const wholeRuns = (ran: string[]): number => ran.filter((l) => l.includes(' status ') && l.endsWith(' -- .')).length;
+      take('first');
+      take('second');
+      // A commit moves the index and a ref: the status runs whole, rev-parse's answer is kept.
+      for (let round = 0; round < 2; round++) {
+        fs.appendFileSync(path.join(root, 'd0', 'a.txt'), `edit ${round}\n`);
+        commitAll(root, `round ${round}`);
+        const afterCommit = take(`after commit ${round}`);
+        expect(wholeRuns(afterCommit), `after commit ${round}`).toBe(1);
+        expect(revParses(afterCommit), `after commit ${round}`).toBe(0);
+      }
+      // A branch switch rewrites HEAD: rev-parse runs again.
+      git(root, 'checkout', '-q', '-b', 'side');
+      const switched = take('branch switched');
+      expect(wholeRuns(switched)).toBe(1);
+      expect(revParses(switched)).toBe(1);
+      // The work tree's top moves up a folder (.git/config): the held answer would name every path wrongly.
+      git(root, 'config', 'core.worktree', outer);
+      fs.appendFileSync(path.join(root, 'd0', 'b.txt'), 'edit\n');
+      const moved = take('core.worktree moved');
+      expect(revParses(moved)).toBe(1);
+      expect(gitLib.captureGitStatus(root).untracked).toContain('d0/a.txt'); // the prefix mattered
+    } finally {
+      process.env.PATH = savedPath;
+    }
+  });
+
   it('lists git\'s configuration files again after a whole run answered: an empty include added to the global config, then edited, is seen', () => {
     const cfg = makeTempDir('cairn-watch-gitconfig-');
     dirs.push(cfg);
