@@ -68,8 +68,21 @@ await build({
 // so only builtins every run of it loads may be imported statically (test/cli/fast-lane.test.ts checks).
 await build({
   absWorkingDir: root,
-  entryPoints: { 'snapshot-lane': 'dist/cli/snapshot-lane.js', 'hook-lane': 'dist/cli/hook-lane.js', 'session-lane': 'dist/cli/session-lane.js' },
+  entryPoints: { 'hook-lane': 'dist/cli/hook-lane.js', 'session-lane': 'dist/cli/session-lane.js' },
   ...esm,
+});
+// The snapshot lane is CommonJS (snapshot-lane.js), as the executable is: a warm `cairn snapshot`
+// then never starts Node's ES module loader, ~15 ms of CPU of Node 20's ~50 over `node -e 0`. Its
+// import.meta.url (by which the scanner finds its hash worker, an ES module entry beside it) is
+// this file's URL, made on first use (node:url is not loaded otherwise).
+await build({
+  absWorkingDir: root,
+  entryPoints: { 'snapshot-lane': 'dist/cli/snapshot-lane.js' },
+  ...common,
+  format: 'cjs',
+  define: { 'import.meta.dirname': '__dirname', 'import.meta.filename': '__filename', 'import.meta.url': '__cairnImportMeta.url', 'import.meta.resolve': '__cairnImportMeta.resolve' },
+  // Strict first, as the ES module was (esbuild's own directive comes after the banner).
+  banner: { js: "'use strict';\nconst __cairnImportMeta = { get url() { return require('node:url').pathToFileURL(__filename).href; }, resolve: undefined };" },
 });
 // The executable (cairn.js: it turns on the compile cache, picks a lane, else loads main.mjs) and
 // the daemon lane it require()s (daemon-lane.js, the client of `cairn daemon`), CommonJS: a served
@@ -86,7 +99,7 @@ await build({
 // copies every export of the builtin into a getter (fs has ~100) each time a module of the bundle
 // imports it: ~2-3 ms of CPU of a served turn on Node 20. A builtin's exports object serves as its
 // namespace as well, except for `.default`, so a namespace never read for `.default` is the object.
-for (const name of ['cairn.js', 'daemon-lane.js']) {
+for (const name of ['cairn.js', 'daemon-lane.js', 'snapshot-lane.js']) {
   const file = join(root, 'dist/bin', name);
   const text = readFileSync(file, 'utf8');
   const lean = text.replace(/\bvar (\w+) = __toESM\((require\("node:[\w/]+"\)), 1\);/g, (whole, binding, required) => (text.includes(`${binding}.default`) ? whole : `var ${binding} = ${required};`));

@@ -4,8 +4,9 @@
  * lane beside it as dist/bin/daemon-lane.js; dist/bin/package.json says both are CommonJS):
  * Node reads and compiles a CommonJS module synchronously, while an ES module entry first starts
  * Node's ES module loader, which on Node 20 (no compile cache) costs a short process several ms.
- * So help, the version and a turn the project's `cairn daemon` serves never start that loader;
- * every other run imports its ES module lane (dist/bin/*.mjs) as before.
+ * So help, the version, a turn the project's `cairn daemon` serves and a snapshot (its lane is
+ * CommonJS too, dist/bin/snapshot-lane.js) never start that loader; every other run imports its
+ * ES module lane (dist/bin/*.mjs) as before.
  * It turns on V8's compile cache before a lane is loaded. The commonest short runs take a fast
  * lane that skips the CLI framework (fast-lane.ts); help text comes from dist/bin/help.json,
  * captured from the full CLI at build time.
@@ -31,6 +32,11 @@ const here = import.meta.dirname;
 /** The daemon lane (daemon-lane.ts), CommonJS like this file: asking a daemon loads no ES module. */
 function daemonLane(): typeof import('./daemon-lane.js') {
   return createRequire(import.meta.filename)('./daemon-lane.js') as typeof import('./daemon-lane.js');
+}
+
+/** The snapshot lane (snapshot-lane.ts), CommonJS too: a warm `cairn snapshot` loads no ES module either. */
+function snapshotLane(): typeof import('./snapshot-lane.js') {
+  return createRequire(import.meta.filename)('./snapshot-lane.js') as typeof import('./snapshot-lane.js');
 }
 
 /** An ES module lane of the bundle (`main.mjs`, `session-lane.mjs`, ...). */
@@ -67,7 +73,7 @@ async function run(): Promise<void> {
     // socket at the root, not even the client is loaded.
     const mayServe = process.env.CAIRN_DAEMON !== '0' && socketMayBeAt(path.resolve(lane.flags.root));
     if (!mayServe || !(await daemonLane().snapshotThroughDaemon(lane.flags)).served) {
-      (await esLane<typeof import('./snapshot-lane.js')>('snapshot-lane.mjs')).runSnapshotLane(lane.flags, true);
+      snapshotLane().runSnapshotLane(lane.flags, true);
     }
   } else if (lane?.kind === 'hook') {
     // A running `cairn daemon` first, before the hook lane's bundle loads (daemon-lane.ts).

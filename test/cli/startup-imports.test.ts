@@ -38,16 +38,19 @@ describe('CLI start-up', () => {
     expect(heavy).toEqual([]);
   });
 
-  it('has the executable and the daemon lane CommonJS, every other module of the bundle an ES module (.mjs)', () => {
+  it('has the executable, the daemon lane and the snapshot lane CommonJS, every other module of the bundle an ES module (.mjs)', () => {
     const bin = path.dirname(CLI);
     expect(JSON.parse(fs.readFileSync(path.join(bin, 'package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
     const js = fs.readdirSync(bin, { recursive: true }).map(String).filter((f) => f.endsWith('.js'));
-    expect(js.sort()).toEqual(['cairn.js', 'daemon-lane.js']);
-    // The daemon lane loads builtins only, and none by import(): that would start the ES module loader.
-    const lane = fs.readFileSync(path.join(bin, 'daemon-lane.js'), 'utf8');
-    expect(lane).not.toMatch(/\bimport\(/);
-    expect([...lane.matchAll(/\brequire\(\s*['"]([^'"]+)['"]/g)].map((m) => m[1]).filter((spec) => !spec!.startsWith('node:'))).toEqual([]);
-    expect(lane).toContain('function sessionThroughDaemon('); // the checks read the real lane
+    expect(js.sort()).toEqual(['cairn.js', 'daemon-lane.js', 'snapshot-lane.js']);
+    // The two lanes load builtins only, and none by import(): that would start the ES module loader.
+    for (const [name, fn] of [['daemon-lane.js', 'function sessionThroughDaemon('], ['snapshot-lane.js', 'function runSnapshotLane(']] as const) {
+      const lane = fs.readFileSync(path.join(bin, name), 'utf8');
+      // (The scanner's worker boot text for the TypeScript sources, a template string, is no import.)
+      expect(lane, name).not.toMatch(/(?<!`)\bimport\(/);
+      expect([...lane.matchAll(/\brequire\(\s*['"]([^'"]+)['"]/g)].map((m) => m[1]).filter((spec) => !spec!.startsWith('node:')), name).toEqual([]);
+      expect(lane, name).toContain(fn); // the checks read the real lane
+    }
   });
 
   it('keeps that laziness in the bundle `cairn` runs: its entry and the chunks it imports statically hold no scanner or backend', () => {

@@ -243,7 +243,7 @@ describe('cairn daemon: same results as in-process', () => {
     // A copy of the build inside the package (its dependencies resolve as the build's do), minus the snapshot lane.
     const bin = path.join(REPO_ROOT, 'dist', `bin-without-snapshot-lane-${process.pid}`);
     fs.cpSync(path.dirname(CLI), bin, { recursive: true });
-    fs.rmSync(path.join(bin, 'snapshot-lane.mjs'));
+    fs.rmSync(path.join(bin, 'snapshot-lane.js'));
     try {
       const root = project();
       const run = (args: string[], extra: NodeJS.ProcessEnv = {}): Run => {
@@ -381,7 +381,7 @@ describe('the executable: CommonJS until a command runs in-process', () => {
       const started = spawnSync(process.execPath, [exe, 'daemon', 'start', '--json'], { cwd: root, env: envFor(), encoding: 'utf8', timeout: 120_000 });
       expect(started.status, started.stderr).toBe(0);
       daemons.add((JSON.parse(started.stdout) as { pid: number }).pid);
-      for (const lane of ['main.mjs', 'session-lane.mjs', 'hook-lane.mjs', 'snapshot-lane.mjs']) fs.rmSync(path.join(bin, lane));
+      for (const lane of ['main.mjs', 'session-lane.mjs', 'hook-lane.mjs', 'snapshot-lane.js']) fs.rmSync(path.join(bin, lane));
 
       const served = [
         run(['session', 'pre']),

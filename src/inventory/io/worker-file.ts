@@ -34,9 +34,10 @@ const found = new Map<WorkerName, URL>();
 function workerFile(name: WorkerName, here: string): URL {
   let url = found.get(name);
   if (url === undefined) {
-    // The bundle's ES modules are .mjs (scripts/bundle-cli.mjs), tsc's are .js: the worker's is this module's.
+    // The bundle's ES modules are .mjs (scripts/bundle-cli.mjs), tsc's are .js: the worker's is this
+    // module's; the bundle's CommonJS snapshot lane (.js beside the workers) finds their .mjs.
     const ext = here.endsWith('.mjs') ? '.mjs' : '.js';
-    const candidates = [new URL(`./${name}${ext}`, here), new URL(`../${name}${ext}`, here)];
+    const candidates = [new URL(`./${name}${ext}`, here), new URL(`../${name}${ext}`, here), ...(ext === '.js' ? [new URL(`./${name}.mjs`, here)] : [])];
     url = candidates.find((u) => fs.existsSync(fileURLToPath(u))) ?? candidates[0]!;
     found.set(name, url);
   }
