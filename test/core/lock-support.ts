@@ -39,8 +39,21 @@ export interface Holder {
   done: Promise<{ status: number | null; signal: NodeJS.Signals | null; stderr: string }>;
 }
 
+const started = new Set<ChildProcess>();
+
+/**
+ * SIGKILLs every holder a test started that is still running (call from afterEach). A holder
+ * that missed its test's signal would otherwise hold its lock forever and keep the test
+ * worker, and so the whole run, from ending (seen once on Node 22 in session 16's CI rehearsal).
+ */
+export function killHolders(): void {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  started.clear();
+}
+
 export function startHolder(env: Record<string, string>): Holder {
   const child = spawn(process.execPath, ['--input-type=module', '-e', HOLDER], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.add(child);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const acquired = new Promise<void>((resolve, reject) => {

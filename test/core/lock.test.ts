@@ -6,7 +6,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vite
 import { CairnError } from '../../src/core/errors.js';
 import { LOCK_OWNER_FILE, acquireDirLock, ownerDeathReason, takeOverLock, type LockOwner, type StaleLockInfo } from '../../src/core/lock.js';
 import { REPO_ROOT } from '../support/cli.js';
-import { deadPid, startHolder } from './lock-support.js';
+import { deadPid, killHolders, startHolder } from './lock-support.js';
 import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
 
 // Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
@@ -22,7 +22,10 @@ beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-lock-'));
   lockPath = path.join(dir, '.lock.TUNE-0001');
 });
-afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  killHolders();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 function readOwnerFile(): LockOwner {
   return JSON.parse(fs.readFileSync(path.join(lockPath, LOCK_OWNER_FILE), 'utf8')) as LockOwner;

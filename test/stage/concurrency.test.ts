@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { deadPid, startHolder } from '../core/lock-support.js';
+import { deadPid, killHolders, startHolder } from '../core/lock-support.js';
 import { cleanup, notePath, stageWrite, startCli, tempDir, writeArgs } from './support.js';
 import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
 
@@ -20,7 +20,10 @@ beforeEach(() => {
   snapshots = path.join(root, 'datarim', 'snapshots');
   fs.mkdirSync(snapshots, { recursive: true });
 });
-afterEach(() => cleanup(scratch));
+afterEach(() => {
+  killHolders();
+  cleanup(scratch);
+});
 
 const lockPath = (): string => path.join(snapshots, `.lock.${task}`);
 
