@@ -189,6 +189,46 @@ function apply(root: string, op: Op): void {
   }
 }
 
+/**
+ * git through a logging wrapper, first on PATH (`take` captures and says which git commands ran; the
+ * caller puts `savedPath` back), and a committed project in a folder of its own, so that core.worktree can
+ * move the work tree's top to that folder; its resident manager and git are the process's.
+ */
+function loggedGitProject(options: { completeDeferred?: boolean } = {}) {
+  const shim = makeTempDir('cairn-watch-git-');
+  dirs.push(shim);
+  const log = path.join(shim, 'log');
+  const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  fs.writeFileSync(path.join(shim, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
+  const savedPath = process.env.PATH;
+  process.env.PATH = `${shim}:${savedPath ?? ''}`;
+  const outer = makeTempDir('cairn-watch-outer-');
+  dirs.push(outer);
+  const root = path.join(outer, 'proj');
+  fs.mkdirSync(root);
+  git(root, 'init', '-q', '-b', 'main');
+  git(root, 'config', 'user.email', 't@cairn.invalid');
+  git(root, 'config', 'user.name', 'cairn test');
+  fs.mkdirSync(path.join(root, 'd0'));
+  for (const f of ['a.txt', 'b.txt']) fs.writeFileSync(path.join(root, 'd0', f), `${f}\n`);
+  commitAll(root, 'init');
+  const manager = watched.residentManager(root, {}, { readyTimeoutMs: 10_000 });
+  const resident = watched.residentGitFor(root, path.join(root, '.cairn'));
+  const iter = makeTempDir('cairn-watch-iter-');
+  dirs.push(iter);
+  let n = 0;
+  /** One capture: the git commands it ran (rev-parse, status), its record checked against a fresh process's. */
+  const take = (what: string): string[] => {
+    fs.writeFileSync(log, '');
+    const record = manager.capturePreSnapshot(root, path.join(iter, String(n++)));
+    if (options.completeDeferred === true) resident.completeDeferred(); // as the daemon does once it answered
+    const ran = fs.readFileSync(log, 'utf8').split('\n').filter((l) => / (rev-parse|status) /.test(l));
+    expect(actual(root, record), what).toEqual(expected(root));
+    return ran;
+  };
+  return { outer, root, resident, take, savedPath };
+}
+
 describe('a resident capture leaning on the tree watcher', () => {
   it('takes the records a process without it takes, for random edit sequences on real files', () => {
     let trusted = 0;
@@ -353,38 +393,8 @@ describe('a resident capture leaning on the tree watcher', () => {
   });
 
   it('runs only `git status` for a limited run (rev-parse\'s answer is the whole run\'s), and rev-parse again after a change in .git', () => {
-    // git through a logging wrapper, first on PATH: which commands each capture ran.
-    const shim = makeTempDir('cairn-watch-git-');
-    dirs.push(shim);
-    const log = path.join(shim, 'log');
-    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-    fs.writeFileSync(path.join(shim, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
-    const savedPath = process.env.PATH;
-    process.env.PATH = `${shim}:${savedPath ?? ''}`;
+    const { outer, root, resident, take, savedPath } = loggedGitProject();
     try {
-      // The root inside a folder of its own: core.worktree can then move the work tree's top to that folder.
-      const outer = makeTempDir('cairn-watch-outer-');
-      dirs.push(outer);
-      const root = path.join(outer, 'proj');
-      fs.mkdirSync(root);
-      git(root, 'init', '-q', '-b', 'main');
-      git(root, 'config', 'user.email', 't@cairn.invalid');
-      git(root, 'config', 'user.name', 'cairn test');
-      fs.mkdirSync(path.join(root, 'd0'));
-      for (const f of ['a.txt', 'b.txt']) fs.writeFileSync(path.join(root, 'd0', f), `${f}\n`);
-      commitAll(root, 'init');
-      const manager = watched.residentManager(root, {}, { readyTimeoutMs: 10_000 });
-      const resident = watched.residentGitFor(root, path.join(root, '.cairn'));
-      const iter = makeTempDir('cairn-watch-iter-');
-      dirs.push(iter);
-      let n = 0;
-      const take = (what: string): string[] => {
-        fs.writeFileSync(log, '');
-        const record = manager.capturePreSnapshot(root, path.join(iter, String(n++)));
-        const ran = fs.readFileSync(log, 'utf8').split('\n').filter((l) => / (rev-parse|status) /.test(l));
-        expect(actual(root, record), what).toEqual(expected(root));
-        return ran;
-      };
       take('first');
       take('second');
       fs.appendFileSync(path.join(root, 'd0', 'a.txt'), 'edit\n');
@@ -406,38 +416,8 @@ describe('a resident capture leaning on the tree watcher', () => {
   });
 
   it('reuses rev-parse\'s answer in a whole run after a commit, and runs it again once .git/config or HEAD moved', () => {
-    const shim = makeTempDir('cairn-watch-git-');
-    dirs.push(shim);
-    const log = path.join(shim, 'log');
-    const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-    fs.writeFileSync(path.join(shim, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
-    const savedPath = process.env.PATH;
-    process.env.PATH = `${shim}:${savedPath ?? ''}`;
+    const { outer, root, take, savedPath } = loggedGitProject({ completeDeferred: true });
     try {
-      const outer = makeTempDir('cairn-watch-outer-');
-      dirs.push(outer);
-      const root = path.join(outer, 'proj');
-      fs.mkdirSync(root);
-      git(root, 'init', '-q', '-b', 'main');
-      git(root, 'config', 'user.email', 't@cairn.invalid');
-      git(root, 'config', 'user.name', 'cairn test');
-      fs.mkdirSync(path.join(root, 'd0'));
-      for (const f of ['a.txt', 'b.txt']) fs.writeFileSync(path.join(root, 'd0', f), `${f}\n`);
-      commitAll(root, 'init');
-      const manager = watched.residentManager(root, {}, { readyTimeoutMs: 10_000 });
-      const resident = watched.residentGitFor(root, path.join(root, '.cairn'));
-      const iter = makeTempDir('cairn-watch-iter-');
-      dirs.push(iter);
-      let n = 0;
-      /** One capture: the git commands it ran (rev-parse, status), its record checked against a fresh process's. */
-      const take = (what: string): string[] => {
-        fs.writeFileSync(log, '');
-        const record = manager.capturePreSnapshot(root, path.join(iter, String(n++)));
-        resident.completeDeferred(); // as the daemon does once it answered
-        const ran = fs.readFileSync(log, 'utf8').split('\n').filter((l) => / (rev-parse|status) /.test(l));
-        expect(actual(root, record), what).toEqual(expected(root));
-        return ran;
-      };
       const revParses = (ran: string[]): number => ran.filter((l) => l.includes(' rev-parse ')).length;
       const wholeRuns = (ran: string[]): number => ran.filter((l) => l.includes(' status ') && l.endsWith(' -- .')).length;
       take('first');
