@@ -61,23 +61,19 @@ await build({
   chunkNames: 'chunks/[name]-[hash]',
   plugins: [lazyChildProcessForCommander],
 });
-// The fast lanes (src/cli/snapshot-lane.ts, hook-lane.ts, session-lane.ts), each one module
+// The fast lanes (src/cli/snapshot-lane.ts, session-lane.ts, hook-lane.ts), each one module
 // without splitting: Node costs ~0.35 ms (20) / ~0.2 ms (26) a module, and the split graph gives
-// `cairn snapshot` ~20 chunks, `session pre` ~40. The executable imports them and main.mjs by URLs
+// `cairn snapshot` ~20 chunks, `session pre` ~40. The executable loads them and main.mjs by paths
 // esbuild does not follow, so they stay out of its bundle. What a lane imports lazily is inlined,
 // so only builtins every run of it loads may be imported statically (test/cli/fast-lane.test.ts checks).
+// They are CommonJS (<lane>.js), as the executable is: a lane's run never starts Node's ES module
+// loader (~15 ms of CPU of Node 20's ~50 over `node -e 0` for a snapshot), and on Node 20, which has
+// no compile cache, the executable loads them through V8's code cache (src/core/compile-cache.ts).
+// Their import.meta.url (by which the scanner finds its workers, ES module entries beside them) is
+// the file's URL, made on first use (node:url is not loaded otherwise).
 await build({
   absWorkingDir: root,
-  entryPoints: { 'hook-lane': 'dist/cli/hook-lane.js', 'session-lane': 'dist/cli/session-lane.js' },
-  ...esm,
-});
-// The snapshot lane is CommonJS (snapshot-lane.js), as the executable is: a warm `cairn snapshot`
-// then never starts Node's ES module loader, ~15 ms of CPU of Node 20's ~50 over `node -e 0`. Its
-// import.meta.url (by which the scanner finds its hash worker, an ES module entry beside it) is
-// this file's URL, made on first use (node:url is not loaded otherwise).
-await build({
-  absWorkingDir: root,
-  entryPoints: { 'snapshot-lane': 'dist/cli/snapshot-lane.js' },
+  entryPoints: { 'snapshot-lane': 'dist/cli/snapshot-lane.js', 'session-lane': 'dist/cli/session-lane.js', 'hook-lane': 'dist/cli/hook-lane.js' },
   ...common,
   format: 'cjs',
   define: { 'import.meta.dirname': '__dirname', 'import.meta.filename': '__filename', 'import.meta.url': '__cairnImportMeta.url', 'import.meta.resolve': '__cairnImportMeta.resolve' },
@@ -99,7 +95,7 @@ await build({
 // copies every export of the builtin into a getter (fs has ~100) each time a module of the bundle
 // imports it: ~2-3 ms of CPU of a served turn on Node 20. A builtin's exports object serves as its
 // namespace as well, except for `.default`, so a namespace never read for `.default` is the object.
-for (const name of ['cairn.js', 'daemon-lane.js', 'snapshot-lane.js']) {
+for (const name of ['cairn.js', 'daemon-lane.js', 'snapshot-lane.js', 'session-lane.js', 'hook-lane.js']) {
   const file = join(root, 'dist/bin', name);
   const text = readFileSync(file, 'utf8');
   const lean = text.replace(/\bvar (\w+) = __toESM\((require\("node:[\w/]+"\)), 1\);/g, (whole, binding, required) => (text.includes(`${binding}.default`) ? whole : `var ${binding} = ${required};`));

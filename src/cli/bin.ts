@@ -4,17 +4,17 @@
  * lane beside it as dist/bin/daemon-lane.js; dist/bin/package.json says both are CommonJS):
  * Node reads and compiles a CommonJS module synchronously, while an ES module entry first starts
  * Node's ES module loader, which on Node 20 (no compile cache) costs a short process several ms.
- * So help, the version, a turn the project's `cairn daemon` serves and a snapshot (its lane is
- * CommonJS too, dist/bin/snapshot-lane.js) never start that loader; every other run imports its
- * ES module lane (dist/bin/*.mjs) as before.
- * It turns on V8's compile cache before a lane is loaded. The commonest short runs take a fast
+ * So help, the version, a turn the project's `cairn daemon` serves and the fast lanes (snapshot,
+ * session pre/post, hook: CommonJS too, dist/bin/<lane>-lane.js) never start that loader; every
+ * other command imports the full CLI (dist/bin/main.mjs, an ES module).
+ * It turns on V8's compile cache before a lane is loaded (on Node 20, the lanes' own code cache). The commonest short runs take a fast
  * lane that skips the CLI framework (fast-lane.ts); help text comes from dist/bin/help.json,
  * captured from the full CLI at build time.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { enableCompileCache } from '../core/compile-cache.js';
+import { enableCompileCache, requireLane } from '../core/compile-cache.js';
 import { pickLane } from './fast-lane.js';
 import { runAsCairnProcess } from './process.js';
 import { socketMayBeAt } from '../daemon/protocol.js';
@@ -34,12 +34,15 @@ function daemonLane(): typeof import('./daemon-lane.js') {
   return createRequire(import.meta.filename)('./daemon-lane.js') as typeof import('./daemon-lane.js');
 }
 
-/** The snapshot lane (snapshot-lane.ts), CommonJS too: a warm `cairn snapshot` loads no ES module either. */
-function snapshotLane(): typeof import('./snapshot-lane.js') {
-  return createRequire(import.meta.filename)('./snapshot-lane.js') as typeof import('./snapshot-lane.js');
+/**
+ * A fast lane (snapshot-lane.ts, session-lane.ts, hook-lane.ts), CommonJS too: its run loads no ES
+ * module either; on Node 20 it is compiled from the code cache a former run left (requireLane).
+ */
+function fastLane<T>(file: string): T {
+  return requireLane(path.join(here, file)) as T;
 }
 
-/** An ES module lane of the bundle (`main.mjs`, `session-lane.mjs`, ...). */
+/** The full CLI (`main.mjs`), an ES module with chunks. */
 async function esLane<T>(file: string): Promise<T> {
   const { pathToFileURL } = process.getBuiltinModule('node:url');
   return (await import(pathToFileURL(path.join(here, file)).href)) as T;
@@ -73,16 +76,16 @@ async function run(): Promise<void> {
     // socket at the root, not even the client is loaded.
     const mayServe = process.env.CAIRN_DAEMON !== '0' && socketMayBeAt(path.resolve(lane.flags.root));
     if (!mayServe || !(await daemonLane().snapshotThroughDaemon(lane.flags)).served) {
-      snapshotLane().runSnapshotLane(lane.flags, true);
+      fastLane<typeof import('./snapshot-lane.js')>('snapshot-lane.js').runSnapshotLane(lane.flags, true);
     }
   } else if (lane?.kind === 'hook') {
     // A running `cairn daemon` first, before the hook lane's bundle loads (daemon-lane.ts).
     const outcome = await daemonLane().hookThroughDaemon(lane.agent);
-    if (!outcome.served && !(await esLane<typeof import('./hook-lane.js')>('hook-lane.mjs')).runHookLane(lane.agent, outcome.stdin)) await runFullCli();
+    if (!outcome.served && !fastLane<typeof import('./hook-lane.js')>('hook-lane.js').runHookLane(lane.agent, outcome.stdin)) await runFullCli();
   } else if (lane?.kind === 'session pre' || lane?.kind === 'session post') {
     const phase = lane.kind === 'session pre' ? 'pre' : 'post';
     if (!(await daemonLane().sessionThroughDaemon(phase, lane.flags)).served) {
-      (await esLane<typeof import('./session-lane.js')>('session-lane.mjs')).runSessionLane(phase, lane.flags, true);
+      fastLane<typeof import('./session-lane.js')>('session-lane.js').runSessionLane(phase, lane.flags, true);
     }
   } else await runFullCli();
 }

@@ -1,6 +1,7 @@
 // `cairn` turns on V8's compile cache where the Node line has it (22.1+), in the user's cache
-// directory and never in the tree it runs in; on Node 20 it runs the same without one. CI runs
-// this file on every line, so both branches are taken.
+// directory and never in the tree it runs in; on Node 20 its fast lanes keep a code cache of their
+// own there (src/core/compile-cache.ts, requireLane). CI runs this file on every line, so both
+// branches are taken.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as module from 'node:module';
@@ -29,12 +30,13 @@ function cairn(args: string[], env: Record<string, string>): { status: number | 
 }
 
 describe('the compile cache', () => {
-  it(`is ${lineHasIt ? 'written under $XDG_CACHE_HOME/cairn/compile' : 'absent on this line, and cairn runs the same'}, never in the working tree (Node ${process.version})`, () => {
+  it(`is written under $XDG_CACHE_HOME/cairn/compile${lineHasIt ? '' : ' by the lanes themselves'}, never in the working tree (Node ${process.version})`, () => {
     const first = cairn(['snapshot', '--root', '.', '--no-cache'], {});
     expect(first.status).toBe(0);
     const compileDir = path.join(home, 'cairn', 'compile');
-    expect(fs.existsSync(compileDir)).toBe(lineHasIt);
-    if (lineHasIt) expect(fs.readdirSync(compileDir).length).toBeGreaterThan(0);
+    expect(fs.readdirSync(compileDir).length).toBeGreaterThan(0);
+    // Node's own cache where the line has it, else one entry of the lanes' cache, for the snapshot lane.
+    expect(fs.readdirSync(compileDir).filter((n) => n.endsWith('.v8')).map((n) => n.split('-')[0])).toEqual(lineHasIt ? [] : ['snapshot']);
     expect(fs.readdirSync(tree)).toEqual(['a.txt']);
     // A second run reads the cache and prints the same snapshot.
     const second = cairn(['snapshot', '--root', '.', '--no-cache'], {});
@@ -43,11 +45,54 @@ describe('the compile cache', () => {
   });
 
   it('stays off with NODE_DISABLE_COMPILE_CACHE=1, and goes where NODE_COMPILE_CACHE says', () => {
-    expect(cairn(['--version'], { NODE_DISABLE_COMPILE_CACHE: '1' }).status).toBe(0);
+    expect(cairn(['snapshot', '--root', '.', '--no-cache'], { NODE_DISABLE_COMPILE_CACHE: '1' }).status).toBe(0);
     expect(fs.existsSync(path.join(home, 'cairn', 'compile'))).toBe(false);
     const elsewhere = path.join(home, 'elsewhere');
-    expect(cairn(['--version'], { NODE_COMPILE_CACHE: elsewhere }).status).toBe(0);
-    expect(fs.existsSync(elsewhere)).toBe(lineHasIt);
+    expect(cairn(['snapshot', '--root', '.', '--no-cache'], { NODE_COMPILE_CACHE: elsewhere }).status).toBe(0);
+    expect(fs.readdirSync(elsewhere).length).toBeGreaterThan(0);
     expect(fs.existsSync(path.join(home, 'cairn', 'compile'))).toBe(false);
+  });
+});
+
+// The lanes' own code cache, proven where it is used (Node 20; on a line with Node's cache it is never taken).
+describe.runIf(!lineHasIt)('the lanes\' code cache (Node 20)', () => {
+  const entries = (): string[] => fs.readdirSync(path.join(home, 'cairn', 'compile')).filter((n) => n.endsWith('.v8'));
+
+  it('is read, not written again, by a run that finds it; a damaged entry is rejected, the run is right, and the entry made again', () => {
+    const first = cairn(['session', 'pre', '--json'], {});
+    expect(first.status, first.stdout).toBe(0);
+    const [entry] = entries();
+    expect(entry).toMatch(/^session-lane\.js-[0-9a-f]{16}-[0-9a-f]{16}\.v8$/);
+    const file = path.join(home, 'cairn', 'compile', entry!);
+    const made = fs.statSync(file).ino;
+    expect(cairn(['session', 'post', '--json'], {}).status).toBe(0);
+    expect(fs.statSync(file).ino).toBe(made); // accepted by V8: left as it was
+    // Bytes V8 cannot take (another build's, a torn copy): the lane compiles from its text.
+    fs.writeFileSync(file, Buffer.alloc(4096, 7));
+    const again = cairn(['session', 'pre', '--json'], {});
+    expect(again.status).toBe(0);
+    expect(JSON.parse(again.stdout)).toHaveProperty('iterationDir', path.join(fs.realpathSync(tree), '.cairn', 'iterations', '002'));
+    expect(entries()).toEqual([entry]);
+    expect(fs.readFileSync(file).equals(Buffer.alloc(4096, 7))).toBe(false);
+  });
+
+  it('keeps one entry a lane: a changed lane replaces its entry, it does not add one', () => {
+    // A copy of the bundle whose snapshot lane differs by a comment (same path, new text).
+    const bin = fs.mkdtempSync(path.join(path.dirname(CLI), '..', 'bin-cc-'));
+    try {
+      fs.cpSync(path.dirname(CLI), bin, { recursive: true });
+      const run = (): number | null => spawnSync(process.execPath, [path.join(bin, 'cairn.js'), 'snapshot', '--root', '.', '--no-cache'], { cwd: tree, encoding: 'utf8', env: { ...process.env, CI: '1', XDG_CACHE_HOME: home, HOME: home } }).status;
+      expect(run()).toBe(0);
+      const before = entries();
+      expect(before).toHaveLength(1);
+      fs.appendFileSync(path.join(bin, 'snapshot-lane.js'), '\n// another build\n');
+      expect(run()).toBe(0);
+      const after = entries();
+      expect(after).toHaveLength(1);
+      expect(after).not.toEqual(before);
+      expect(after[0]!.split('-').slice(0, 2)).toEqual(before[0]!.split('-').slice(0, 2)); // same lane, same path
+    } finally {
+      fs.rmSync(bin, { recursive: true, force: true });
+    }
   });
 });

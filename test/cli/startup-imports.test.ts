@@ -38,11 +38,11 @@ describe('CLI start-up', () => {
     expect(heavy).toEqual([]);
   });
 
-  it('has the executable, the daemon lane and the snapshot lane CommonJS, every other module of the bundle an ES module (.mjs)', () => {
+  it('has the executable, the daemon lane and the fast lanes CommonJS, every other module of the bundle an ES module (.mjs)', () => {
     const bin = path.dirname(CLI);
     expect(JSON.parse(fs.readFileSync(path.join(bin, 'package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
     const js = fs.readdirSync(bin, { recursive: true }).map(String).filter((f) => f.endsWith('.js'));
-    expect(js.sort()).toEqual(['cairn.js', 'daemon-lane.js', 'snapshot-lane.js']);
+    expect(js.sort()).toEqual(['cairn.js', 'daemon-lane.js', 'hook-lane.js', 'session-lane.js', 'snapshot-lane.js']);
     // The two lanes load builtins only, and none by import(): that would start the ES module loader.
     for (const [name, fn] of [['daemon-lane.js', 'function sessionThroughDaemon('], ['snapshot-lane.js', 'function runSnapshotLane(']] as const) {
       const lane = fs.readFileSync(path.join(bin, name), 'utf8');

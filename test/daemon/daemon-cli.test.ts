@@ -381,7 +381,7 @@ describe('the executable: CommonJS until a command runs in-process', () => {
       const started = spawnSync(process.execPath, [exe, 'daemon', 'start', '--json'], { cwd: root, env: envFor(), encoding: 'utf8', timeout: 120_000 });
       expect(started.status, started.stderr).toBe(0);
       daemons.add((JSON.parse(started.stdout) as { pid: number }).pid);
-      for (const lane of ['main.mjs', 'session-lane.mjs', 'hook-lane.mjs', 'snapshot-lane.js']) fs.rmSync(path.join(bin, lane));
+      for (const lane of ['main.mjs', 'session-lane.js', 'hook-lane.js', 'snapshot-lane.js']) fs.rmSync(path.join(bin, lane));
 
       const served = [
         run(['session', 'pre']),
