@@ -9,8 +9,16 @@
  * noisy machine the window's place varies from run to run by more than its width, so the tries
  * keep sampling around where both outcomes happen, and a bound the machine's pace left behind
  * moves with the next outcome.
+ *
+ * Where the window opens with a name appearing in a directory (a temp file created), the kill
+ * need not be searched for: killWhenNameAppears SIGKILLs at that directory's inotify event for
+ * the name, so it follows the writer's own step and lands inside however fast the file system
+ * makes the work (a tmpfs writes a 48 MB pack in ~25 ms, a window few delays hit). The delay
+ * search stays for windows with no such name. Either way the caller still looks at what the kill
+ * left and says whether it was inside: the trigger makes that likely, never assumed.
  */
 import { spawn, type SpawnOptions } from 'node:child_process';
+import * as fs from 'node:fs';
 
 /** How far apart, as a share of the delay, the bounds stay at least. */
 const MIN_SPREAD = 0.2;
@@ -37,6 +45,40 @@ export function killAfter(command: string, args: readonly string[], options: Spa
       resolve();
     });
   });
+}
+
+/**
+ * Starts `command` and SIGKILLs it at the first entry of `dir` (which must exist) whose name
+ * `matches` says is the window's start; resolves when it is gone, with whether that kill was sent
+ * (false: it exited before any such name appeared, or the name never matched).
+ */
+export function killWhenNameAppears(command: string, args: readonly string[], options: SpawnOptions, dir: string, matches: (name: string) => boolean): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    let sent = false;
+    // Watching before the start, so no entry the child makes can come before the watch.
+    const watcher = fs.watch(dir, (_event, name) => {
+      if (sent || name === null || !matches(name)) return;
+      sent = child.kill('SIGKILL');
+    });
+    const child = spawn(command, args, { ...options, stdio: 'ignore' });
+    child.on('error', (e) => {
+      watcher.close();
+      reject(e);
+    });
+    child.on('exit', () => {
+      watcher.close();
+      resolve(sent);
+    });
+  });
+}
+
+/**
+ * Calls `killOnce()` (start, kill on its trigger, say what the kill found) until it says
+ * 'inside', at most `tries` times; true when it did.
+ */
+export async function killUntilInside(killOnce: () => Promise<KillOutcome>, tries: number): Promise<boolean> {
+  for (let k = 0; k < tries; k++) if ((await killOnce()) === 'inside') return true;
+  return false;
 }
 
 /**
