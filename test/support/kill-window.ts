@@ -1,21 +1,20 @@
 /**
- * Finds the moment to SIGKILL a process so that the kill lands inside some window of its work (a
- * restore half done, a temp file half written), bounded by tries, not by time. The moment is
- * searched for, not guessed, so a busy machine (a slower start, slower work) moves the window
- * without closing it: a kill that came too early (nothing begun) or too late (all done; the
- * caller puts things back) moves the next try between the latest too-early and the latest
- * too-late delay (doubling until one was too late), jittered by the seed so that two searches do
- * not try the very same moments. The bounds never come closer than MIN_SPREAD of the delay: on a
- * noisy machine the window's place varies from run to run by more than its width, so the tries
- * keep sampling around where both outcomes happen, and a bound the machine's pace left behind
- * moves with the next outcome.
+ * Lands a SIGKILL inside some window of a process's work (a restore half done, a temp file half
+ * written), bounded by tries, not by time. Where the window opens with a name appearing in a
+ * directory (a temp file created), killWhenNameAppears kills at that directory's inotify event for
+ * the name: the kill follows the writer's own step, so however fast the file system does the work
+ * (a tmpfs writes a 48 MB pack in ~25 ms, a window few delays hit) it lands inside. Either way the
+ * caller still looks at what each kill left and says whether it was inside: likely, never assumed.
  *
- * Where the window opens with a name appearing in a directory (a temp file created), the kill
- * need not be searched for: killWhenNameAppears SIGKILLs at that directory's inotify event for
- * the name, so it follows the writer's own step and lands inside however fast the file system
- * makes the work (a tmpfs writes a 48 MB pack in ~25 ms, a window few delays hit). The delay
- * search stays for windows with no such name. Either way the caller still looks at what the kill
- * left and says whether it was inside: the trigger makes that likely, never assumed.
+ * For a window with no such name, killInsideWindow searches for the delay (no test needs it
+ * today; session 16's tmpfs run showed how a delay misses a fast file system's windows). A busy
+ * machine (a slower start, slower work) moves the window without closing it: a kill that came
+ * too early (nothing begun) or too late (all done; the caller puts things back) moves the next
+ * try between the latest too-early and the latest too-late delay (doubling until one was too
+ * late), jittered by the seed so that two searches do not try the very same moments. The bounds
+ * never come closer than MIN_SPREAD of the delay: on a noisy machine the window's place varies
+ * from run to run by more than its width, so the tries keep sampling around where both outcomes
+ * happen, and a bound the machine's pace left behind moves with the next outcome.
  */
 import { spawn, type SpawnOptions } from 'node:child_process';
 import * as fs from 'node:fs';
