@@ -12,29 +12,28 @@ import { ContentStore, sha256Of } from '../../src/content/index.js';
 import { PACK_TABLE_FILE } from '../../src/content/pack-table.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
-import { killAfter, killInsideWindow } from '../support/kill-window.js';
+import { killUntilInside, killWhenNameAppears } from '../support/kill-window.js';
 import { trackedDirs } from '../session/helpers.js';
 
 vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 const { dir: tempDir } = trackedDirs();
 const STORE_URL = new URL(`file://${path.join(REPO_ROOT, 'dist', 'content', 'store.js')}`).href;
-/** Objects the table lists: ~48 MB of table, so that writing it is a window a kill can land in. */
+/** Objects the table lists: ~48 MB of table, so that writing it is a window a kill can land in (~25 ms on a tmpfs). */
 const PACKS = 20;
 const OBJECTS_PER_PACK = 50_000;
 /** Packs the table does not list yet: enough that a fresh process rewrites it. */
 const NEW_PACKS = 16;
-const KILLS = 60;
+/** Tries, each killed at the table's temp file's appearance: one is enough where the kill follows within ~25 ms. */
+const KILLS = 10;
 
 /**
  * A fresh process looks an object up: it reads the table and the unlisted packs' headers, and
- * rewrites the table. It says when it is about to (its start-up is no part of the kill's delay).
+ * rewrites the table.
  */
 const REWRITER = `
 const { ContentStore } = await import(process.env.STORE_URL);
-const store = new ContentStore(process.env.STORE_DIR);
-process.stdout.write('looking up\\n');
-store.has('0'.repeat(64));
+new ContentStore(process.env.STORE_DIR).has('0'.repeat(64));
 `;
 
 const REWRITER_ARGS = ['--input-type=module', '-e', REWRITER];
@@ -73,22 +72,18 @@ describe('pack table temp files', () => {
     for (let p = 0; p < NEW_PACKS; p++) put(dir, p, 1, 'unlisted');
     const table = path.join(dir, PACK_TABLE_FILE);
     const before = fs.readFileSync(table);
-    // Kill until one kill lands while the table's temp file is being written, at most KILLS times
-    // (support/kill-window.ts): one that found the old table and no temp was too early, one that
-    // found a new table too late (the old one is put back, so that the next rewriter has the
-    // same work).
+    // Kill when the table's temp file appears (support/kill-window.ts), until one kill leaves it,
+    // at most KILLS times: one that found a new table was too late (the old one is put back, so
+    // that the next rewriter has the same work).
     let left: string[] = [];
-    await killInsideWindow(
-      async (delay) => {
-        await killAfter(process.execPath, REWRITER_ARGS, rewriterOptions(dir), delay, true);
-        left = tableTemps(dir);
-        if (left.length > 0) return 'inside';
-        if (fs.readFileSync(table).equals(before)) return 'early';
-        fs.writeFileSync(table, before);
-        return 'late';
-      },
-      { tries: KILLS, seed: 7 },
-    );
+    await killUntilInside(async () => {
+      await killWhenNameAppears(process.execPath, REWRITER_ARGS, rewriterOptions(dir), dir, (n) => n.startsWith(`.${PACK_TABLE_FILE}.cairn-tmp-`));
+      left = tableTemps(dir);
+      if (left.length > 0) return 'inside';
+      if (fs.readFileSync(table).equals(before)) return 'unclear';
+      fs.writeFileSync(table, before);
+      return 'late';
+    }, KILLS);
     expect(left).toHaveLength(1);
     const killed = path.join(dir, left[0]!);
     // One whose writer is alive (this process) stays, however old: it may still be writing.

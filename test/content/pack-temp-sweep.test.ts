@@ -11,25 +11,25 @@ import { STALE_TEMP_AGE_MS } from '../../src/core/atomic-write.js';
 import { ContentStore } from '../../src/content/index.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
-import { killAfter, killInsideWindow } from '../support/kill-window.js';
+import { killUntilInside, killWhenNameAppears } from '../support/kill-window.js';
 import { trackedDirs } from '../session/helpers.js';
 
 vi.setConfig({ testTimeout: WHOLE_PROCESS_BUDGET_MS });
 
 const { dir: tempDir } = trackedDirs();
 const STORE_URL = new URL(`file://${path.join(REPO_ROOT, 'dist', 'content', 'store.js')}`).href;
-const KILLS = 60;
+/** Tries, each killed at its temp file's appearance: one is enough where the kill follows within ~25 ms. */
+const KILLS = 10;
 
 /**
  * A fresh process stores two objects of 24 MB of random bytes (they do not compress, so the pack
- * is ~48 MB: a write a kill can land in). It says when its bytes are ready (their making is no
- * part of the kill's delay).
+ * is ~48 MB: a write that takes ~25 ms on a tmpfs, longer on a disk, from its temp file's creation
+ * to its rename).
  */
 const WRITER = `
 const { createHash, randomBytes } = await import('node:crypto');
 const { ContentStore } = await import(process.env.STORE_URL);
 const items = [0, 1].map(() => { const bytes = randomBytes(24 << 20); return { sha256: createHash('sha256').update(bytes).digest('hex'), bytes }; });
-process.stdout.write('putting\\n');
 new ContentStore(process.env.STORE_DIR).put(items);
 `;
 
@@ -46,22 +46,20 @@ describe('pack temp files', () => {
   it('a pack write killed mid-write leaves one that content gc removes once its writer is dead and it is old', async () => {
     const dir = path.join(tempDir(), 'content');
     const packs = path.join(dir, 'packs');
-    // Kill until one kill lands while the pack's temp file is being written, at most KILLS times
-    // (support/kill-window.ts): no temp and no pack was too early, a whole pack too late (removed,
-    // so that the next try starts alike).
+    // Made here (as the store makes it) so that its entries can be watched from the first.
+    fs.mkdirSync(packs, { recursive: true, mode: 0o700 });
+    // Kill when the pack's temp file appears (support/kill-window.ts), until one kill leaves it, at
+    // most KILLS times: a whole pack was too late (removed, so that the next try starts alike).
     let left: string[] = [];
-    await killInsideWindow(
-      async (delay) => {
-        await killAfter(process.execPath, ['--input-type=module', '-e', WRITER], { env: { ...process.env, STORE_URL, STORE_DIR: dir } }, delay, true);
-        left = packTemps(packs);
-        if (left.length > 0) return 'inside';
-        const whole = fs.existsSync(packs) ? fs.readdirSync(packs).filter((n) => n.endsWith('.pack')) : [];
-        if (whole.length === 0) return 'early';
-        for (const n of whole) fs.rmSync(path.join(packs, n));
-        return 'late';
-      },
-      { tries: KILLS, seed: 11 },
-    );
+    await killUntilInside(async () => {
+      await killWhenNameAppears(process.execPath, ['--input-type=module', '-e', WRITER], { env: { ...process.env, STORE_URL, STORE_DIR: dir } }, packs, (n) => n.includes('.pack.cairn-tmp-'));
+      left = packTemps(packs);
+      if (left.length > 0) return 'inside';
+      const whole = fs.readdirSync(packs).filter((n) => n.endsWith('.pack'));
+      if (whole.length === 0) return 'unclear';
+      for (const n of whole) fs.rmSync(path.join(packs, n));
+      return 'late';
+    }, KILLS);
     expect(left).toHaveLength(1);
     const killed = path.join(packs, left[0]!);
     // One whose writer is alive (this process) stays, however old: it may still be writing.

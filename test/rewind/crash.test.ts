@@ -1,12 +1,12 @@
 /**
- * kill -9 at random moments of a restore (a bounded number of kills), then the next restore
- * finishes the job (or `--undo` reverts it) and says so: the tree ends exactly at pre (or post),
- * never a silent mix.
+ * kill -9 in the middle of a restore (when its writes reach a given directory), then the next
+ * restore finishes the job (or `--undo` reverts it) and says so: the tree ends exactly at pre (or
+ * post), never a silent mix.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { killAfter, killInsideWindow } from '../support/kill-window.js';
+import { killUntilInside, killWhenNameAppears } from '../support/kill-window.js';
 import { trackedDirs, useTempCacheHome, write } from '../session/helpers.js';
 import { CLI, cairn, post, pre, shapeOf } from './helpers.js';
 
@@ -14,6 +14,8 @@ useTempCacheHome();
 const { dir: tempDir } = trackedDirs();
 
 const FILES = 400;
+/** The tree's directories d0 … d19, in the order a restore writes them (its ops go in path order). */
+const DIRS_IN_ORDER = Array.from({ length: 20 }, (_, k) => `d${k}`).sort();
 const KILLS = 16;
 
 function pendingRecords(root: string): number {
@@ -38,26 +40,23 @@ function setup(): { root: string; preShape: Record<string, string>; postShape: R
 
 describe('a restore killed with SIGKILL', () => {
   it.each([
-    ['the next restore finishes it', 'restore', 11],
-    ['--undo finishes and reverts it', 'undo', 23],
-  ] as const)('%s', async (_label, next, seed) => {
+    ['the next restore finishes it', 'restore', 10],
+    ['--undo finishes and reverts it', 'undo', 5],
+  ] as const)('%s', async (_label, next, cutAt) => {
     const { root, preShape, postShape } = setup();
-    const postJson = JSON.stringify(postShape);
-    // Kill until one kill lands mid-restore (a pending record is left), at most KILLS times
-    // (support/kill-window.ts): one that found the tree untouched was too early, one that let the
-    // restore finish (undone, to try again) too late.
-    const sawPending = await killInsideWindow(
-      async (delay) => {
-        await killAfter(process.execPath, [CLI, 'session', 'restore', '--root', root], {}, delay);
-        if (pendingRecords(root) > 0) return 'inside';
-        if (JSON.stringify(shapeOf(root)) === postJson) return 'early';
-        if (JSON.stringify(shapeOf(root)) !== JSON.stringify(preShape)) return 'unclear';
-        // Finished: undone, so that the next kill has a restore to interrupt.
-        expect(cairn(root, ['session', 'restore', '--undo']).status).toBe(0);
-        return 'late';
-      },
-      { tries: KILLS, seed },
-    );
+    // Kill when the restore's first temp file appears in directory `cutAt` of the write order
+    // (support/kill-window.ts), its deletions and the directories before made and the rest not,
+    // until one kill leaves a pending record, at most KILLS times: one that let the restore finish
+    // (undone, to try again) was too late.
+    const sawPending = await killUntilInside(async () => {
+      const cut = path.join(root, DIRS_IN_ORDER[cutAt]!);
+      await killWhenNameAppears(process.execPath, [CLI, 'session', 'restore', '--root', root], {}, cut, (n) => n.startsWith('.cairn-restore-'));
+      if (pendingRecords(root) > 0) return 'inside';
+      if (JSON.stringify(shapeOf(root)) !== JSON.stringify(preShape)) return 'unclear';
+      // Finished: undone, so that the next kill has a restore to interrupt.
+      expect(cairn(root, ['session', 'restore', '--undo']).status).toBe(0);
+      return 'late';
+    }, KILLS);
     expect(sawPending).toBe(true);
     const pendingBefore = pendingRecords(root) > 0;
     const r = next === 'restore' ? cairn(root, ['session', 'restore']) : cairn(root, ['session', 'restore', '--undo']);

@@ -1,16 +1,23 @@
 /**
- * Finds the moment to SIGKILL a process so that the kill lands inside some window of its work (a
- * restore half done, a temp file half written), bounded by tries, not by time. The moment is
- * searched for, not guessed, so a busy machine (a slower start, slower work) moves the window
- * without closing it: a kill that came too early (nothing begun) or too late (all done; the
- * caller puts things back) moves the next try between the latest too-early and the latest
- * too-late delay (doubling until one was too late), jittered by the seed so that two searches do
- * not try the very same moments. The bounds never come closer than MIN_SPREAD of the delay: on a
- * noisy machine the window's place varies from run to run by more than its width, so the tries
- * keep sampling around where both outcomes happen, and a bound the machine's pace left behind
- * moves with the next outcome.
+ * Lands a SIGKILL inside some window of a process's work (a restore half done, a temp file half
+ * written), bounded by tries, not by time. Where the window opens with a name appearing in a
+ * directory (a temp file created), killWhenNameAppears kills at that directory's inotify event for
+ * the name: the kill follows the writer's own step, so however fast the file system does the work
+ * (a tmpfs writes a 48 MB pack in ~25 ms, a window few delays hit) it lands inside. Either way the
+ * caller still looks at what each kill left and says whether it was inside: likely, never assumed.
+ *
+ * For a window with no such name, killInsideWindow searches for the delay (no test needs it
+ * today; session 16's tmpfs run showed how a delay misses a fast file system's windows). A busy
+ * machine (a slower start, slower work) moves the window without closing it: a kill that came
+ * too early (nothing begun) or too late (all done; the caller puts things back) moves the next
+ * try between the latest too-early and the latest too-late delay (doubling until one was too
+ * late), jittered by the seed so that two searches do not try the very same moments. The bounds
+ * never come closer than MIN_SPREAD of the delay: on a noisy machine the window's place varies
+ * from run to run by more than its width, so the tries keep sampling around where both outcomes
+ * happen, and a bound the machine's pace left behind moves with the next outcome.
  */
 import { spawn, type SpawnOptions } from 'node:child_process';
+import * as fs from 'node:fs';
 
 /** How far apart, as a share of the delay, the bounds stay at least. */
 const MIN_SPREAD = 0.2;
@@ -37,6 +44,40 @@ export function killAfter(command: string, args: readonly string[], options: Spa
       resolve();
     });
   });
+}
+
+/**
+ * Starts `command` and SIGKILLs it at the first entry of `dir` (which must exist) whose name
+ * `matches` says is the window's start; resolves when it is gone, with whether that kill was sent
+ * (false: it exited before any such name appeared, or the name never matched).
+ */
+export function killWhenNameAppears(command: string, args: readonly string[], options: SpawnOptions, dir: string, matches: (name: string) => boolean): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    let sent = false;
+    // Watching before the start, so no entry the child makes can come before the watch.
+    const watcher = fs.watch(dir, (_event, name) => {
+      if (sent || name === null || !matches(name)) return;
+      sent = child.kill('SIGKILL');
+    });
+    const child = spawn(command, args, { ...options, stdio: 'ignore' });
+    child.on('error', (e) => {
+      watcher.close();
+      reject(e);
+    });
+    child.on('exit', () => {
+      watcher.close();
+      resolve(sent);
+    });
+  });
+}
+
+/**
+ * Calls `killOnce()` (start, kill on its trigger, say what the kill found) until it says
+ * 'inside', at most `tries` times; true when it did.
+ */
+export async function killUntilInside(killOnce: () => Promise<KillOutcome>, tries: number): Promise<boolean> {
+  for (let k = 0; k < tries; k++) if ((await killOnce()) === 'inside') return true;
+  return false;
 }
 
 /**
