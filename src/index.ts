@@ -52,6 +52,7 @@ export type {
   SkippedEntry,
   SkipReason,
   ScanOptions,
+  ScanTuning,
   ScanCommonOptions,
   ScanResult,
   ScanProgress,

@@ -287,20 +287,35 @@ function sleep(ms: number): Promise<void> {
 export async function acquireDirLock(lockPath: string, options: AcquireLockOptions = {}): Promise<DirLock> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const ownerlessStaleMs = options.ownerlessStaleMs ?? DEFAULT_OWNERLESS_STALE_MS;
+  const guardSignals = options.releaseOnSignal !== false;
   const deadline = Date.now() + timeoutMs;
-  let pause = POLL_MIN_MS;
-  for (;;) {
-    const mine = newOwner();
-    const got = await tryAcquireOnce(lockPath, mine, ownerlessStaleMs, options.onStaleTakeover, options.shownPath ?? lockPath, options.releaseOnSignal !== false);
-    if (got) return holdLock(lockPath, mine, options.releaseOnSignal !== false);
-    const left = deadline - Date.now();
-    if (left <= 0) {
-      const message = options.timeoutMessage?.(timeoutMs, lockPath) ?? `lock timeout (${formatSeconds(timeoutMs)}s) on ${lockPath}`;
-      throw new CairnError('ERR_LOCK_TIMEOUT', message, { path: lockPath, exitCode: 3 });
+  const traces: Traces = { intent: undefined, dir: false, held: undefined };
+  // One guard for the whole acquisition, waits included. Guarding each attempt alone removed the
+  // listeners as it ended, and a signal Node had taken but not yet dispatched was dropped with
+  // them: the waiter went on and could take the lock and hold it with no end (session 16).
+  const unguard = guardSignals ? onTerminationSignal(() => removeTraces(lockPath, traces)) : undefined;
+  try {
+    let pause = POLL_MIN_MS;
+    for (;;) {
+      const mine = newOwner();
+      const got = await attempt(lockPath, mine, ownerlessStaleMs, options.onStaleTakeover, options.shownPath ?? lockPath, traces);
+      if (got) {
+        // The holding's guard is in place before the acquisition's goes (finally), so the listeners never lapse.
+        const lock = holdLock(lockPath, mine, guardSignals);
+        traces.held = undefined;
+        return lock;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        const message = options.timeoutMessage?.(timeoutMs, lockPath) ?? `lock timeout (${formatSeconds(timeoutMs)}s) on ${lockPath}`;
+        throw new CairnError('ERR_LOCK_TIMEOUT', message, { path: lockPath, exitCode: 3 });
+      }
+      // Jitter keeps waiters that started together from polling in lockstep.
+      await sleep(Math.min(left, pause * (0.5 + Math.random())));
+      pause = Math.min(POLL_MAX_MS, pause * 2);
     }
-    // Jitter keeps waiters that started together from polling in lockstep.
-    await sleep(Math.min(left, pause * (0.5 + Math.random())));
-    pause = Math.min(POLL_MAX_MS, pause * 2);
+  } finally {
+    unguard?.();
   }
 }
 
@@ -310,10 +325,30 @@ function formatSeconds(ms: number): string {
 
 const INTENT_INFIX = '.taking-';
 
-/** What an acquisition attempt has made so far, for its signal cleanup. */
-interface Made {
+/** What the current attempt has left on disk so far, for the signal cleanup of its acquisition. */
+interface Traces {
+  /** Our intent file, from step 1 until step 4 removed it. */
+  intent: string | undefined;
   /** The lock directory is ours from mkdir until our record is in it. */
   dir: boolean;
+  /** Our record is in the lock: the lock is ours from then until its holding guards it. */
+  held: LockOwner | undefined;
+}
+
+/**
+ * A waiter stopped by a signal mid-attempt must not leave its intent behind, nor a lock
+ * directory it made but put no record in yet (a lock with no trace waits out ownerlessStaleMs).
+ */
+function removeTraces(lockPath: string, traces: Traces): void {
+  if (traces.intent !== undefined) fs.rmSync(traces.intent, { force: true });
+  if (traces.dir) {
+    try {
+      fs.rmSync(lockPath, { recursive: true, force: true });
+    } catch {
+      // A record landing mid-removal names our dead pid: the next waiter takes it over at once.
+    }
+  }
+  if (traces.held !== undefined) removeIfOwnedSync(lockPath, traces.held);
 }
 
 /** The intent file of step 1: next to the lock, named after it, the acquirer's pid and token. */
@@ -335,56 +370,28 @@ async function removeDeadIntents(lockPath: string): Promise<void> {
   }
 }
 
-async function tryAcquireOnce(
-  lockPath: string,
-  mine: LockOwner,
-  ownerlessStaleMs: number,
-  onStale: AcquireLockOptions['onStaleTakeover'],
-  shown: string,
-  guardSignals: boolean,
-): Promise<boolean> {
-  const intent = intentPath(lockPath, mine);
-  const made: Made = { dir: false };
-  // A waiter stopped by a signal mid-attempt must not leave its intent behind, nor a lock
-  // directory it made but put no record in yet (a lock with no trace waits out ownerlessStaleMs).
-  const unguard = guardSignals
-    ? onTerminationSignal(() => {
-        fs.rmSync(intent, { force: true });
-        if (made.dir) {
-          try {
-            fs.rmSync(lockPath, { recursive: true, force: true });
-          } catch {
-            // A record landing mid-removal names our dead pid: the next waiter takes it over at once.
-          }
-        }
-      })
-    : undefined;
-  try {
-    return await attempt(lockPath, intent, mine, ownerlessStaleMs, onStale, shown, made);
-  } finally {
-    unguard?.();
-  }
-}
-
+/** One attempt at the protocol's steps; resolves true when the lock is ours. */
 async function attempt(
   lockPath: string,
-  intent: string,
   mine: LockOwner,
   ownerlessStaleMs: number,
   onStale: AcquireLockOptions['onStaleTakeover'],
   shown: string,
-  made: Made,
+  traces: Traces,
 ): Promise<boolean> {
+  const intent = intentPath(lockPath, mine);
   // Steps 1 and 2 are synchronous: a termination signal is handled between event-loop turns, so
   // its cleanup then sees each of them done or not begun, never in flight on the thread pool
   // (an async create that lands after the cleanup ran would outlive the process).
+  traces.intent = intent;
   fs.writeFileSync(intent, '', { flag: 'wx', mode: 0o600 }); // step 1
   try {
     fs.mkdirSync(lockPath, { mode: 0o700 }); // step 2
-    made.dir = true;
+    traces.dir = true;
   } catch (e) {
     // Not ours: the intent goes at once, so a waiter's intent never looks like a pending acquirer for long.
     await fsp.unlink(intent).catch(() => undefined);
+    traces.intent = undefined;
     if (errnoCode(e) !== 'EEXIST') throw e;
     // A file or a link where the lock directory goes is never a lock: waiting cannot help.
     const st = await fsp.lstat(lockPath).catch(() => undefined);
@@ -392,25 +399,33 @@ async function attempt(
       const what = st.isSymbolicLink() ? 'a symbolic link' : 'not a directory';
       throw new CairnError('ERR_LOCK_INVALID', `${shown} is ${what}, so it is not a cairn lock; remove it and run the command again`, { path: shown, exitCode: 1 });
     }
-    return tryTakeOverStale(lockPath, mine, ownerlessStaleMs, onStale);
+    return tryTakeOverStale(lockPath, mine, ownerlessStaleMs, onStale, traces);
   }
   try {
     // mkdir's mode is masked by the umask; the lock dir is 0700 whatever the umask.
     await fsp.chmod(lockPath, 0o700);
     const installed = await installOwner(lockPath, mine);
-    made.dir = false; // ours with our record (the caller guards it from here), or someone else's
+    traces.dir = false; // ours with our record (its holding guards it from here), or someone else's
     if (installed) {
+      traces.held = mine;
       await removeDeadIntents(lockPath); // a waiter killed in step 1 left one; it must not outlive us
       return true;
     }
     // Someone judged our ownerless directory abandoned and took it: it is theirs now.
     return false;
   } catch (e) {
-    if (errnoCode(e) === 'ENOENT') return false;
+    if (errnoCode(e) === 'ENOENT') {
+      // Judged abandoned and removed by someone else: whatever is at lockPath from now is not ours
+      // (the traces outlive this attempt, so a signal while waiting must not remove it).
+      traces.dir = false;
+      return false;
+    }
     await fsp.rm(lockPath, { recursive: true, force: true }).catch(() => undefined);
+    traces.dir = false;
     throw e;
   } finally {
     await fsp.unlink(intent).catch(() => undefined); // step 4
+    traces.intent = undefined;
   }
 }
 
@@ -419,6 +434,7 @@ async function tryTakeOverStale(
   mine: LockOwner,
   ownerlessStaleMs: number,
   onStale: AcquireLockOptions['onStaleTakeover'],
+  traces: Traces,
 ): Promise<boolean> {
   const seen = await readOwner(lockPath);
   if (seen.kind === 'gone' || seen.kind === 'foreign') return false;
@@ -449,6 +465,7 @@ async function tryTakeOverStale(
   if (reason === undefined) return false;
   const previous = seen.kind === 'owner' ? seen.owner : undefined;
   if (!(await takeOverLock(lockPath, previous, mine))) return false;
+  traces.held = mine;
   await removeDeadIntents(lockPath);
   const info: StaleLockInfo = { lockPath, reason };
   if (previous !== undefined) info.previousOwner = previous;
@@ -526,6 +543,11 @@ function removeIfOwnedSync(lockPath: string, owner: LockOwner): boolean {
 // plain process.exit) run the cleanups synchronously and then end the process with 128 + signal number (130, 143, 129), as
 // a shell would. When the host program has its own listeners for the signal, the decision to
 // exit stays with them.
+//
+// The listeners are removed only when nothing is registered, and callers keep something registered
+// for as long as a signal must not be missed (an acquisition from its first attempt, waits included,
+// to its holding): Node takes a signal some turns before it dispatches it, and a signal taken for
+// a listener that is removed meanwhile is dropped, not given back to the default action.
 
 const TERMINATION_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 type TerminationSignal = (typeof TERMINATION_SIGNALS)[number];

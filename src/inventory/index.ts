@@ -19,6 +19,7 @@ export type {
   SkippedEntry,
   SkipReason,
   ScanOptions,
+  ScanTuning,
   ScanCommonOptions,
   ScanResult,
   ScanProgress,

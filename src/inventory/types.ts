@@ -129,6 +129,26 @@ export interface ScanOptions extends ScanCommonOptions {
   maxFiles?: number;
   /** Stop before the sum of `bytes` would exceed this (default: no limit). */
   maxBytes?: number;
+  /** Where the engine changes strategy (see ScanTuning); the defaults suit every tree measured. */
+  tuning?: ScanTuning;
+}
+
+/**
+ * The sizes at which the engine changes strategy: tuning knobs for unusual machines, and what lets
+ * a test prove a strategy on a small tree. None changes a scan's result, only how it is reached.
+ * Each must be a safe integer within its range (ERR_INVALID_OPTION); defaults in walk/tuning.ts.
+ */
+export interface ScanTuning {
+  /** Cached rows (files + directories) from which a verifying worker shares the unchanged-tree lstat pass (default 20 000; >= 1). */
+  parallelVerifyMin?: number;
+  /** Stat cache file bytes from which that worker is booted while the cache loads, before the pass needs it (default 2 MiB; >= 0). */
+  earlyVerifierCacheBytes?: number;
+  /** Rows each thread of the pass claims at a time (default 1024; >= 1). */
+  verifyChunkRows?: number;
+  /** Changed rows the fast path updates without a walk, at the least: its limit is the larger of this and a quarter of the rows (default 2000; >= 0). */
+  fastPathChangeMin?: number;
+  /** Bytes of changed files the verifying worker reads again during its pass; what is past them is read on the scan's thread after it (default 64 MiB; >= 0). */
+  prereadWorkerBytes?: number;
 }
 
 export interface ScanResult {

@@ -76,3 +76,94 @@ export function deadPid(): number {
   const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
   return Number(r.stdout);
 }
+
+// A real process that tries to take the lock and counts its attempts by the intent file each one
+// creates (step 1 of the protocol), printing "waiting <n>". Moments to be signalled are chosen by
+// work, through the fs calls the built library already makes (node:fs is patched before the
+// library loads; syncBuiltinESMExports carries the patch into its `import * as fs`):
+//   KILL_AT=intent|mkdir|owner-check|taken and KILL_ATTEMPT=n: the process sends itself SIGTERM
+//   in attempt n at step 1, at the mkdir that finds the lock held, at the liveness check of the
+//   owner (the last call of a failed attempt, just before it returns), or once the intent file of
+//   an attempt that took the lock is removed (the last call before the lock is held).
+//   GIVE_UP_AFTER=n: a process still running at attempt n prints "survived" and exits 99, so a
+//   signal that was lost ends the test by work instead of leaving a waiter polling forever.
+// It prints "acquired" if it ever gets the lock; a signal already taken is handled within an
+// event-loop turn or two, so one still running 50 turns later prints "survived" and exits 99.
+const SIGNALLED_WAITER = `
+import { syncBuiltinESMExports } from 'node:module';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+const env = process.env;
+const killAt = env.KILL_AT ?? '';
+const killAttempt = Number(env.KILL_ATTEMPT ?? '0');
+const giveUpAfter = Number(env.GIVE_UP_AFTER ?? '0');
+const say = (line) => fs.writeSync(1, line + '\\n');
+const isIntent = (p) => String(p).includes('.taking-');
+let attempts = 0;
+const killHere = (point) => {
+  if (point === killAt && attempts === killAttempt) process.kill(process.pid, 'SIGTERM');
+};
+const { writeFileSync, mkdirSync, readFileSync } = fs;
+const unlink = fsp.unlink;
+fs.writeFileSync = function (file, ...rest) {
+  if (isIntent(file)) {
+    attempts++;
+    if (giveUpAfter > 0 && attempts >= giveUpAfter) { say('survived'); process.exit(99); }
+    say('waiting ' + attempts);
+    killHere('intent');
+  }
+  return writeFileSync.call(this, file, ...rest);
+};
+fs.mkdirSync = function (dir, ...rest) {
+  if (String(dir) === env.LOCK_PATH) {
+    try { return mkdirSync.call(this, dir, ...rest); } finally { killHere('mkdir'); }
+  }
+  return mkdirSync.call(this, dir, ...rest);
+};
+fs.readFileSync = function (file, ...rest) {
+  if (/^\\/proc\\/\\d+\\/stat$/.test(String(file)) && String(file) !== '/proc/' + process.pid + '/stat') killHere('owner-check');
+  return readFileSync.call(this, file, ...rest);
+};
+fsp.unlink = async function (file, ...rest) {
+  const r = await unlink.call(this, file, ...rest);
+  if (isIntent(file)) killHere('taken');
+  return r;
+};
+syncBuiltinESMExports();
+const { acquireDirLock } = await import(${JSON.stringify(LOCK_MODULE)});
+await acquireDirLock(env.LOCK_PATH, { timeoutMs: 600000 });
+say('acquired');
+for (let turn = 0; turn < 50; turn++) await new Promise((r) => setImmediate(r));
+say('survived');
+process.exit(99);
+`;
+
+export interface SignalledWaiter {
+  child: ChildProcess;
+  /** Resolves once the waiter has printed "waiting <n>". */
+  attempt(n: number): Promise<void>;
+  done: Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
+}
+
+export function startSignalledWaiter(env: Record<string, string>): SignalledWaiter {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', SIGNALLED_WAITER], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.add(child);
+  let stdout = '';
+  let stderr = '';
+  const waits: { n: number; resolve: () => void }[] = [];
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    for (const w of waits) if (stdout.includes(`waiting ${w.n}\n`)) w.resolve();
+  });
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => {
+    child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }));
+  });
+  const attempt = (n: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (stdout.includes(`waiting ${n}\n`)) return resolve();
+      waits.push({ n, resolve });
+      void done.then((r) => reject(new Error(`waiter ended before attempt ${n}: ${r.stdout}${r.stderr}`)));
+    });
+  return { child, attempt, done };
+}

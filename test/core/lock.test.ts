@@ -6,7 +6,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vite
 import { CairnError } from '../../src/core/errors.js';
 import { LOCK_OWNER_FILE, acquireDirLock, ownerDeathReason, takeOverLock, type LockOwner, type StaleLockInfo } from '../../src/core/lock.js';
 import { REPO_ROOT } from '../support/cli.js';
-import { deadPid, killHolders, startHolder } from './lock-support.js';
+import { deadPid, killHolders, startHolder, startSignalledWaiter } from './lock-support.js';
 import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
 
 // Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
@@ -299,6 +299,47 @@ describe('multi-process', () => {
       fs.rmSync(lockPath, { recursive: true, force: true });
     }
   }, WHOLE_PROCESS_BUDGET_MS);
+
+  it('a waiter sent SIGTERM at any moment of its wait ends with 143 and never takes the lock', async () => {
+    const holder = startHolder({ LOCK_PATH: lockPath, HOLD_MS: '-1' });
+    await holder.acquired;
+    const token = readOwnerFile().token;
+    const parent = path.dirname(lockPath);
+    const litter = () => fs.readdirSync(parent).filter((n) => n.startsWith(`${path.basename(lockPath)}.`));
+    const ended = (r: { status: number | null; signal: NodeJS.Signals | null; stdout: string }, moment: string) => {
+      expect(r.stdout, moment).not.toMatch(/acquired|survived/);
+      expect(r.status === 143 || r.signal === 'SIGTERM', `${moment}: ${r.status}/${r.signal}`).toBe(true);
+      expect(litter(), moment).toEqual([]);
+    };
+    // Sent by the waiter itself at a chosen call of a chosen attempt: the owner check is the last
+    // call of a failed attempt, where a signal taken just before the attempt ended was lost.
+    for (const point of ['intent', 'mkdir', 'owner-check']) {
+      for (const n of [1, 2, 3, 5]) {
+        const waiter = startSignalledWaiter({ LOCK_PATH: lockPath, KILL_AT: point, KILL_ATTEMPT: String(n), GIVE_UP_AFTER: String(n + 3) });
+        ended(await waiter.done, `${point} of attempt ${n}`);
+      }
+    }
+    // Sent from outside once the waiter says it is on attempt n: wherever that lands in its loop.
+    for (let n = 1; n <= 6; n++) {
+      const waiter = startSignalledWaiter({ LOCK_PATH: lockPath, GIVE_UP_AFTER: String(n + 200) });
+      await waiter.attempt(n);
+      waiter.child.kill('SIGTERM');
+      ended(await waiter.done, `from outside after attempt ${n}`);
+    }
+    expect(readOwnerFile().token).toBe(token);
+    holder.child.kill('SIGTERM');
+    expect((await holder.done).status).toBe(143);
+  });
+
+  it('an acquirer sent SIGTERM as it takes a free lock releases it and ends with 143', async () => {
+    for (let round = 0; round < 6; round++) {
+      const acquirer = startSignalledWaiter({ LOCK_PATH: lockPath, KILL_AT: 'taken', KILL_ATTEMPT: '1' });
+      const r = await acquirer.done;
+      expect(r.stdout, `round ${round}`).not.toContain('survived');
+      expect(r.status === 143 || r.signal === 'SIGTERM', `round ${round}: ${r.status}/${r.signal}`).toBe(true);
+      expect(fs.existsSync(lockPath), `round ${round}`).toBe(false);
+    }
+  });
 
   it('a waiter killed with SIGTERM releases nothing it does not own', async () => {
     const holder = startHolder({ LOCK_PATH: lockPath, HOLD_MS: '-1' });

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { diffSnapshots, snapshotRoot, snapshotRootDetailed, scanTreeSync, type RepoSnapshotOptions } from '../../src/inventory/index.js';
+import { diffSnapshots, snapshotRoot, snapshotRootDetailed, scanTreeSync, type RepoSnapshotOptions, type ScanTuning } from '../../src/inventory/index.js';
 import { mkfifo } from '../support/mkfifo.js';
 import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
 
@@ -117,6 +117,18 @@ describe('limits', () => {
     expect((await snapshotRoot(root, { cache: false, maxFiles: 1_000_000 })).body.counts.files).toBe(1);
     for (const bad of [{ maxFiles: 0 }, { maxFiles: -1 }, { maxFiles: 1.5 }, { maxBytes: -1 }, { maxBytes: 0.5 }, { maxFiles: Number.NaN }]) {
       await expect(snapshotRoot(root, { cache: false, ...bad })).rejects.toMatchObject({ code: 'ERR_INVALID_OPTION' });
+    }
+  });
+
+  it('takes tuning thresholds within their ranges, and rejects any other value or an unknown knob with ERR_INVALID_OPTION', () => {
+    const root = tempDir();
+    writeTree(root, { a: 'x', 'd/b': 'y' });
+    const plain = scanTreeSync(root, { cache: false });
+    const lowest = { parallelVerifyMin: 1, earlyVerifierCacheBytes: 0, verifyChunkRows: 1, fastPathChangeMin: 0, prereadWorkerBytes: 0 };
+    expect(scanTreeSync(root, { cache: false, tuning: lowest }).files).toEqual(plain.files);
+    const bad: unknown[] = [{ parallelVerifyMin: 0 }, { verifyChunkRows: 0 }, { verifyChunkRows: 1.5 }, { earlyVerifierCacheBytes: -1 }, { fastPathChangeMin: Number.NaN }, { prereadWorkerBytes: '1' }, { parallelVerifyMin: 2 ** 60 }, { chunk: 4 }, null, 7];
+    for (const tuning of bad) {
+      expect(() => scanTreeSync(root, { cache: false, tuning: tuning as ScanTuning }), JSON.stringify(tuning)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION' }));
     }
   });
 });

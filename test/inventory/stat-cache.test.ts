@@ -4,10 +4,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { makeRepoSnapshot, scanTree, scanTreeSync, snapshotDigestOf, snapshotRootDetailed, type ScanOptions, type ScanProgress, type ScanResult } from '../../src/inventory/index.js';
+import { makeRepoSnapshot, scanTree, scanTreeSync, snapshotDigestOf, snapshotRootDetailed, type ScanOptions, type ScanProgress, type ScanResult, type ScanTuning } from '../../src/inventory/index.js';
 import { scanForSnapshot, type Scanned } from '../../src/inventory/scan.js';
 import { loadCache } from '../../src/inventory/cache/stat-cache.js';
-import { PREREAD_WORKER_BUDGET_BYTES } from '../../src/inventory/io/verifier.js';
 import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
 import { mkfifo } from '../support/mkfifo.js';
 import { cleanupTempDirs, inDir, MARGIN, sleep, strip, tempDir, writeTree } from './helpers.js';
@@ -354,12 +353,12 @@ describe('stat cache', () => {
 });
 
 describe('unchanged-tree fast path', () => {
-  async function primed(files: Record<string, string>) {
+  async function primed(files: Record<string, string>, tuning?: ScanTuning) {
     const root = tempDir();
     const cacheDir = tempDir('cairn-cache-');
     writeTree(root, files);
     await sleep(MARGIN + 20);
-    const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN };
+    const opts: ScanOptions = { cacheDir, racyMarginMs: MARGIN, ...(tuning !== undefined ? { tuning } : {}) };
     scanTreeSync(root, opts); // records every stat
     scanTreeSync(root, opts); // stores the whole result (now that nothing is racy)
     const events = (o: ScanOptions = {}) => {
@@ -524,11 +523,34 @@ describe('unchanged-tree fast path', () => {
     expect(strip(r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
   }, WHOLE_PROCESS_BUDGET_MS);
 
-  /** 21,000 files in 50 directories (past PARALLEL_VERIFY_MIN: the worker shares the check), primed; `scan` scans it cached, threaded or not. */
-  async function bigTree(threaded: boolean) {
+  /**
+   * 21,000 files in 50 directories, primed; `scan` scans it cached, threaded or not. Past the
+   * default parallelVerifyMin, so a verifying worker shares the check, and big on purpose: the
+   * worker only gets a share while this thread is still at its own (booting takes tens of ms), so
+   * on a small tree it finds this thread done and checks nothing (none of 12 scans of 400 or 5,000
+   * files gave it a row, with every threshold lowered; at 21,000 most do).
+   */
+  async function bigTree(threaded: boolean, tuning?: ScanTuning) {
     const files: Record<string, string> = {};
     for (let d = 0; d < 50; d++) for (let f = 0; f < 420; f++) files[`d${d}/f${f}`] = `${d}-${f}`;
-    const t = await primed(files);
+    return scannable(files, threaded, tuning);
+  }
+
+  /**
+   * 420 files in 20 directories, with the thresholds lowered so that it takes the paths a tree of
+   * 21,000 takes with the defaults: a verifying worker, booted while the cache loads, chunks of a
+   * few rows, and a fast-path change limit of a quarter of the rows with no floor. For the tests
+   * whose point is which path the scan takes with what the check found, not the worker's share.
+   */
+  const SMALL_TREE_TUNING: ScanTuning = { parallelVerifyMin: 100, earlyVerifierCacheBytes: 0, verifyChunkRows: 16, fastPathChangeMin: 0 };
+  async function smallTree(threaded: boolean) {
+    const files: Record<string, string> = {};
+    for (let d = 0; d < 20; d++) for (let f = 0; f < 21; f++) files[`d${d}/f${f}`] = `${d}-${f}`;
+    return scannable(files, threaded, SMALL_TREE_TUNING);
+  }
+
+  async function scannable(files: Record<string, string>, threaded: boolean, tuning: ScanTuning | undefined) {
+    const t = await primed(files, tuning);
     const scan = async () => {
       const seen: ScanProgress[] = [];
       const o: ScanOptions = { ...t.opts, onProgress: (p) => seen.push(p) };
@@ -557,7 +579,9 @@ describe('unchanged-tree fast path', () => {
     ['threaded', true],
   ])('%s scans of a big tree', (_label, threaded) => {
     it('reads again the hundreds of files both checking threads found changed, and records each exactly', async () => {
-      const { files, t, scan } = await bigTree(threaded);
+      // The worker's read budget lowered from 64 MiB: the file past it need not be 64 MiB.
+      const prereadWorkerBytes = 64 * 1024;
+      const { files, t, scan } = await bigTree(threaded, { prereadWorkerBytes });
       // Every 35th file, spread over the whole table so both threads' shares hold some: appended
       // to, or rewritten with the same size and mtime (only ctime and the bytes tell).
       const edited = Object.keys(files).filter((_, i) => i % 35 === 0);
@@ -571,7 +595,7 @@ describe('unchanged-tree fast path', () => {
         }
       });
       // One grown past what the worker reads during the pass: read after it, on the main thread.
-      fs.writeFileSync(path.join(t.root, edited[1]!), Buffer.alloc(PREREAD_WORKER_BUDGET_BYTES + 1, 7));
+      fs.writeFileSync(path.join(t.root, edited[1]!), Buffer.alloc(prereadWorkerBytes + 1, 7));
       const first = await scanTwice(t.root, scan);
       expect(first.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: edited.length, filesCached: 21_000 - edited.length })]);
     }, WHOLE_PROCESS_BUDGET_MS);
@@ -591,35 +615,41 @@ describe('unchanged-tree fast path', () => {
     }, WHOLE_PROCESS_BUDGET_MS);
 
     it('with a third of its files changed (past the fast path limit) walks, taking the rows and reads of the check as they are', async () => {
-      const { files, t, scan } = await bigTree(threaded);
+      const { files, t, scan } = await smallTree(threaded);
+      const n = Object.keys(files).length;
       const edited = Object.keys(files).filter((_, i) => i % 3 === 0);
+      // Past the limit (a quarter of the rows) and within twice it: the check's rows and reads are taken.
+      expect(edited.length).toBeGreaterThan((n + 21) / 4);
+      expect(edited.length + 2).toBeLessThanOrEqual((n + 21) / 2);
       for (const rel of edited) fs.appendFileSync(path.join(t.root, rel), '+');
       fs.writeFileSync(path.join(t.root, 'd2', 'new'), 'new'); // and a directory moved
       const first = await scanTwice(t.root, scan);
-      expect(first.seen.at(-1)).toMatchObject({ phase: 'done', filesHashed: edited.length + 1, filesDone: 21_001 });
+      expect(first.seen.at(-1)).toMatchObject({ phase: 'done', filesHashed: edited.length + 1, filesDone: n + 1 });
     }, WHOLE_PROCESS_BUDGET_MS);
 
     it('takes added, deleted and edited files and new directories without a walk, then walks for a new symlink with the rows it checked', async () => {
-      const { t, scan } = await bigTree(threaded);
+      const { files, t, scan } = await smallTree(threaded);
+      const n = Object.keys(files).length;
+      const perDir = 21;
       fs.writeFileSync(path.join(t.root, 'd3', 'new'), 'new');
       fs.mkdirSync(path.join(t.root, 'd4', 'sub'));
       fs.writeFileSync(path.join(t.root, 'd4', 'sub', 'x'), 'x');
       fs.rmSync(path.join(t.root, 'd7', 'f1'));
       fs.rmSync(path.join(t.root, 'd9'), { recursive: true });
-      fs.writeFileSync(path.join(t.root, 'd40', 'f5'), 'edited');
+      fs.writeFileSync(path.join(t.root, 'd14', 'f5'), 'edited');
       await sleep(MARGIN + 20); // nothing racy: exact counts
       const first = await scan();
       // Only the two new files and the edited one are read, in one step: d3, d4, d7 and the root were listed again, d4/sub for the first time.
-      expect(first.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 3, filesCached: 21_000 - 420 - 1 - 1 })]);
+      expect(first.seen).toEqual([expect.objectContaining({ phase: 'done', filesHashed: 3, filesCached: n - perDir - 1 - 1 })]);
       expect(strip(first.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
       fs.symlinkSync('f0', path.join(t.root, 'd3', 'link'));
-      fs.writeFileSync(path.join(t.root, 'd41', 'f6'), 'edited too');
+      fs.writeFileSync(path.join(t.root, 'd15', 'f6'), 'edited too');
       await sleep(MARGIN + 20);
       const second = await scan();
       // A new symlink needs the walk (only the walk records one); every row the lstat pass
       // confirmed is taken from the cache, and the edited file from the check's own read.
       expect(second.r.files.find((f) => f.path === 'd3/link')?.kind).toBe('symlink');
-      expect(second.seen.at(-1)).toMatchObject({ filesHashed: 1, filesDone: 21_000 - 420 - 1 + 2 + 1 });
+      expect(second.seen.at(-1)).toMatchObject({ filesHashed: 1, filesDone: n - perDir - 1 + 2 + 1 });
       expect(strip(second.r)).toEqual(strip(scanTreeSync(t.root, { cache: false })));
       expect(strip((await scan()).r)).toEqual(strip(second.r));
     }, WHOLE_PROCESS_BUDGET_MS);

@@ -4,7 +4,7 @@ import { abortError, keepSaved, keepUnchanged, prefixOf, type Prepared } from '.
 import { isRacy, racyFromNow, type RacyFrom } from '../rules/racy.js';
 import { fileReader, processFile, STATUS, STAT_FIELDS, type FileOutcome, type FileReader } from '../io/read-file.js';
 import { resolveLink } from '../walk/walk.js';
-import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_BYTES, PREREAD_WORKER_BUDGET_MS, prereadArea, prereadRows, ROW_DIR, ROW_KNOWN, SHARED, Verifier, type PrereadArea, type VerifyRows } from '../io/verifier.js';
+import { changedRows, claimChangedRows, NOT_READ, PREREAD_WORKER_BUDGET_MS, prereadArea, prereadRows, ROW_DIR, ROW_KNOWN, SHARED, Verifier, type PrereadArea, type VerifyRows } from '../io/verifier.js';
 import { fastStatHere } from '../io/fast-stat.js';
 import { applyDirChanges } from './incremental.js';
 import { isWalk, walk, type Confirmed, type FastPathOutcome, type Walk } from './outcome.js';
@@ -239,13 +239,13 @@ function remapMarks(v: Uint8Array, rowsNow: Int32Array, size: number): Uint8Arra
 }
 
 /**
- * Most changed rows the fast path takes (a quarter of them, at least 2,000); past that the walk
+ * Most changed rows the fast path takes (a quarter of them, at least tuning.fastPathChangeMin, 2,000 by default); past that the walk
  * decides. The changed files are read during the lstat pass on both threads, so the fast path
  * stays ahead of the walk far beyond a typical step: 8,000 changed rows of 93k took ~530 ms
  * against ~880 ms walking, 20,000 ~650 ms against ~1,030 ms (bench tree).
  */
-function changeLimit(rows: number): number {
-  return Math.max(2000, rows >> 2);
+function changeLimit(rows: number, atLeast: number): number {
+  return Math.max(atLeast, rows >> 2);
 }
 
 /** What happened before resultWithChanges: listings updated (the cache must be saved), entries added or removed (the stored digest is stale), rules files read. */
@@ -572,17 +572,17 @@ function startPass(p: Prepared, options: ScanOptions, onChange?: (cacheFile: str
   if (v.size === 0) return walk('the cache is empty (a first scan, or it was discarded)');
   const prefix = lookupPrefix(p.rootReal);
   const fast = fastStatHere();
-  const limit = changeLimit(v.size);
+  const limit = changeLimit(v.size, p.tuning.fastPathChangeMin);
   // Each thread notes up to twice the limit: past the limit the walk decides, and up to twice it
   // takes every row checked and every file read here, however the threads shared the rows.
   const cap = 2 * limit;
   // Rows a watching caller vouches for need no lstat: the few left are not worth a second thread.
-  const verifier = v.size >= PARALLEL_VERIFY_MIN && p.jobs > 0 && p.trustDir === undefined ? (p.verifier ?? new Verifier()) : null;
+  const verifier = v.size >= p.tuning.parallelVerifyMin && p.jobs > 0 && p.trustDir === undefined ? (p.verifier ?? new Verifier()) : null;
   const rows: VerifyRows = { lstat: fast.lstat, prefix, paths: v.paths, fileStats: v.fileStats, dirStats: v.dirStats, nFiles: v.nFiles, flags: v.flags, size: v.size };
   if (verifier === null) return { v, limit, verifier, prefix, shared: new Int32Array(0), mine: changedRows(rows, 0, v.size, cap), mineRead: null, theirsRead: null, racyFrom };
   const theirsRead = prereadArea(cap + 1);
   const shared = startJob(p, verifier, v, prefix, cap, theirsRead);
-  const mine = claimChangedRows(rows, shared, VERIFY_CHUNK, cap);
+  const mine = claimChangedRows(rows, shared, p.tuning.verifyChunkRows, cap);
   if (mine === null) Atomics.store(shared, SHARED.NEXT_ROW, v.size); // over the cap: the worker stops claiming too
   else if (mine.length > 0) onChange?.(p.cacheFile);
   // While the worker finishes its share, this thread reads again the files it found changed.
@@ -643,7 +643,7 @@ function startJob(p: Prepared, verifier: Verifier, v: VerifyTable, prefix: strin
   const shared = new Int32Array(new SharedArrayBuffer(4 * (SHARED.ROWS + cap + 1)));
   // The loaded cache's string table is exactly the row list (files, then directories), already joined.
   const paths = inShared<Uint8Array>(p.previous.pathsTable?.raw ?? Buffer.from(v.paths.join('\0'), 'utf8'));
-  verifier.start({ prefix, paths, fileStats: v.fileStats, dirStats: v.dirStats, nFiles: v.nFiles, flags: v.flags, size: v.size, limit: cap, chunk: VERIFY_CHUNK, shared, preread: { area: preread, prefix: prefixOf(p.rootReal), withDigest: p.withDigest, budgetBytes: PREREAD_WORKER_BUDGET_BYTES, budgetMs: PREREAD_WORKER_BUDGET_MS } });
+  verifier.start({ prefix, paths, fileStats: v.fileStats, dirStats: v.dirStats, nFiles: v.nFiles, flags: v.flags, size: v.size, limit: cap, chunk: p.tuning.verifyChunkRows, shared, preread: { area: preread, prefix: prefixOf(p.rootReal), withDigest: p.withDigest, budgetBytes: p.tuning.prereadWorkerBytes, budgetMs: PREREAD_WORKER_BUDGET_MS } });
   return shared;
 }
 
@@ -768,9 +768,5 @@ function readChangedRules(p: Prepared, changed: readonly number[], racyFrom: Rac
   return { rules, rest, read };
 }
 
-/** Cached rows (files + directories) checked on this thread alone; above that the verifier worker shares the lstats (they scale ~2x). */
-export const PARALLEL_VERIFY_MIN = 20_000;
 /** How long a scan waits for its verifying worker before walking instead. */
 const VERIFY_WORKER_TIMEOUT_MS = 5000;
-/** Rows claimed at a time by each verifying thread. */
-const VERIFY_CHUNK = 1024;

@@ -7,8 +7,9 @@ import { emptyCache, loadCache, type StatCacheData } from '../cache/stat-cache.j
 import { keepResident, takeResident, type BuiltEntries } from '../cache/resident.js';
 import { releaseFile, type HeldFile } from '../cache/held-file.js';
 import { racyMarginsFor, type RacyMargins } from '../rules/racy.js';
-import type { CacheState, ScanOptions, ScanWarning } from '../types.js';
+import type { CacheState, ScanOptions, ScanTuning, ScanWarning } from '../types.js';
 import { Verifier } from '../io/verifier.js';
+import { resolveTuning } from './tuning.js';
 
 /** Directory names never descended into, whatever the ignore rules say. */
 export const ALWAYS_SKIP: readonly string[] = ['.git', '.cairn'];
@@ -68,6 +69,8 @@ export interface Prepared {
   readonly maxFiles: number;
   readonly maxBytes: number;
   readonly jobs: number;
+  /** Where the scan changes strategy (the defaults unless options.tuning says otherwise). */
+  readonly tuning: Readonly<Required<ScanTuning>>;
   readonly cacheFile: string | null;
   readonly optionsKey: string;
   /** The limits, which the cached whole result also depends on. */
@@ -124,6 +127,7 @@ export function prepare(root: string, options: ScanOptions): Prepared {
   const maxBytes = checkLimit('maxBytes', options.maxBytes, 0) ?? Number.POSITIVE_INFINITY;
   const jobs = checkLimit('jobs', options.jobs, 0) ?? 2;
   if (jobs > 64) throw invalidOption('jobs must be at most 64', { option: 'jobs', value: jobs });
+  const tuning = resolveTuning(options.tuning);
   const skipNames = new Set([...ALWAYS_SKIP, ...(options.alwaysSkip ?? [])]);
   const rootReal = resolveSnapshotRoot(root);
   const respectGitignore = options.respectGitignore !== false;
@@ -154,7 +158,7 @@ export function prepare(root: string, options: ScanOptions): Prepared {
         previous = kept.data;
         cacheSource = kept.built === undefined ? { held: kept.held, from: kept.state, left: null } : { held: kept.held, from: kept.state, left: null, built: kept.built };
       } else {
-        if (jobs > 0 && !(known?.cacheState != null) && fileSize(cacheFile) >= EARLY_VERIFIER_CACHE_BYTES) verifier = new Verifier();
+        if (jobs > 0 && !(known?.cacheState != null) && fileSize(cacheFile) >= tuning.earlyVerifierCacheBytes) verifier = new Verifier();
         const loaded = loadCache(cacheFile, rootReal, optionsKey, true);
         previous = loaded.data;
         if (loaded.warning !== undefined) warnings.push(loaded.warning);
@@ -168,11 +172,8 @@ export function prepare(root: string, options: ScanOptions): Prepared {
   }
   const resultKey = JSON.stringify({ maxFiles, maxBytes });
   const excludeDirs = compileDirectoryExcludes(exclude);
-  return { rootReal, racy: racyMarginsFor(rootReal, options.racyMarginMs), include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}), ...(trustDir !== undefined ? { trustDir, trustEveryDir } : {}), ...(cacheSource !== undefined ? { cacheSource } : {}) };
+  return { rootReal, racy: racyMarginsFor(rootReal, options.racyMarginMs), include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, tuning, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}), ...(trustDir !== undefined ? { trustDir, trustEveryDir } : {}), ...(cacheSource !== undefined ? { cacheSource } : {}) };
 }
-
-/** Cache bytes from which a verifier worker is started early (~20,000 rows; see PARALLEL_VERIFY_MIN). */
-const EARLY_VERIFIER_CACHE_BYTES = 2 * 1024 * 1024;
 
 function fileSize(file: string): number {
   try {
