@@ -70,12 +70,16 @@ await build({
 // loader (~15 ms of CPU of Node 20's ~50 over `node -e 0` for a snapshot), and on Node 20, which has
 // no compile cache, the executable loads them through V8's code cache (src/core/compile-cache.ts).
 // Their import.meta.url (by which the scanner finds its workers, ES module entries beside them) is
-// the file's URL, made on first use (node:url is not loaded otherwise).
+// the file's URL, made on first use (node:url is not loaded otherwise). The optional backends they
+// load on use (`import('pg')`, `import('@aws-sdk/client-s3')`) become require() in a promise:
+// compiled through vm.Script, an import() would need Node 20's experimental loader hook (a warning
+// on stderr) or a flag; both packages ship CommonJS.
 await build({
   absWorkingDir: root,
   entryPoints: { 'snapshot-lane': 'dist/cli/snapshot-lane.js', 'session-lane': 'dist/cli/session-lane.js', 'hook-lane': 'dist/cli/hook-lane.js' },
   ...common,
   format: 'cjs',
+  supported: { 'dynamic-import': false },
   define: { 'import.meta.dirname': '__dirname', 'import.meta.filename': '__filename', 'import.meta.url': '__cairnImportMeta.url', 'import.meta.resolve': '__cairnImportMeta.resolve' },
   // Strict first, as the ES module was (esbuild's own directive comes after the banner).
   banner: { js: "'use strict';\nconst __cairnImportMeta = { get url() { return require('node:url').pathToFileURL(__filename).href; }, resolve: undefined };" },

@@ -52,6 +52,9 @@ let nodeCacheOn = false;
  * and by a digest of its text and of the Node build: V8 checks only the text's length, and npm
  * gives every installed file the same mtime, so nothing weaker tells two versions apart. Writing a
  * lane's new entry removes that lane's older ones. Any failure only costs the time the cache saves.
+ * Code compiled so has no ES module loader behind its `import()` (Node 20 offers one only as an
+ * experimental option that warns on stderr): the build turns a lane's import()s into require()s
+ * (scripts/bundle-cli.mjs).
  */
 export function requireLane(file: string, env: NodeJS.ProcessEnv = process.env): unknown {
   const { createRequire } = module;

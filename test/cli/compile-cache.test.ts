@@ -2,7 +2,7 @@
 // directory and never in the tree it runs in; on Node 20 its fast lanes keep a code cache of their
 // own there (src/core/compile-cache.ts, requireLane). CI runs this file on every line, so both
 // branches are taken.
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as module from 'node:module';
 import * as os from 'node:os';
@@ -24,7 +24,7 @@ afterEach(() => {
   fs.rmSync(tree, { recursive: true, force: true });
 });
 
-function cairn(args: string[], env: Record<string, string>): { status: number | null; stdout: string } {
+function cairn(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_COMPILE_CACHE') && k !== 'NODE_DISABLE_COMPILE_CACHE'));
   return spawnSync(process.execPath, [CLI, ...args], { cwd: tree, encoding: 'utf8', env: { ...clean, CI: '1', XDG_CACHE_HOME: home, HOME: home, ...env } });
 }
@@ -51,6 +51,29 @@ describe('the compile cache', () => {
     expect(cairn(['snapshot', '--root', '.', '--no-cache'], { NODE_COMPILE_CACHE: elsewhere }).status).toBe(0);
     expect(fs.readdirSync(elsewhere).length).toBeGreaterThan(0);
     expect(fs.existsSync(path.join(home, 'cairn', 'compile'))).toBe(false);
+  });
+});
+
+describe('the fast lanes', () => {
+  // Their optional backends are loaded on use: through the lanes' code cache (Node 20) as through
+  // Node's own loader. An unreachable server proves the driver loaded: the error is the server's,
+  // never ERR_MISSING_DEPENDENCY. Twice each, so that the second run's lane comes from the cache.
+  it('load the S3 SDK and the PostgreSQL driver when a record goes to such a store (no server needed)', () => {
+    execFileSync('git', ['init', '-q'], { cwd: tree });
+    const stores: { url: string; env: Record<string, string> }[] = [
+      { url: 's3://bucket/p?endpoint=http%3A%2F%2F127.0.0.1%3A9&region=us-east-1&forcePathStyle=1', env: { AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'y' } },
+      { url: 'postgres://u@127.0.0.1:9/db', env: { PGPASSWORD: 'p' } },
+    ];
+    for (const round of [1, 2]) {
+      for (const store of stores) {
+        expect(cairn(['session', 'pre'], {}).status).toBe(0);
+        fs.appendFileSync(path.join(tree, 'a.txt'), `${round}\n`);
+        const post = cairn(['session', 'post', '--store', store.url], store.env);
+        expect(post.status, post.stderr).toBe(1);
+        expect(JSON.parse(post.stderr.trim().split('\n').at(-1)!)).toMatchObject({ code: 'ERR_BACKEND_UNAVAILABLE' });
+        expect(post.stderr).toContain('127.0.0.1:9');
+      }
+    }
   });
 });
 
