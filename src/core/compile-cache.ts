@@ -85,15 +85,21 @@ export function requireLane(file: string, env: NodeJS.ProcessEnv = process.env):
 /** Writes a lane's code cache entry (temp file, then rename) and removes that lane's others. */
 function leaveCodeCache(dir: string, prefix: string, entry: string, make: () => Buffer): void {
   const fs = process.getBuiltinModule('node:fs');
+  const temp = `${entry}.tmp-${process.pid}`;
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const temp = `${entry}.tmp-${process.pid}`;
     fs.writeFileSync(temp, make(), { mode: 0o600 });
     fs.renameSync(temp, entry);
     for (const name of fs.readdirSync(dir)) {
       if (name.startsWith(prefix) && name.endsWith('.v8') && name !== path.basename(entry)) fs.rmSync(path.join(dir, name), { force: true });
     }
   } catch {
-    // A cache that cannot be written (read-only home, a full disk) only costs the next run its gain.
+    // A cache that cannot be written (read-only home, a full disk) only costs the next run its
+    // gain; a part-written temp file is not left behind, and nothing here may change the exit.
+    try {
+      fs.rmSync(temp, { force: true });
+    } catch {
+      // The directory itself is not writable: there is no temp file either.
+    }
   }
 }

@@ -99,6 +99,19 @@ describe.runIf(!lineHasIt)('the lanes\' code cache (Node 20)', () => {
     expect(fs.readFileSync(file).equals(Buffer.alloc(4096, 7))).toBe(false);
   });
 
+  it('costs nothing but its gain where it cannot be written: the run and its exit are as without it', () => {
+    const without = cairn(['snapshot', '--root', '.', '--no-cache'], { NODE_DISABLE_COMPILE_CACHE: '1' });
+    // A file where the cache directory should be: nothing can be made below it.
+    const blocked = path.join(home, 'not-a-dir');
+    fs.writeFileSync(blocked, 'x');
+    const run = cairn(['snapshot', '--root', '.', '--no-cache'], { NODE_COMPILE_CACHE: blocked });
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toBe(without.stdout);
+    expect(fs.readFileSync(blocked, 'utf8')).toBe('x');
+    expect(fs.readdirSync(home).sort()).toEqual(['not-a-dir']);
+  });
+
   it('keeps one entry a lane: a changed lane replaces its entry, it does not add one', () => {
     // A copy of the bundle whose snapshot lane differs by a comment (same path, new text).
     const bin = fs.mkdtempSync(path.join(path.dirname(CLI), '..', 'bin-cc-'));
