@@ -7,9 +7,9 @@
  * So help, the version, a turn the project's `cairn daemon` serves and the fast lanes (snapshot,
  * session pre/post, hook: CommonJS too, dist/bin/<lane>-lane.js) never start that loader; every
  * other command imports the full CLI (dist/bin/main.mjs, an ES module).
- * It turns on V8's compile cache before a lane is loaded (on Node 20, the lanes' own code cache). The commonest short runs take a fast
- * lane that skips the CLI framework (fast-lane.ts); help text comes from dist/bin/help.json,
- * captured from the full CLI at build time.
+ * It turns on V8's compile cache before a lane is loaded (on Node 20, the lanes' own code cache).
+ * The commonest short runs take a fast lane that skips the CLI framework (fast-lane.ts); help text
+ * comes from dist/bin/help.json, captured from the full CLI at build time.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
