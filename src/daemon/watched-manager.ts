@@ -43,6 +43,9 @@ export const PARTIAL_BUDGET = 5_000_000;
 export const MAX_PARTIAL_PATHS = 400;
 const MAX_PARTIAL_BYTES = 256 * 1024;
 
+/** This process stays: its git status runs on the kept status thread at every size, beside the scan. */
+const STAYING = { staying: true } as const;
+
 /** Files whose change alters what git says of other paths: any of them named means the whole status. */
 const RULE_FILES = new Set(['.gitignore', '.gitattributes', '.gitmodules']);
 
@@ -168,7 +171,7 @@ export class ResidentGit {
         const paths = this.namedSince === null ? null : partialPaths(this.root, this.namedSince);
         if (paths !== null) {
           this.namedSince = new Set();
-          this.pending = { partial: captureGitStatusInBackground(projectRoot, [...paths], last.revParse), paths, base: last, mark: now };
+          this.pending = { partial: captureGitStatusInBackground(projectRoot, [...paths], last.revParse, STAYING), paths, base: last, mark: now };
           return;
         }
       }
@@ -185,7 +188,7 @@ export class ResidentGit {
     if (known === null) this.outsideList = outside?.files ?? null;
     const revParseKey = outside === null ? null : revParseKeyOf(this.root, projectRoot, outside.key);
     const knownRevParse = revParseKey !== null && this.revParseMemo?.key === revParseKey ? this.revParseMemo.answer : undefined;
-    this.pending = { read: captureGitStatusInBackground(projectRoot, undefined, knownRevParse), mark, outside, listedNow: known === null, revParseKey };
+    this.pending = { read: captureGitStatusInBackground(projectRoot, undefined, knownRevParse, STAYING), mark, outside, listedNow: known === null, revParseKey };
   }
 
   /** The capture's git status: as begin() decided, or `run` when no capture began here. */

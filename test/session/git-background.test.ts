@@ -97,6 +97,23 @@ describe('git status read in the background', () => {
     expect(small()).toEqual(never());
   });
 
+  it('a process that stays reads even a small repository on its kept thread, with the same answer', () => {
+    const root = repo();
+    write(root, 'a.txt', 'a');
+    commitAll(root, 'init');
+    write(root, 'b.txt', 'b');
+    const staying = captureGitStatusInBackground(root, undefined, undefined, { staying: true });
+    expect(staying()).toEqual(captureGitStatusInBackground(root)());
+    expect(staying.via).toBe('thread');
+    expect(keptStatusThreadId()).not.toBeNull();
+    process.env.CAIRN_GIT_STATUS_THREAD = 'never';
+    try {
+      expect(captureGitStatusInBackground(root, undefined, undefined, { staying: true }).via).toBe('inline');
+    } finally {
+      delete process.env.CAIRN_GIT_STATUS_THREAD;
+    }
+  });
+
   it('pre and post record the status git gives, with the commits and diffs of the session', () => {
     const root = repo();
     write(root, 'a.txt', 'a');
