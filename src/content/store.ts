@@ -370,8 +370,12 @@ export class ContentStore {
     return raw;
   }
 
-  /** Stores the items not stored yet as one new pack (duplicates within `items` are stored once). */
-  put(items: readonly ContentItem[]): PutResult {
+  /**
+   * Stores the items not stored yet as one new pack (duplicates within `items` are stored once).
+   * `durable: false` skips the fsyncs, for a caller whose objects a digest check guards and that
+   * can make them again (the inventory store's directory objects).
+   */
+  put(items: readonly ContentItem[], options: { durable?: boolean } = {}): PutResult {
     const index = this.index();
     const fresh: ContentItem[] = [];
     const seen = new Set<string>();
@@ -385,7 +389,7 @@ export class ContentStore {
     const { buffer, index: packIndex } = buildPack(fresh);
     const name = `${Date.now().toString(36).padStart(9, '0')}-${randomBytes(6).toString('hex')}.pack`;
     this.withPacks(true, (dir) => {
-      dir!.writeFile(name, buffer, { mode: 0o600 });
+      dir!.writeFile(name, buffer, { mode: 0o600, fsync: options.durable !== false });
       // This process knows the new pack's header: the next capture need not read it back.
       const st = dir!.lstat(name);
       const known = READ_PACKS.get(this.packsDir());
@@ -393,6 +397,15 @@ export class ContentStore {
     });
     index.addPack(name, packIndex.objects);
     return { objectsWritten: fresh.length, rawBytes: fresh.reduce((s, i) => s + i.bytes.length, 0), packBytes: buffer.length, pack: name };
+  }
+
+  /** The sha256 of every object the packs hold (each pack's header read), sorted. */
+  names(): string[] {
+    const out = new Set<string>();
+    this.withPacks(false, (dir) => {
+      for (const name of ContentStore.packNames(dir)) for (const [sha] of readPackHeader(dir!.at(name))?.index.objects ?? []) out.add(sha);
+    });
+    return [...out].sort();
   }
 
   /** Packs, objects and sizes (raw, as stored, on disk). */

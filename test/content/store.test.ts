@@ -27,6 +27,17 @@ describe('ContentStore', () => {
     expect(() => reader.get(sha256Of(Buffer.from('absent')))).toThrow(CairnError);
   });
 
+  it('names every object its packs hold, once, sorted; a pack put without fsync reads back the same', () => {
+    const dir = tempDir();
+    const store = new ContentStore(dir);
+    const [a, b, c] = [item('a'), item('b'), item('c')];
+    store.put([b, a]);
+    store.put([c, a], { durable: false });
+    expect(new ContentStore(dir).names()).toEqual([a, b, c].map((i) => i.sha256).sort());
+    expect(new ContentStore(dir).get(c.sha256).equals(c.bytes)).toBe(true);
+    expect(new ContentStore(tempDir()).names()).toEqual([]);
+  });
+
   it('stores an object once however often it is put, and writes no pack when nothing is new', () => {
     const store = new ContentStore(tempDir());
     const a = item('same bytes');

@@ -42,6 +42,7 @@ const SWAPPED: readonly string[] = [
   '.cairn/iterations',
   '.cairn/iterations/001',
   '.cairn/inventories/objects',
+  '.cairn/inventories/packed/packs',
   '.cairn/content/packs',
   '.cairn/store/default/scopes/agent/iterations/snapshots',
   '.cairn/hooks',
@@ -217,6 +218,9 @@ const COMPONENTS: readonly string[] = [
   '.cairn/inventories/refs/<ref>',
   '.cairn/inventories/objects',
   '.cairn/inventories/objects/<fan>',
+  '.cairn/inventories/packed',
+  '.cairn/inventories/packed/packs',
+  '.cairn/inventories/packed/packs/<pack>',
   '.cairn/content',
   '.cairn/content/packs',
   '.cairn/content/packs/<pack>',
@@ -375,6 +379,12 @@ export function defineMatrix(name: string, which: (component: string) => boolean
     fs.writeFileSync(path.join(root, 'package.json'), '{"name":"p"}\n');
     fs.writeFileSync(path.join(root, 'app.ts'), 'export const a = 1;\n');
     fs.writeFileSync(path.join(root, 'body.md'), 'What was done.\n');
+    // Eight directories that session post finds changed: its inventory's new objects make a pack.
+    const modules = Array.from({ length: 8 }, (_, i) => path.join(root, 'lib', `m${i}`));
+    for (const [i, m] of modules.entries()) {
+      fs.mkdirSync(m, { recursive: true });
+      fs.writeFileSync(path.join(m, 'x.ts'), `export const x = ${i};\n`); // unlike listings: one object each
+    }
     fs.mkdirSync(path.join(root, '.aiwg', 'ralph'), { recursive: true });
     fs.writeFileSync(path.join(root, '.aiwg', 'ralph', 'current-loop.json'), '{"loop":1}\n');
     fs.mkdirSync(path.join(root, '.cairn'));
@@ -389,6 +399,7 @@ export function defineMatrix(name: string, which: (component: string) => boolean
     await must(['run', '--', process.execPath, '-e', 'console.log("1 passing")']);
     fs.writeFileSync(path.join(root, 'app.ts'), 'export const a = 2;\n');
     fs.writeFileSync(path.join(root, 'new.ts'), 'export {};\n');
+    for (const [i, m] of modules.entries()) fs.writeFileSync(path.join(m, 'x.ts'), `export const x = ${i + 8};\n`);
     await must(['session', 'post']);
     await must(stageWrite(c));
     await must(['hooks', 'install', 'claude-code']);

@@ -41,6 +41,8 @@ const SESSION_COMPONENTS = [
   '.cairn/inventories',
   '.cairn/inventories/objects',
   '.cairn/inventories/objects/zz',
+  '.cairn/inventories/packed',
+  '.cairn/inventories/packed/packs',
   '.cairn/inventories/refs',
   '.cairn/iterations',
   '.cairn/iterations/001',

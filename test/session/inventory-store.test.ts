@@ -1,5 +1,6 @@
 /** Content-addressed inventories: shared directories, O(changed) growth, diff, GC by reachability. */
 import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -413,5 +414,101 @@ describe('pruneInventories', () => {
     fs.rmSync(it1, { recursive: true });
     expect(manager.pruneInventories().deleted).toBe(0);
     expect(manager.pruneInventories({ graceMs: 0 }).deleted).toBe(1);
+  });
+});
+
+describe('packs of incremental puts', () => {
+  // Twenty directories of two files; `changed(v, dirs)` edits one file in each of `dirs`.
+  const wide = (version: (d: number) => string): InventoryEntry[] => Array.from({ length: 20 }, (_, d) => [entry(`d${d}/keep`, `${d}`), entry(`d${d}/edit`, version(d))]).flat();
+  const changed = (v: string, dirs: number): ((d: number) => string) => (d) => (d < dirs ? `${v}${d}` : `0${d}`);
+  const loose = (dir: string): number => fs.readdirSync(path.join(dir, 'objects')).reduce((n, fan) => n + fs.readdirSync(path.join(dir, 'objects', fan)).length, 0);
+  const packs = (dir: string): string[] => {
+    const at = path.join(dir, 'packed', 'packs');
+    return fs.existsSync(at) ? fs.readdirSync(at).filter((n) => n.endsWith('.pack')) : [];
+  };
+  /** `get` in a new process: nothing remembered, only the disk to go by. */
+  const getElsewhere = (dir: string, digest: string): unknown => {
+    const url = new URL(`file://${path.resolve('dist/session/inventory-store/inventory-store.js')}`).href;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', `const { InventoryStore } = await import(${JSON.stringify(url)}); try { process.stdout.write(JSON.stringify(new InventoryStore(${JSON.stringify(dir)}).get(${JSON.stringify(digest)}))); } catch (e) { process.stdout.write(JSON.stringify({ code: e.code, message: e.message })); }`], { encoding: 'utf8' });
+    return JSON.parse(r.stdout);
+  };
+  const reference = (store: InventoryStore, digest: string): string => {
+    const snapshot = path.join(tempDir(), 'snapshot.json');
+    fs.writeFileSync(snapshot, JSON.stringify({ inventory: { digest } }));
+    store.addRef(snapshot, digest);
+    return snapshot;
+  };
+
+  it('writes the new objects of a wide incremental put as one pack, which another process reads', () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    const first = store.put(wide(changed('a', 0)));
+    expect(first.objectsWritten).toBe(21); // the first put of an epoch writes loose objects
+    expect(packs(dir)).toEqual([]);
+    const second = store.put(wide(changed('b', 12)));
+    expect(second.objectsWritten).toBe(13); // 12 directories and the root
+    expect(loose(dir)).toBe(21);
+    expect(packs(dir)).toHaveLength(1);
+    expect(store.usage().objects).toBe(34);
+    const sorted = (list: InventoryEntry[]): InventoryEntry[] => [...list].sort((x, y) => compareUtf8(x.path, y.path));
+    expect(getElsewhere(dir, second.digest)).toEqual(sorted(wide(changed('b', 12))));
+    expect(new InventoryStore(dir).diff(first.digest, second.digest).modified).toHaveLength(12);
+    // A few new objects stay loose: a pack would save nothing.
+    store.put(wide(changed('c', 2)));
+    expect(loose(dir)).toBe(24);
+    expect(packs(dir)).toHaveLength(1);
+  });
+
+  it('prunes packs by reachability: a dead one deleted, a partly live one rewritten with its live objects', () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    const a = store.put(wide(changed('a', 0)));
+    const b = store.put(wide(changed('b', 12))); // pack 1: d0..d11 at b, and b's root
+    const c = store.put(wide((d) => (d < 10 ? `c${d}` : d < 12 ? `b${d}` : `0${d}`))); // pack 2: d0..d9 at c, c's root
+    expect(packs(dir)).toHaveLength(2);
+    const keep = [reference(store, a.digest), reference(store, c.digest)];
+    fs.rmSync(reference(store, b.digest));
+    const result = store.prune({ graceMs: 0 });
+    // Of pack 1, d10 and d11 at b are still c's: they stay, in a rewritten pack; the rest goes.
+    expect(result.deleted).toBe(11);
+    const after = packs(dir);
+    expect(after).toHaveLength(2);
+    expect(after.filter((n) => n.includes('-r'))).toHaveLength(1); // pack 1, rewritten
+    expect(store.has(b.digest)).toBe(false);
+    expect(getElsewhere(dir, c.digest)).toHaveLength(40);
+    expect(getElsewhere(dir, a.digest)).toHaveLength(40);
+    expect(store.usage().objects).toBe(21 + 11 + 2);
+    // Nothing references c any more: its pack and the rewritten one go whole.
+    for (const f of keep) fs.rmSync(f);
+    const all = store.prune({ graceMs: 0 });
+    expect(all.deleted).toBe(21 + 11 + 2);
+    expect(packs(dir)).toEqual([]);
+  });
+
+  it('rejects a damaged pack with a clear error naming it', () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    store.put(wide(changed('a', 0)));
+    const { digest } = store.put(wide(changed('b', 12)));
+    const [pack] = packs(dir) as [string];
+    const file = path.join(dir, 'packed', 'packs', pack);
+    const bytes = fs.readFileSync(file);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 3) ^ 0xff, bytes.length - 3); // inside the last block
+    fs.writeFileSync(file, bytes);
+    const got = getElsewhere(dir, digest) as { code?: string; message?: string };
+    expect(got.code).toBe('ERR_CORRUPT');
+    expect(got.message).toContain(file);
+  });
+
+  it('refuses a pack directory that a link stands for, writing nothing through it', () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    store.put(wide(changed('a', 0)));
+    const marks = fs.readdirSync(path.join(dir, 'pending')); // the first put's, naming its root
+    const outside = tempDir();
+    fs.symlinkSync(outside, path.join(dir, 'packed'));
+    expect(() => store.put(wide(changed('b', 12)))).toThrow(CairnError);
+    expect(fs.readdirSync(outside)).toEqual([]);
+    expect(fs.readdirSync(path.join(dir, 'pending'))).toEqual(marks); // the failed put took its own mark back
   });
 });
