@@ -540,20 +540,26 @@ function removeIfOwnedSync(lockPath: string, owner: LockOwner): boolean {
 
 // ---------------------------------------------------------------------------------------------
 // Termination signals: while anything registered here is active, SIGINT/SIGTERM/SIGHUP (and a
-// plain process.exit) run the cleanups synchronously and then end the process with 128 + signal number (130, 143, 129), as
-// a shell would. When the host program has its own listeners for the signal, the decision to
-// exit stays with them.
+// plain process.exit) run the cleanups synchronously and then end the process with 128 + signal
+// number (130, 143, 129), as a shell would. When the host program has its own listeners for the
+// signal, the decision to exit stays with them.
 //
-// The listeners are removed only when nothing is registered, and callers keep something registered
-// for as long as a signal must not be missed (an acquisition from its first attempt, waits included,
-// to its holding): Node takes a signal some turns before it dispatches it, and a signal taken for
-// a listener that is removed meanwhile is dropped, not given back to the default action.
+// Node takes a signal into its signal pipe at once but dispatches it only when the event loop
+// polls, and a signal taken for a listener that is removed before that poll is dropped, not given
+// back to the default action. So callers keep something registered for as long as a signal must
+// not be missed (an acquisition from its first attempt, waits included, to its holding), and the
+// listeners outlive the last cleanup: they go only after the loop has polled once more (two
+// immediates apart: a check phase is followed by a poll phase before the next check phase). A
+// signal they get with nothing registered was taken while something was: it ends the process as
+// Node's default would have, by the signal itself, unless the host has listeners of its own.
 
 const TERMINATION_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 type TerminationSignal = (typeof TERMINATION_SIGNALS)[number];
 
 const cleanups = new Set<() => void>();
 const listeners = new Map<TerminationSignal, () => void>();
+/** The deferred removal of the listeners, while one is scheduled. */
+let pendingUninstall: NodeJS.Immediate | undefined;
 
 function runCleanups(): void {
   for (const fn of [...cleanups]) {
@@ -573,9 +579,17 @@ function installListeners(): void {
   process.on('exit', onExit);
   for (const sig of TERMINATION_SIGNALS) {
     const listener = (): void => {
+      const wasGuarding = cleanups.size > 0;
       runCleanups();
       uninstallListeners();
-      if (process.listenerCount(sig) === 0) process.exit(128 + (os.constants.signals[sig] ?? 0));
+      if (process.listenerCount(sig) > 0) return;
+      const code = 128 + (os.constants.signals[sig] ?? 0);
+      if (wasGuarding) process.exit(code);
+      // Taken while something was registered, dispatched after: with ours gone the default action
+      // is back, so the signal ends the process as it would have, and the parent sees a death by
+      // signal rather than an exit status (the exit is only for a signal that did not end us).
+      process.kill(process.pid, sig);
+      process.exit(code);
     };
     listeners.set(sig, listener);
     process.on(sig, listener);
@@ -583,9 +597,24 @@ function installListeners(): void {
 }
 
 function uninstallListeners(): void {
+  if (pendingUninstall !== undefined) clearImmediate(pendingUninstall);
+  pendingUninstall = undefined;
   process.removeListener('exit', onExit);
   for (const [sig, listener] of listeners) process.removeListener(sig, listener);
   listeners.clear();
+}
+
+/**
+ * Removes the listeners once the loop has polled for a signal taken until now. One immediate is
+ * not enough: scheduled from an I/O callback (where most releases run) it runs in that same turn's
+ * check phase, before any poll; the second runs a turn later, after that turn's poll.
+ */
+function uninstallAfterNextPoll(): void {
+  if (pendingUninstall !== undefined) return;
+  // Ref'd: a program whose work is done still turns the loop, so a signal taken meanwhile ends it.
+  pendingUninstall = setImmediate(() => {
+    pendingUninstall = setImmediate(uninstallListeners);
+  });
 }
 
 /**
@@ -593,10 +622,11 @@ function uninstallListeners(): void {
  * returned function is called. Used for locks and temp files.
  */
 export function onTerminationSignal(cleanup: () => void): () => void {
-  if (cleanups.size === 0 && listeners.size === 0) installListeners();
+  if (pendingUninstall !== undefined) clearImmediate(pendingUninstall);
+  pendingUninstall = undefined;
+  if (listeners.size === 0) installListeners();
   cleanups.add(cleanup);
   return () => {
-    cleanups.delete(cleanup);
-    if (cleanups.size === 0) uninstallListeners();
+    if (cleanups.delete(cleanup) && cleanups.size === 0) uninstallAfterNextPoll();
   };
 }

@@ -87,6 +87,8 @@ export function deadPid(): number {
 //   an attempt that took the lock is removed (the last call before the lock is held).
 //   GIVE_UP_AFTER=n: a process still running at attempt n prints "survived" and exits 99, so a
 //   signal that was lost ends the test by work instead of leaving a waiter polling forever.
+//   TIMEOUT_MS: how long it waits (default 600 000; 0 tries once); it prints "gave up <code>" when
+//   the acquisition fails, and goes on as a holder would.
 // It prints "acquired" if it ever gets the lock; a signal already taken is handled within an
 // event-loop turn or two, so one still running 50 turns later prints "survived" and exits 99.
 const SIGNALLED_WAITER = `
@@ -131,8 +133,12 @@ fsp.unlink = async function (file, ...rest) {
 };
 syncBuiltinESMExports();
 const { acquireDirLock } = await import(${JSON.stringify(LOCK_MODULE)});
-await acquireDirLock(env.LOCK_PATH, { timeoutMs: 600000 });
-say('acquired');
+try {
+  await acquireDirLock(env.LOCK_PATH, { timeoutMs: Number(env.TIMEOUT_MS ?? '600000') });
+  say('acquired');
+} catch (e) {
+  say('gave up ' + e.code);
+}
 for (let turn = 0; turn < 50; turn++) await new Promise((r) => setImmediate(r));
 say('survived');
 process.exit(99);
@@ -166,4 +172,41 @@ export function startSignalledWaiter(env: Record<string, string>): SignalledWait
       void done.then((r) => reject(new Error(`waiter ended before attempt ${n}: ${r.stdout}${r.stderr}`)));
     });
   return { child, attempt, done };
+}
+
+// A real process that takes the lock, sends itself SIGTERM while holding it (so the signal is
+// certainly taken before the release), releases it, and goes on: 50 turns of the event loop later
+// it writes MARKER and ends with 0, which only a process that lost the signal gets to do.
+//   HOLD=sync: signal and release in one synchronous stretch, as the CLI holds a lock across
+//   synchronous work (the loop does not turn in between);
+//   HOLD=async: an await while holding, then the signal and `await lock.release()` in one turn.
+//   HOST_LISTENER=1: the program has a SIGTERM listener of its own, which prints "host saw SIGTERM".
+const SELF_SIGNALLED_HOLDER = `
+import { writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+const env = process.env;
+const { acquireDirLock } = await import(${JSON.stringify(LOCK_MODULE)});
+if (env.HOST_LISTENER) process.on('SIGTERM', () => writeFileSync(1, 'host saw SIGTERM\\n'));
+const lock = await acquireDirLock(env.LOCK_PATH, { timeoutMs: 0 });
+if (env.HOLD === 'async') {
+  await writeFile(env.MARKER + '.work', 'done while holding');
+  process.kill(process.pid, 'SIGTERM');
+  await lock.release();
+} else {
+  process.kill(process.pid, 'SIGTERM');
+  lock.releaseSync();
+}
+for (let turn = 0; turn < 50; turn++) await new Promise((r) => setImmediate(r));
+writeFileSync(env.MARKER, 'went on after the signal');
+`;
+
+/** Runs SELF_SIGNALLED_HOLDER to its end: how it ended and what it printed. */
+export function runSelfSignalledHolder(env: Record<string, string>): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', SELF_SIGNALLED_HOLDER], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr })));
 }

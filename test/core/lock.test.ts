@@ -6,7 +6,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vite
 import { CairnError } from '../../src/core/errors.js';
 import { LOCK_OWNER_FILE, acquireDirLock, ownerDeathReason, takeOverLock, type LockOwner, type StaleLockInfo } from '../../src/core/lock.js';
 import { REPO_ROOT } from '../support/cli.js';
-import { deadPid, killHolders, startHolder, startSignalledWaiter } from './lock-support.js';
+import { deadPid, killHolders, runSelfSignalledHolder, startHolder, startSignalledWaiter } from './lock-support.js';
 import { WHOLE_PROCESS_BUDGET_MS } from '../support/budget.js';
 
 // Whole processes: bounded by work; the budget only catches a hang (see support/budget.ts).
@@ -270,6 +270,42 @@ describe('multi-process', () => {
       expect(fs.existsSync(lockPath)).toBe(false);
     });
   }
+
+  // A signal is taken at once but dispatched only when the loop polls: one taken while the lock
+  // was held must still end the process after a release in the same turn (session 17's open bug).
+  for (const hold of ['sync', 'async'] as const) {
+    it(`a ${hold} holder that gets SIGTERM and releases in the same turn still ends by the signal`, async () => {
+      const marker = path.join(dir, 'went-on');
+      const r = await runSelfSignalledHolder({ LOCK_PATH: lockPath, MARKER: marker, HOLD: hold });
+      expect(r.signal, `${r.status}/${r.signal} ${r.stderr}`).toBe('SIGTERM');
+      expect(fs.existsSync(marker)).toBe(false);
+      expect(fs.existsSync(lockPath)).toBe(false);
+    });
+  }
+
+  it('a program with its own SIGTERM listener keeps the decision after a release in the same turn', async () => {
+    const marker = path.join(dir, 'went-on');
+    const r = await runSelfSignalledHolder({ LOCK_PATH: lockPath, MARKER: marker, HOLD: 'sync', HOST_LISTENER: '1' });
+    expect(r.stdout).toContain('host saw SIGTERM');
+    expect(r.status, r.stderr).toBe(0);
+    expect(fs.existsSync(marker)).toBe(true);
+    expect(fs.existsSync(lockPath)).toBe(false);
+  });
+
+  it('an acquirer that gets SIGTERM in the attempt that makes it give up still ends by the signal', async () => {
+    const holder = startHolder({ LOCK_PATH: lockPath, HOLD_MS: '-1' });
+    await holder.acquired;
+    const token = readOwnerFile().token;
+    // TIMEOUT_MS=0 tries once: the owner check is its last call before the timeout error.
+    const waiter = startSignalledWaiter({ LOCK_PATH: lockPath, TIMEOUT_MS: '0', KILL_AT: 'owner-check', KILL_ATTEMPT: '1' });
+    const r = await waiter.done;
+    expect(r.stdout).not.toMatch(/acquired|survived/);
+    expect(r.status === 143 || r.signal === 'SIGTERM', `${r.status}/${r.signal} ${r.stdout}`).toBe(true);
+    expect(fs.readdirSync(dir).filter((n) => n.startsWith(`${path.basename(lockPath)}.`))).toEqual([]);
+    expect(readOwnerFile().token).toBe(token);
+    holder.child.kill('SIGTERM');
+    expect((await holder.done).status).toBe(143);
+  });
 
   it('process.exit() while holding still releases the lock', async () => {
     const holder = startHolder({ LOCK_PATH: lockPath, EXIT_WHILE_HELD: '5' });
