@@ -38,6 +38,8 @@ export interface ScannedBody {
   readonly basis: RenderBasis | undefined;
   /** The render memo's bytes, being read since the scan saw the tree change (see takeRenderRead). */
   renderRead: Promise<Buffer | null> | undefined;
+  /** Entries the scan's memos are made in pieces of (ScanTuning.pieceEntries): the rendering's too. */
+  readonly pieceEntries: number;
 }
 
 /** What a scan knows of the body it returned, for scannedBody. */
@@ -49,6 +51,8 @@ export interface BodyFacts {
   basis?: RenderBasis | undefined;
   /** The render memo, already being read (see prefetchFile). */
   renderRead?: Promise<Buffer | null> | undefined;
+  /** Default PIECE_ENTRIES. */
+  pieceEntries?: number;
 }
 
 /**
@@ -56,8 +60,8 @@ export interface BodyFacts {
  * is frozen here (entries included): the facts must stay true of the list they travel with.
  */
 export function scannedBody(files: RepoSnapshotEntry[], facts: BodyFacts): ScannedBody {
-  const { bytes, digest, truncated = false, renderMemo, basis, renderRead } = facts;
-  return { files: freezeFiles(files), digest, bytes, truncated, renderMemo, basis, renderRead };
+  const { bytes, digest, truncated = false, renderMemo, basis, renderRead, pieceEntries = PIECE_ENTRIES } = facts;
+  return { files: freezeFiles(files), digest, bytes, truncated, renderMemo, basis, renderRead, pieceEntries };
 }
 
 /** The handle when it describes exactly this body, else undefined. */
@@ -86,9 +90,9 @@ export function canonicalBody(body: RepoSnapshotBody): string {
   return JSON.stringify(body, BODY_KEYS_SORTED);
 }
 
-/** The digest of the body of these files (untruncated unless said), computed here (no memo lookup). */
-export function computeDigestOf(files: readonly RepoSnapshotEntry[], bytes: number, truncated = false): string {
-  return digestInPieces({ files: files as RepoSnapshotEntry[], truncated, counts: { files: files.length, bytes } });
+/** The digest of the body of these files (untruncated unless said), computed here (no memo lookup), `pieceEntries` at a time. */
+export function computeDigestOf(files: readonly RepoSnapshotEntry[], bytes: number, truncated = false, pieceEntries = PIECE_ENTRIES): string {
+  return digestInPieces({ files: files as RepoSnapshotEntry[], truncated, counts: { files: files.length, bytes } }, pieceEntries);
 }
 
 /** Any character outside ASCII (a regex scan is the cheapest test V8 offers: ~0.1 ms a MB). */
@@ -99,21 +103,24 @@ export function textBytes(text: string): Buffer {
   return Buffer.from(text, NON_ASCII.test(text) ? 'utf8' : 'latin1');
 }
 
-/** Entries serialised at a time: the canonical text of a 100k-file body is never held whole. */
-const DIGEST_CHUNK = 4096;
+/**
+ * Entries serialised at a time, by the digest, its memo and the rendering (the default of
+ * ScanTuning.pieceEntries): the canonical text of a 100k-file body is never held whole.
+ */
+export const PIECE_ENTRIES = 4096;
 
 /**
- * sha256 of canonicalBody(body), fed to the hash in pieces of DIGEST_CHUNK entries (the same
+ * sha256 of canonicalBody(body), fed to the hash in pieces of `pieceEntries` entries (the same
  * bytes: `{"counts":…,"files":[…],"truncated":…}` with each piece's entries as JSON.stringify
  * gives them), so memory stays flat however many files there are.
  */
-function digestInPieces(body: RepoSnapshotBody): string {
+function digestInPieces(body: RepoSnapshotBody, pieceEntries = PIECE_ENTRIES): string {
   const h = createHash('sha256');
   h.update(canonicalHead(body.counts));
   const files = body.files;
-  for (let i = 0; i < files.length; i += DIGEST_CHUNK) {
+  for (let i = 0; i < files.length; i += pieceEntries) {
     if (i > 0) h.update(',');
-    h.update(canonicalEntries(files, i, Math.min(files.length, i + DIGEST_CHUNK)));
+    h.update(canonicalEntries(files, i, Math.min(files.length, i + pieceEntries)));
   }
   h.update(canonicalTail(body.truncated));
   return `sha256:${h.digest('hex')}`;

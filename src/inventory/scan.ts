@@ -327,8 +327,9 @@ class ScanRun {
           debug?.(`fallback: cache directory not made, no canonical memo (${fallbackReason(e) ?? 'ENOENT'})`);
         }
       }
-      stored.digest = this.p.cacheFile === null ? computeDigestOf(files, bytes, cut !== undefined) : digestWithMemo(files, bytes, cut !== undefined, canonicalMemoPath(this.p.cacheFile));
-      this.scanned = scannedBody(files, { bytes, digest: stored.digest, truncated: cut !== undefined, renderMemo: this.p.cacheFile === null ? undefined : renderMemoPath(this.p.cacheFile) });
+      const pieceEntries = this.p.tuning.pieceEntries;
+      stored.digest = this.p.cacheFile === null ? computeDigestOf(files, bytes, cut !== undefined, pieceEntries) : digestWithMemo(files, bytes, cut !== undefined, canonicalMemoPath(this.p.cacheFile), undefined, undefined, pieceEntries);
+      this.scanned = scannedBody(files, { bytes, digest: stored.digest, truncated: cut !== undefined, renderMemo: this.p.cacheFile === null ? undefined : renderMemoPath(this.p.cacheFile), pieceEntries });
     }
     this.next.result = `${this.p.resultKey}\n${JSON.stringify(stored)}`;
     this.next.entryRows = rows;

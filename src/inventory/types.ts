@@ -147,8 +147,12 @@ export interface ScanTuning {
   verifyChunkRows?: number;
   /** Changed rows the fast path updates without a walk, at the least: its limit is the larger of this and a quarter of the rows (default 2000; >= 0). */
   fastPathChangeMin?: number;
+  /** New files the fast path's incremental update adds without a walk; one more leaves them to the walk (default 2000; >= 0). */
+  fastPathNewFilesMax?: number;
   /** Bytes of changed files the verifying worker reads again during its pass; what is past them is read on the scan's thread after it (default 64 MiB; >= 0). */
   prereadWorkerBytes?: number;
+  /** Entries the digest, its memo and the rendered text (writeRepoSnapshot, given the scan's handle) are made of at a time (default 4096; >= 1). */
+  pieceEntries?: number;
 }
 
 export interface ScanResult {

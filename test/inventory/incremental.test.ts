@@ -7,15 +7,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { scanTreeSync } from '../../src/inventory/index.js';
 import { tryStoredResult, type FastPathOutcome } from '../../src/inventory/fastpath/stored-result.js';
 import { prepare } from '../../src/inventory/walk/prepare.js';
-import type { ScanOptions } from '../../src/inventory/types.js';
+import type { ScanOptions, ScanTuning } from '../../src/inventory/types.js';
 import { cleanupTempDirs, MARGIN, sleep, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
 
 /** A tree whose whole result is stored, nothing racy left; `fastPath()` runs the stored-result check once. */
-async function stored(files: Record<string, string>) {
+async function stored(files: Record<string, string>, tuning?: ScanTuning) {
   const root = tempDir();
-  const opts: ScanOptions = { cacheDir: tempDir('cairn-cache-'), racyMarginMs: MARGIN, jobs: 0 };
+  const opts: ScanOptions = { cacheDir: tempDir('cairn-cache-'), racyMarginMs: MARGIN, jobs: 0, ...(tuning !== undefined ? { tuning } : {}) };
   writeTree(root, files);
   await sleep(3 * MARGIN);
   scanTreeSync(root, opts);
@@ -58,14 +58,30 @@ describe('the incremental update', () => {
     expect(reasonOf(o)).toMatch(/beyond what the update places: src\/b changed type$/);
   });
 
-  it('leaves more than 2,000 new files to the walk, which hashes them on every core', async () => {
-    const t = await stored({ 'src/a.ts': 'a' });
-    const many: Record<string, string> = {};
-    for (let i = 0; i < 2001; i++) many[`gen/f${i}.txt`] = String(i);
-    writeTree(t.root, many);
+  // The limit is a tuning knob (2000 by default, see walk/tuning.ts), so a few files cross it here.
+  it('adds as many new files as tuning.fastPathNewFilesMax, in a new directory or an old one, without a walk', async () => {
+    const t = await stored({ 'src/a.ts': 'a' }, { fastPathNewFilesMax: 3 });
+    writeTree(t.root, { 'gen/f0.txt': '0', 'gen/f1.txt': '1', 'gen/sub/f2.txt': '2' });
+    expect(reasonOf(await t.fastPath())).toBe('(updated)');
+    writeTree(t.root, { 'src/b.ts': 'b', 'src/c.ts': 'c', 'src/d.ts': 'd' });
     const o = await t.fastPath();
-    expect(reasonOf(o)).toMatch(/beyond what the update places: more than 2000 new files: the walk hashes them on every core$/);
+    expect(reasonOf(o)).toBe('(updated)');
+    if (o.kind === 'walk') return;
+    expect(o.result.files).toEqual(scanTreeSync(t.root, { cache: false }).files);
   });
+
+  for (const [where, files] of [
+    ['a new directory', { 'gen/f0.txt': '0', 'gen/f1.txt': '1', 'gen/sub/f2.txt': '2', 'gen/sub/f3.txt': '3' }],
+    ['an old directory', { 'src/b.ts': 'b', 'src/c.ts': 'c', 'src/d.ts': 'd', 'src/e.ts': 'e' }],
+  ] as const) {
+    it(`leaves more new files than tuning.fastPathNewFilesMax in ${where} to the walk, which hashes them on every core`, async () => {
+      const t = await stored({ 'src/a.ts': 'a' }, { fastPathNewFilesMax: 3 });
+      writeTree(t.root, files);
+      const o = await t.fastPath();
+      expect(reasonOf(o)).toMatch(/beyond what the update places: more than 3 new files: the walk hashes them on every core$/);
+      expect(scanTreeSync(t.root, t.opts).files).toEqual(scanTreeSync(t.root, { cache: false }).files);
+    });
+  }
 
   it('leaves a directory a rule no longer ignores, never listed, to the walk', async () => {
     const t = await stored({ '.gitignore': 'build/\n', 'src/a.ts': 'a', 'build/out.js': 'o' });

@@ -13,7 +13,7 @@ import type { ScannedBody } from '../../src/inventory/digest.js';
 import * as render from '../../src/inventory/memo/render.js';
 import { scanForSnapshot } from '../../src/inventory/scan.js';
 import { racyMarginOf } from '../../src/inventory/rules/racy.js';
-import type { RepoSnapshot } from '../../src/inventory/types.js';
+import type { RepoSnapshot, ScanTuning } from '../../src/inventory/types.js';
 import { cleanupTempDirs, MARGIN, sleep, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
@@ -28,14 +28,16 @@ const expected = (doc: RepoSnapshot) => Buffer.from(`${JSON.stringify(doc, null,
 const scannedOf = new Map<readonly unknown[], ScannedBody>();
 const renderRepoSnapshot = (doc: RepoSnapshot): Buffer => render.renderRepoSnapshot(doc, scannedOf.get(doc.body.files));
 const writeRepoSnapshot = (doc: RepoSnapshot, to: { file: string } | { out: NodeJS.WritableStream }): Promise<void> => render.writeRepoSnapshot(doc, to, scannedOf.get(doc.body.files));
+/** How many pieces of entries the text is made of: its parts are the frame's head, the pieces with a separator between two, and the frame's tail. */
+const piecesOf = (doc: RepoSnapshot): number => ([...render.renderPieces(doc, scannedOf.get(doc.body.files))].length - 1) / 2;
 
-async function setup(files: Record<string, string>) {
+async function setup(files: Record<string, string>, tuning?: ScanTuning) {
   const root = tempDir();
   const cacheDir = tempDir('cairn-cache-');
   writeTree(root, files);
   await sleep(MARGIN + 20);
   const snap = async () => {
-    const { result: r, body } = await scanForSnapshot(root, { cacheDir, racyMarginMs: MARGIN });
+    const { result: r, body } = await scanForSnapshot(root, { cacheDir, racyMarginMs: MARGIN, ...(tuning !== undefined ? { tuning } : {}) });
     if (body !== undefined) scannedOf.set(r.files, body);
     return makeRepoSnapshot({ files: r.files, truncated: r.truncated, counts: r.counts }, body);
   };
@@ -102,15 +104,25 @@ describe('renderRepoSnapshot', () => {
 });
 
 describe('writeRepoSnapshot (in pieces)', () => {
-  async function bigTree(n: number) {
+  // The digest and the text are made PIECE entries at a time here (ScanTuning.pieceEntries), so a
+  // tree of MANY files spans pieces as a tree of 9,000 does at the default 4096; the last test
+  // keeps such a tree at the default.
+  const PIECE = 40;
+  /** More than two pieces, the last one partial. */
+  const MANY = 2 * PIECE + 25;
+
+  /** `n` files in 37 directories, a non-ASCII name in every eighth of a piece. */
+  async function bigTree(n: number, tuning: ScanTuning = { pieceEntries: PIECE }) {
+    const every = Math.ceil((tuning.pieceEntries ?? 4096) / 8);
     const files: Record<string, string> = {};
-    for (let i = 0; i < n; i++) files[`d${i % 37}/${i % 500 === 0 ? `é-${i}` : `f${i}`}.txt`] = `${i}`;
-    return setup(files);
+    for (let i = 0; i < n; i++) files[`d${i % 37}/${i % every === 0 ? `é-${i}` : `f${i}`}.txt`] = `${i}`;
+    return setup(files, tuning);
   }
 
   it('writes exactly the pretty JSON to a file and to a stream, across piece boundaries and non-ASCII names', async () => {
-    const t = await bigTree(9000); // more than two pieces of 4096 entries
+    const t = await bigTree(MANY);
     const doc = await t.snap();
+    expect(piecesOf(doc)).toBe(3); // the scan's tuning reaches the rendering
     const file = path.join(tempDir('cairn-out-'), 'snap.json');
     await writeRepoSnapshot(doc, { file });
     expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
@@ -160,9 +172,9 @@ describe('writeRepoSnapshot (in pieces)', () => {
     return JSON.stringify(`${letter}${rel.slice(1)}`);
   }
 
-  /** A 9,000-file tree rendered once to a file, its memo in place and nothing racy. */
+  /** A tree of MANY files rendered once to a file, its memo in place and nothing racy. */
   async function renderedBigTree() {
-    const t = await bigTree(9000);
+    const t = await bigTree(MANY);
     const file = path.join(tempDir('cairn-out-'), 'snap.json');
     await writeRepoSnapshot(await t.snap(), { file });
     await sleep(MARGIN + 20);
@@ -172,7 +184,7 @@ describe('writeRepoSnapshot (in pieces)', () => {
   it('after in-place edits the text is exact every round; only the entries read again are rendered, every other one copied', async () => {
     const { t, file } = await renderedBigTree();
     let doc = await t.snap();
-    for (const [round, ks] of [[1, [0, 8999]], [2, [4100]], [3, [10, 8500, 8998]]] as const) {
+    for (const [round, ks] of [[1, [0, MANY - 1]], [2, [PIECE + 4]], [3, [10, 2 * PIECE + 10, MANY - 2]]] as const) {
       for (const k of ks) fs.writeFileSync(path.join(t.root, doc.body.files[k]!.path), `edited in round ${round}, entry ${k}`);
       doc = await t.snap();
       await writeRepoSnapshot(doc, { file });
@@ -182,23 +194,23 @@ describe('writeRepoSnapshot (in pieces)', () => {
     await sleep(MARGIN + 20);
     doc = await t.snap(); // nothing racy left
     await writeRepoSnapshot(doc, { file });
-    const kept = await markInMemo(t.memo()!, doc.body.files[5000]!.path, 'X');
-    const neighbour = await markInMemo(t.memo()!, doc.body.files[8998]!.path, 'Y');
-    const edited = await markInMemo(t.memo()!, doc.body.files[8999]!.path, 'Z');
-    fs.writeFileSync(path.join(t.root, doc.body.files[8999]!.path), 'edited once more');
+    const kept = await markInMemo(t.memo()!, doc.body.files[PIECE + 20]!.path, 'X');
+    const neighbour = await markInMemo(t.memo()!, doc.body.files[MANY - 2]!.path, 'Y');
+    const edited = await markInMemo(t.memo()!, doc.body.files[MANY - 1]!.path, 'Z');
+    fs.writeFileSync(path.join(t.root, doc.body.files[MANY - 1]!.path), 'edited once more');
     doc = await t.snap();
     await writeRepoSnapshot(doc, { file });
     const text = fs.readFileSync(file);
     expect(text.includes(kept)).toBe(true);
     expect(text.includes(neighbour)).toBe(true); // copied right up to the entry read again
     expect(text.includes(edited)).toBe(false); // rendered again
-    expect(text.includes(JSON.stringify(doc.body.files[8999]!.path))).toBe(true);
+    expect(text.includes(JSON.stringify(doc.body.files[MANY - 1]!.path))).toBe(true);
   });
 
   it('after a save by rename (its directory changes) only that entry is rendered again', async () => {
     const { t, file } = await renderedBigTree();
     let doc = await t.snap();
-    const kept = await markInMemo(t.memo()!, doc.body.files[5000]!.path, 'Z');
+    const kept = await markInMemo(t.memo()!, doc.body.files[PIECE + 20]!.path, 'Z');
     const f = path.join(t.root, doc.body.files[20]!.path);
     fs.writeFileSync(`${f}.tmp`, 'saved by rename');
     fs.renameSync(`${f}.tmp`, f);
@@ -210,19 +222,19 @@ describe('writeRepoSnapshot (in pieces)', () => {
   it('when files come and go, copies every entry that came through, wherever it now stands', async () => {
     const { t, file } = await renderedBigTree();
     let doc = await t.snap();
-    const early = await markInMemo(t.memo()!, doc.body.files[100]!.path, 'X');
-    const late = await markInMemo(t.memo()!, doc.body.files[8500]!.path, 'Y');
-    // A file comes after entry 5000: every entry after it now stands one further on.
-    fs.writeFileSync(path.join(t.root, `${doc.body.files[5000]!.path}.new`), 'a new file');
+    const early = await markInMemo(t.memo()!, doc.body.files[12]!.path, 'X');
+    const late = await markInMemo(t.memo()!, doc.body.files[2 * PIECE + 10]!.path, 'Y');
+    // A file comes after entry PIECE + 20: every entry after it now stands one further on.
+    fs.writeFileSync(path.join(t.root, `${doc.body.files[PIECE + 20]!.path}.new`), 'a new file');
     doc = await t.snap();
     await writeRepoSnapshot(doc, { file });
     let text = fs.readFileSync(file);
     expect(text.includes(early)).toBe(true);
     expect(text.includes(late)).toBe(true);
-    expect(text.includes(JSON.stringify(`${doc.body.files[5000]!.path}.new`))).toBe(true);
+    expect(text.includes(JSON.stringify(`${doc.body.files[PIECE + 20]!.path}.new`))).toBe(true);
     // A file goes before both: they move back by one and are still copied.
     await sleep(MARGIN + 20);
-    const gone = doc.body.files[10]!.path;
+    const gone = doc.body.files[3]!.path;
     fs.rmSync(path.join(t.root, gone));
     doc = await t.snap();
     await writeRepoSnapshot(doc, { file });
@@ -234,13 +246,13 @@ describe('writeRepoSnapshot (in pieces)', () => {
 
   it('after a .gitignore is edited (read again for its rules), its own entry is rendered again, the rest copied, and the text stays exact', async () => {
     const files: Record<string, string> = { '.gitignore': '*.log\n', 'sub/.gitignore': '*.tmp\n' };
-    for (let i = 0; i < 9000; i++) files[`d${i % 37}/f${i}.txt`] = `${i}`;
-    const t = await setup(files);
+    for (let i = 0; i < MANY; i++) files[`d${i % 37}/f${i}.txt`] = `${i}`;
+    const t = await setup(files, { pieceEntries: PIECE });
     const file = path.join(tempDir('cairn-out-'), 'snap.json');
     await writeRepoSnapshot(await t.snap(), { file });
     await sleep(MARGIN + 20);
     let doc = await t.snap();
-    const markedPath = doc.body.files[5000]!.path;
+    const markedPath = doc.body.files[PIECE + 20]!.path;
     const kept = await markInMemo(t.memo()!, markedPath, 'X');
     fs.writeFileSync(path.join(t.root, 'sub', '.gitignore'), '*.tmp\n# a comment changes no rule\n');
     doc = await t.snap();
@@ -262,7 +274,7 @@ describe('writeRepoSnapshot (in pieces)', () => {
   });
 
   it('the text stays exact over rounds of random creates, deletes, edits, saves by rename and new directories', async () => {
-    const t = await bigTree(9000);
+    const t = await bigTree(MANY);
     const file = path.join(tempDir('cairn-out-'), 'snap.json');
     let doc = await t.snap();
     await writeRepoSnapshot(doc, { file });
@@ -295,19 +307,21 @@ describe('writeRepoSnapshot (in pieces)', () => {
       doc = await t.snap();
       await writeRepoSnapshot(doc, { file });
       expect(fs.readFileSync(file).equals(expected(doc)), `round ${round}`).toBe(true);
+      // The digest the canonical memo spliced, piece by piece, is the body's own.
+      expect(doc.snapshotDigest, `round ${round}`).toBe(snapshotDigestOf({ ...doc.body, files: [...doc.body.files] }));
       if (round % 3 === 2) await sleep(MARGIN + 20);
     }
   });
 
   it('renders everything again when the memo is not of the body the edits started from, or files came or went', async () => {
-    const t = await bigTree(9000);
+    const t = await bigTree(MANY);
     const file = path.join(tempDir('cairn-out-'), 'snap.json');
     let doc = await t.snap();
     await writeRepoSnapshot(doc, { file });
     const edit = (k: number, text: string) => fs.writeFileSync(path.join(t.root, doc.body.files[k]!.path), text);
     edit(1, 'first edit');
     doc = await t.snap(); // not rendered: the memo stays one body behind
-    edit(6000, 'second edit');
+    edit(PIECE + 30, 'second edit');
     doc = await t.snap();
     await writeRepoSnapshot(doc, { file });
     expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
@@ -320,7 +334,7 @@ describe('writeRepoSnapshot (in pieces)', () => {
   });
 
   it('writes the memo as it goes and reuses it next time', async () => {
-    const t = await bigTree(5000);
+    const t = await bigTree(PIECE + 20);
     const file = path.join(tempDir('cairn-out-'), 'snap.json');
     await writeRepoSnapshot(await t.snap(), { file });
     const memo = fs.statSync(t.memo()!);
@@ -446,9 +460,13 @@ describe('writeRepoSnapshot (in pieces)', () => {
     expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
   });
 
-  it('digests a body of many pieces exactly as RFC 8785 canonical JSON does', async () => {
-    const t = await bigTree(9000);
+  it('at the default pieces of 4096 entries, digests a body of many exactly as RFC 8785 canonical JSON does, and writes its text exactly', async () => {
+    const t = await bigTree(9000, {}); // more than two pieces of the default
     const doc = await t.snap();
+    expect(piecesOf(doc)).toBe(3);
+    const file = path.join(tempDir('cairn-out-'), 'snap.json');
+    await writeRepoSnapshot(doc, { file });
+    expect(fs.readFileSync(file).equals(expected(doc))).toBe(true);
     const body = { files: doc.body.files.map((f) => ({ ...f })), truncated: doc.body.truncated, counts: { ...doc.body.counts } };
     expect(snapshotDigestOf(body)).toBe(`sha256:${createHash('sha256').update(canonicalize(body)).digest('hex')}`);
     expect(snapshotDigestOf(body)).toBe(doc.snapshotDigest);

@@ -124,9 +124,9 @@ describe('limits', () => {
     const root = tempDir();
     writeTree(root, { a: 'x', 'd/b': 'y' });
     const plain = scanTreeSync(root, { cache: false });
-    const lowest = { parallelVerifyMin: 1, earlyVerifierCacheBytes: 0, verifyChunkRows: 1, fastPathChangeMin: 0, prereadWorkerBytes: 0 };
+    const lowest = { parallelVerifyMin: 1, earlyVerifierCacheBytes: 0, verifyChunkRows: 1, fastPathChangeMin: 0, fastPathNewFilesMax: 0, prereadWorkerBytes: 0, pieceEntries: 1 };
     expect(scanTreeSync(root, { cache: false, tuning: lowest }).files).toEqual(plain.files);
-    const bad: unknown[] = [{ parallelVerifyMin: 0 }, { verifyChunkRows: 0 }, { verifyChunkRows: 1.5 }, { earlyVerifierCacheBytes: -1 }, { fastPathChangeMin: Number.NaN }, { prereadWorkerBytes: '1' }, { parallelVerifyMin: 2 ** 60 }, { chunk: 4 }, null, 7];
+    const bad: unknown[] = [{ parallelVerifyMin: 0 }, { verifyChunkRows: 0 }, { verifyChunkRows: 1.5 }, { earlyVerifierCacheBytes: -1 }, { fastPathChangeMin: Number.NaN }, { fastPathNewFilesMax: -1 }, { pieceEntries: 0 }, { prereadWorkerBytes: '1' }, { parallelVerifyMin: 2 ** 60 }, { chunk: 4 }, null, 7];
     for (const tuning of bad) {
       expect(() => scanTreeSync(root, { cache: false, tuning: tuning as ScanTuning }), JSON.stringify(tuning)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_OPTION' }));
     }

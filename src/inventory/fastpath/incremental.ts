@@ -10,8 +10,6 @@ import { walk, type Walk } from './outcome.js';
 
 const T_FILE = 'f'.charCodeAt(0);
 const T_DIR = 'd'.charCodeAt(0);
-/** New files the update adds (and reads on the main thread) before the walk, hashing on every core, is the better way. */
-const NEW_FILES_MAX = 2000;
 
 /** What an update that applies did: see applyDirChanges. */
 export interface DirUpdate {
@@ -175,12 +173,17 @@ class Update {
           continue;
         }
         if (v !== V_FILE) return walk(`${rel} is a new symlink or a name to report as skipped`);
-        if (this.added.length >= NEW_FILES_MAX) return walk(`more than ${NEW_FILES_MAX} new files: the walk hashes them on every core`);
+        if (this.added.length >= this.p.tuning.fastPathNewFilesMax) return this.tooManyNewFiles();
         this.added.push(rel);
       }
       for (const [name, type] of went) if (type !== T_DIR) this.removedPaths.add(join(dir, name));
     }
     return null;
+  }
+
+  /** New files the update adds (and reads on this thread) past tuning.fastPathNewFilesMax: the walk, hashing on every core, is the better way. */
+  private tooManyNewFiles(): Walk {
+    return walk(`more than ${this.p.tuning.fastPathNewFilesMax} new files: the walk hashes them on every core`);
   }
 
   /**
@@ -205,7 +208,7 @@ class Update {
         const no = this.addNewDir(child);
         if (no !== null) return no;
       } else if (v !== V_FILE) return walk(`${child} is a new symlink or a name to report as skipped`);
-      else if (this.added.length >= NEW_FILES_MAX) return walk(`more than ${NEW_FILES_MAX} new files: the walk hashes them on every core`);
+      else if (this.added.length >= this.p.tuning.fastPathNewFilesMax) return this.tooManyNewFiles();
       else this.added.push(child);
     }
     return null;

@@ -437,7 +437,7 @@ function finishDraft(p: Prepared, options: ScanOptions, stored: StoredResult, pr
     freezeFiles(files);
     const basis = reread !== null && stored.digest !== undefined ? { digest: stored.digest, oldIndex } : undefined;
     if (entryChanged.size === 0 && prior.read.changed.length === 0 && !prior.entries && stored.digest !== undefined) digest = stored.digest;
-    else digest = p.cacheFile === null ? computeDigestOf(files, bytes, truncated) : digestWithMemo(files, bytes, truncated, canonicalMemoPath(p.cacheFile), basis, mode.memoReads?.canonical);
+    else digest = p.cacheFile === null ? computeDigestOf(files, bytes, truncated, p.tuning.pieceEntries) : digestWithMemo(files, bytes, truncated, canonicalMemoPath(p.cacheFile), basis, mode.memoReads?.canonical, p.tuning.pieceEntries);
     body = scannedBody(files, {
       bytes,
       digest,
@@ -445,6 +445,7 @@ function finishDraft(p: Prepared, options: ScanOptions, stored: StoredResult, pr
       renderMemo: p.cacheFile === null ? undefined : renderMemoPath(p.cacheFile),
       basis: digest !== stored.digest ? basis : undefined,
       renderRead: mode.memoReads?.render,
+      pieceEntries: p.tuning.pieceEntries,
     });
   }
   return { result: { files, truncated, counts: { files: files.length, bytes }, skipped: stored.skipped, warnings }, body, stored, digest, save: null, hashed: 0, bytesHashed: 0 };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CANONICAL_MEMO_TAG } from '../cache/artefacts.js';
-import { canonicalEntries, canonicalHead, canonicalTail, computeDigestOf, type RenderBasis } from '../digest.js';
+import { canonicalEntries, canonicalHead, canonicalTail, computeDigestOf, PIECE_ENTRIES, type RenderBasis } from '../digest.js';
 import { chunks, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type EntryText, type Part } from './text-memo.js';
 import type { RepoSnapshotEntry } from '../types.js';
 
@@ -10,9 +10,9 @@ import type { RepoSnapshotEntry } from '../types.js';
  * the scan says how the body came from the memo's (a RenderBasis), every run of entries that
  * came through unchanged is hashed from the memo's bytes and only the rest is serialised: after
  * an agent step that touched a handful of files, the digest of a 76k-entry body costs reading
- * and hashing ~10 MB instead of serialising 76k entries (~60 ms).
+ * and hashing ~10 MB instead of serialising 76k entries (~60 ms). Entries are serialised
+ * `pieceEntries` at a time (PIECE_ENTRIES unless the scan's tuning says otherwise).
  */
-const CHUNK = 4096;
 /**
  * Where every entry of a serialised run but the first begins, two bytes in: each entry's first
  * key is "bytes", and a `"` stands unescaped inside a JSON string only as its closing quote,
@@ -26,16 +26,16 @@ const COMMA = Buffer.from(',', 'latin1');
  * sha256 digest of the body `{ files, truncated, counts: { files: files.length, bytes } }`, reusing and
  * renewing the canonical memo at `memoFile`. `memoBytes`: that file's bytes, when already read.
  */
-export function digestWithMemo(files: readonly RepoSnapshotEntry[], bytes: number, truncated: boolean, memoFile: string, basis?: RenderBasis, memoBytes?: Buffer | null): string {
+export function digestWithMemo(files: readonly RepoSnapshotEntry[], bytes: number, truncated: boolean, memoFile: string, basis?: RenderBasis, memoBytes?: Buffer | null, pieceEntries = PIECE_ENTRIES): string {
   const n = files.length;
   const old = basis === undefined || basis.oldIndex.length !== n ? null : readTextMemo(memoFile, CANONICAL_MEMO_TAG, [basis.digest], memoBytes);
-  const plan = old !== null && old.starts !== null ? splicePlan(basis!.oldIndex, { text: old.text, starts: old.starts, patch: old.patch }, COMMA.length, CHUNK) : chunks(0, n, CHUNK);
+  const plan = old !== null && old.starts !== null ? splicePlan(basis!.oldIndex, { text: old.text, starts: old.starts, patch: old.patch }, COMMA.length, pieceEntries) : chunks(0, n, pieceEntries);
   const writer = openMemoWriter(memoFile, CANONICAL_MEMO_TAG, old, plan, COMMA);
-  if (writer === null && old === null) return computeDigestOf(files, bytes, truncated);
+  if (writer === null && old === null) return computeDigestOf(files, bytes, truncated, pieceEntries);
   try {
     const h = createHash('sha256');
     h.update(canonicalHead({ files: n, bytes }));
-    const text: EntryText<RepoSnapshotEntry> = { entries: files, serialise: (list) => canonicalEntries(list, 0, list.length), boundary: BOUNDARY, skip: 2, separator: COMMA.length, chunk: CHUNK };
+    const text: EntryText<RepoSnapshotEntry> = { entries: files, serialise: (list) => canonicalEntries(list, 0, list.length), boundary: BOUNDARY, skip: 2, separator: COMMA.length, chunk: pieceEntries };
     for (let i = 0; i < plan.length; i++) {
       const seg = plan[i]!;
       const count = seg.to - seg.from;

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { debugChannel, fallbackReason } from '../../core/debug.js';
 import { removeStaleTemps, STALE_TEMP_AGE_MS, writeFileAtomicSync } from '../../core/atomic-write.js';
-import { NON_ASCII, scannedFacts, snapshotDigestOf, takeRenderRead, textBytes, type ScannedBody } from '../digest.js';
+import { NON_ASCII, PIECE_ENTRIES, scannedFacts, snapshotDigestOf, takeRenderRead, textBytes, type ScannedBody } from '../digest.js';
 import { racyMarginOf } from '../rules/racy.js';
 import { outputStampOfRenderMemo, RENDER_MEMO_TAG } from '../cache/artefacts.js';
 import { BufferedFd, chunks as chunksOf, openMemoWriter, readTextMemo, serialiseGaps, splicePlan, type EntryText, type Part, type Segment, type TextMemo } from './text-memo.js';
@@ -17,8 +17,8 @@ const fellBack = (what: string, e: unknown): void => {
 
 /**
  * The CLI's text of a RepoSnapshot is `JSON.stringify(doc, null, 2)` plus a newline. For a
- * 100k-file tree that is ~26 MB, so it is produced and written in pieces of RENDER_CHUNK
- * entries (peak memory stays flat), and a warm snapshot does not produce what it already has:
+ * 100k-file tree that is ~26 MB, so it is produced and written in pieces of PIECE_ENTRIES
+ * entries (or the scan's ScanTuning.pieceEntries; peak memory stays flat), and a warm snapshot does not produce what it already has:
  * for a document exactly as the scanner and makeRepoSnapshot built it, whose scan's handle
  * (ScannedBody, from scanForSnapshot) the caller passes on, the last rendering is kept beside
  * the stat cache (a "render memo"). When the digest, which identifies the body,
@@ -28,7 +28,6 @@ const fellBack = (what: string, e: unknown): void => {
  * handful of changes costs a handful of small renders. The memo is a text memo (text-memo.ts:
  * CRC-32 checked, an entry table, written last-line-first), so a damaged one is rendered again.
  */
-const RENDER_CHUNK = 4096;
 /** How every entry but the first of a rendered run begins: entries sit at depth 3, their keys at depth 4. */
 const ENTRY_START = Buffer.from('\n      {', 'latin1');
 /** Between two entries of the text. */
@@ -41,11 +40,12 @@ export function renderRepoSnapshot(snapshot: RepoSnapshot, scanned?: ScannedBody
   const known = memoFor(snapshot, scanned);
   const memo = known?.renderMemo;
   const last = memo === undefined ? null : readTextMemo(memo, RENDER_MEMO_TAG, [snapshot.snapshotDigest, known?.basis?.digest]);
-  if (last?.digest === snapshot.snapshotDigest) return wholeText(snapshot, last);
-  const plan = planFor(snapshot, last, known);
+  const piece = pieceEntriesFor(snapshot, scanned);
+  if (last?.digest === snapshot.snapshotDigest) return wholeText(snapshot, last, piece);
+  const plan = planFor(snapshot, last, known, piece);
   const mw = memo === undefined ? null : openMemoWriter(memo, RENDER_MEMO_TAG, last, plan, ENTRY_SEPARATOR);
   const parts: Buffer[] = [];
-  for (const part of renderParts(snapshot, plan)) {
+  for (const part of renderParts(snapshot, plan, piece)) {
     parts.push(part.bytes);
     mw?.put(part);
   }
@@ -62,13 +62,14 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
   const known = memoFor(snapshot, scanned);
   const memo = known?.renderMemo;
   const digest = snapshot.snapshotDigest;
+  const piece = pieceEntriesFor(snapshot, scanned);
   // An unchanged tree snapshotted to the same file again: the file already says it all.
   if ('file' in to && memo !== undefined && outputStillHolds(memo, to.file, digest)) return;
   // The scan may have started reading the memo already (takeRenderRead).
   const early = known === undefined ? undefined : await takeRenderRead(known);
   const last = memo === undefined ? null : readTextMemo(memo, RENDER_MEMO_TAG, [digest, known?.basis?.digest], early);
   if (last?.digest === digest) {
-    const text = wholeText(snapshot, last);
+    const text = wholeText(snapshot, last, piece);
     if ('file' in to) {
       const checkedAt = Date.now();
       const held = holdsExactly(to.file, text);
@@ -80,14 +81,14 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
     } else await writeOut(to.out, text);
     return;
   }
-  const plan = planFor(snapshot, last, known);
+  const plan = planFor(snapshot, last, known, piece);
   const mw = memo === undefined ? null : openMemoWriter(memo, RENDER_MEMO_TAG, last, plan, ENTRY_SEPARATOR);
   try {
     if ('file' in to) {
       sweepBeside(to.file);
       const writeParts = (fd: number): void => {
         const out = new BufferedFd(fd);
-        for (const part of renderParts(snapshot, plan)) {
+        for (const part of renderParts(snapshot, plan, piece)) {
           out.write(part.bytes);
           mw?.put(part);
         }
@@ -98,7 +99,7 @@ export async function writeRepoSnapshot(snapshot: RepoSnapshot, to: { file: stri
       // Gathered into ~1 MiB writes: a spliced text comes as thousands of small parts.
       let batch: Buffer[] = [];
       let batched = 0;
-      for (const part of renderParts(snapshot, plan)) {
+      for (const part of renderParts(snapshot, plan, piece)) {
         batch.push(part.bytes);
         batched += part.bytes.length;
         mw?.put(part);
@@ -173,40 +174,41 @@ function stampOutput(memo: string, file: string, digest: string, stat: number[],
 }
 
 /** How the entries are made: every run of them the memo already renders copied (see RenderBasis), the rest rendered. */
-function planFor(snapshot: RepoSnapshot, old: TextMemo | null, known: ScannedBody | undefined): Segment[] {
+function planFor(snapshot: RepoSnapshot, old: TextMemo | null, known: ScannedBody | undefined, piece: number): Segment[] {
   const basis = old === null ? undefined : known?.basis;
   const n = snapshot.body.files.length;
-  if (basis === undefined || old === null || old.starts === null || old.digest !== basis.digest || basis.oldIndex.length !== n) return chunks(0, n);
-  return splicePlan(basis.oldIndex, { text: old.text, starts: old.starts, patch: old.patch }, ENTRY_SEPARATOR.length, RENDER_CHUNK);
+  if (basis === undefined || old === null || old.starts === null || old.digest !== basis.digest || basis.oldIndex.length !== n) return chunksOf(0, n, piece);
+  return splicePlan(basis.oldIndex, { text: old.text, starts: old.starts, patch: old.patch }, ENTRY_SEPARATOR.length, piece);
 }
 
 /** The memo's text of this very body: its own bytes, or (a patched memo) its runs put together. */
-function wholeText(snapshot: RepoSnapshot, memo: TextMemo): Buffer {
+function wholeText(snapshot: RepoSnapshot, memo: TextMemo, piece: number): Buffer {
   if (memo.patch === undefined || memo.starts === null) return memo.text;
   const same = new Int32Array(snapshot.body.files.length);
   for (let k = 0; k < same.length; k++) same[k] = k;
   const parts: Buffer[] = [];
-  for (const part of renderParts(snapshot, splicePlan(same, { text: memo.text, starts: memo.starts, patch: memo.patch }, ENTRY_SEPARATOR.length, RENDER_CHUNK))) parts.push(part.bytes);
+  for (const part of renderParts(snapshot, splicePlan(same, { text: memo.text, starts: memo.starts, patch: memo.patch }, ENTRY_SEPARATOR.length, piece), piece)) parts.push(part.bytes);
   return Buffer.concat(parts);
 }
 
-/** Entries [from, to) in pieces of RENDER_CHUNK. */
-function chunks(from: number, to: number): Segment[] {
-  return chunksOf(from, to, RENDER_CHUNK);
+/** Entries rendered at a time: the scan's (ScanTuning.pieceEntries) for a body it made, else PIECE_ENTRIES. */
+function pieceEntriesFor(snapshot: RepoSnapshot, scanned: ScannedBody | undefined): number {
+  return scannedFacts(snapshot.body, scanned)?.pieceEntries ?? PIECE_ENTRIES;
 }
 
 /**
  * The text in pieces, as bytes: the document's frame (every field but the entries, as
- * JSON.stringify lays it out) split where the entries go, and the entries RENDER_CHUNK at a
- * time, each piece stringified inside a frame of the same depth so its indentation is the
- * document's own.
+ * JSON.stringify lays it out) split where the entries go, and the entries a piece at a time
+ * (pieceEntriesFor), each piece stringified inside a frame of the same depth so its indentation
+ * is the document's own.
  */
-export function* renderPieces(snapshot: RepoSnapshot): Generator<Buffer> {
-  for (const part of renderParts(snapshot, chunks(0, snapshot.body.files.length))) yield part.bytes;
+export function* renderPieces(snapshot: RepoSnapshot, scanned?: ScannedBody): Generator<Buffer> {
+  const piece = pieceEntriesFor(snapshot, scanned);
+  for (const part of renderParts(snapshot, chunksOf(0, snapshot.body.files.length, piece), piece)) yield part.bytes;
 }
 
-/** The parts of the text, the entries as `plan` segments them (rendered unless a segment has its bytes). */
-function* renderParts(snapshot: RepoSnapshot, plan: Segment[]): Generator<Part> {
+/** The parts of the text, the entries as `plan` segments them (rendered unless a segment has its bytes, `piece` at a time). */
+function* renderParts(snapshot: RepoSnapshot, plan: Segment[], piece: number): Generator<Part> {
   const files = snapshot.body.files;
   if (files.length === 0) {
     yield { bytes: textBytes(`${JSON.stringify(snapshot, null, 2)}\n`) };
@@ -220,14 +222,14 @@ function* renderParts(snapshot: RepoSnapshot, plan: Segment[]): Generator<Part> 
     return;
   }
   yield { bytes: textBytes(frame.slice(0, at)) };
-  const text: EntryText<RepoSnapshotEntry> = { entries: files, serialise: renderList, boundary: ENTRY_START, skip: 1, separator: ENTRY_SEPARATOR.length, chunk: RENDER_CHUNK };
+  const text: EntryText<RepoSnapshotEntry> = { entries: files, serialise: renderList, boundary: ENTRY_START, skip: 1, separator: ENTRY_SEPARATOR.length, chunk: piece };
   for (let i = 0; i < plan.length; i++) {
     const seg = plan[i]!;
     if (seg.from > 0) yield { bytes: ENTRY_SEPARATOR };
     const rendered = seg.bytes === undefined;
     if (rendered) serialiseGaps(plan, i, text);
     yield { bytes: seg.bytes!, first: seg.from, count: seg.to - seg.from, starts: seg.starts ?? null, base: seg.base };
-    // Rendered bytes are let go once written: a whole rendering stays RENDER_CHUNK entries at a time.
+    // Rendered bytes are let go once written: a whole rendering stays `piece` entries at a time.
     if (rendered) plan[i] = { from: seg.from, to: seg.to };
   }
   yield { bytes: textBytes(`${frame.slice(at + mark.length)}\n`) };

@@ -1,4 +1,5 @@
 import { CairnError } from '../../core/errors.js';
+import { PIECE_ENTRIES } from '../digest.js';
 import { PREREAD_WORKER_BUDGET_BYTES } from '../io/verifier.js';
 import type { ScanTuning } from '../types.js';
 
@@ -9,18 +10,22 @@ import type { ScanTuning } from '../types.js';
  * so its worker is worth booting while the cache loads; a 1024-row chunk makes a claim (one atomic
  * add) rare against the lstats it covers; past 2000 changed rows (or a quarter of the tree) the
  * walk, listing only what moved and hashing on every core, is faster than updating the stored
- * result (see changeLimit); 64 MiB is ~45 ms of the worker's hashing, well inside the scan's wait
- * for it.
+ * result (see changeLimit), and past 2000 new files the update leaves them to the walk too rather
+ * than read them one by one on the scan's thread (fastpath/incremental.ts); 64 MiB is ~45 ms of
+ * the worker's hashing, well inside the scan's wait for it; pieces of 4096 entries (~1 MB of
+ * rendered text) keep the memory of the digest and of the rendering flat.
  */
 export const DEFAULT_TUNING: Readonly<Required<ScanTuning>> = Object.freeze({
   parallelVerifyMin: 20_000,
   earlyVerifierCacheBytes: 2 * 1024 * 1024,
   verifyChunkRows: 1024,
   fastPathChangeMin: 2000,
+  fastPathNewFilesMax: 2000,
   prereadWorkerBytes: PREREAD_WORKER_BUDGET_BYTES,
+  pieceEntries: PIECE_ENTRIES,
 });
 
-const MINIMUM: Readonly<Required<ScanTuning>> = { parallelVerifyMin: 1, earlyVerifierCacheBytes: 0, verifyChunkRows: 1, fastPathChangeMin: 0, prereadWorkerBytes: 0 };
+const MINIMUM: Readonly<Required<ScanTuning>> = { parallelVerifyMin: 1, earlyVerifierCacheBytes: 0, verifyChunkRows: 1, fastPathChangeMin: 0, fastPathNewFilesMax: 0, prereadWorkerBytes: 0, pieceEntries: 1 };
 
 /** The thresholds a scan runs with: the defaults, overridden by valid values given (ERR_INVALID_OPTION on any other). */
 export function resolveTuning(given: ScanTuning | undefined): Required<ScanTuning> {
