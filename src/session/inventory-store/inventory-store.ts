@@ -208,7 +208,9 @@ export class InventoryStore {
       const mark = this.beginPut(home);
       try {
         const lastTree = MEMORY.get(this.dir)?.tree;
-        digest = DIGEST_PREFIX + (this.residentPut(home, mark.epoch, entries, stats) ?? this.plainPut(home, mark.epoch, entries, stats, lastTree));
+        // One opening of objects/ and one listing of the packs for the whole put: its root checks
+        // (has) and its writes share them, rather than each listing every pack again.
+        digest = DIGEST_PREFIX + this.withObjects(true, () => this.residentPut(home, mark.epoch, entries, stats) ?? this.plainPut(home, mark.epoch, entries, stats, lastTree));
       } catch (e) {
         // The mark must not outlive a put that failed: a prune would wait for it.
         try {
