@@ -447,7 +447,8 @@ export class ContentStore {
         if (stat === null || !stat.isFile()) continue;
         if (header === null) continue; // not ours or torn: left for a person to look at
         const objects = header.index.objects;
-        if (stat.mtimeMs > cutoff) {
+        // (a grace of 0 keeps nothing by age: a file's time is finer than Date.now(), so one written this millisecond would look younger than "now")
+        if (graceMs > 0 && stat.mtimeMs > cutoff) {
           result.objectsKept += objects.length;
           for (const [sha] of objects) keptElsewhere.add(sha);
           continue;

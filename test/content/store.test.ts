@@ -99,6 +99,16 @@ describe('ContentStore', () => {
     expect(new ContentStore(dir).has(sha256Of(Buffer.from('young')))).toBe(true);
   });
 
+  it('gc with a grace of 0 deletes a dead pack whose time is later than its clock (file times are finer than Date.now())', () => {
+    const dir = tempDir();
+    const store = new ContentStore(dir);
+    const pack = store.put([item('dead'.repeat(30))]).pack as string;
+    const soon = (Date.now() + 50) / 1000;
+    fs.utimesSync(path.join(dir, 'packs', pack), soon, soon);
+    expect(store.gc(new Set(), { graceMs: 0 })).toMatchObject({ packsDeleted: 1, objectsDeleted: 1 });
+    expect(new ContentStore(dir).du().objects).toBe(0);
+  });
+
   it('claim makes an old pack young again for a prune, once a second however many of its objects are claimed', () => {
     const dir = tempDir();
     const items = ['x', 'y', 'z'].map((t) => item(t.repeat(50)));

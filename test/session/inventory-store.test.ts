@@ -235,6 +235,28 @@ describe('InventoryStore put and prune', () => {
     expect(store.get(second.digest)).toHaveLength(3);
   });
 
+  it('deletes with a grace of 0 an unreachable object whose time is later than the prune\'s clock (file times are finer than Date.now())', () => {
+    const dir = tempDir();
+    const store = new InventoryStore(dir);
+    const { digest } = store.put(tree('3'));
+    const snapshot = path.join(tempDir(), 'pre-snapshot.json');
+    fs.writeFileSync(snapshot, JSON.stringify({ inventory: { digest } }));
+    store.addRef(snapshot, digest);
+    fs.rmSync(snapshot);
+    // What a fast file system does by chance (a time later in the millisecond Date.now() truncates), made sure of.
+    const soon = (Date.now() + 50) / 1000;
+    const touch = (at: string): void => {
+      for (const e of fs.readdirSync(at, { withFileTypes: true })) {
+        const p = path.join(at, e.name);
+        if (e.isDirectory()) touch(p);
+        else if (e.isFile()) fs.utimesSync(p, soon, soon);
+      }
+    };
+    touch(path.join(dir, 'objects'));
+    expect(store.prune({ graceMs: 0 }).deleted).toBe(4);
+    expect(store.has(digest)).toBe(false);
+  });
+
   it('skips the objects of the last put without looking, and still writes every new one', () => {
     const dir = tempDir();
     const store = new InventoryStore(dir);

@@ -759,7 +759,8 @@ export class InventoryStore {
       let deleted = 0;
       let bytesFreed = 0;
       forEachObject(objects, (fan, name, stat) => {
-        if (reachable.has(fan.name + name) || stat.mtimeMs > cutoff) {
+        // (a grace of 0 keeps nothing by age: a file's time is finer than Date.now(), so one written this millisecond would look younger than "now")
+        if (reachable.has(fan.name + name) || (graceMs > 0 && stat.mtimeMs > cutoff)) {
           kept++;
           return;
         }
