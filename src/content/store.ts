@@ -40,7 +40,12 @@ const MAGIC = Buffer.from('CAIRNPK1');
 const HEADER_FIXED = MAGIC.length + 4;
 /** Raw bytes per compressed block: small files of one capture share a block. */
 const BLOCK_RAW_BYTES = 1 << 20;
-const BROTLI_QUALITY = 5;
+/**
+ * Brotli's quality for a pack: 5 by default (files' bytes: 30 % smaller than at 1 on source-like
+ * text), 1 for `compression: 'fast'` (the inventory's directory objects, written on every capture:
+ * as small at 1 as at 5, and ~8× faster: 2.4 MB of them in 16 ms against 135 ms here).
+ */
+const BROTLI_QUALITY = { small: 5, fast: 1 } as const;
 const HEX64 = /^[0-9a-f]{64}$/;
 /** Raw bytes of decompressed blocks a store object keeps (a block of a quarter of that or more is not kept). */
 const BLOCK_CACHE_BYTES = 64 << 20;
@@ -149,15 +154,18 @@ export class ContentStore {
   private readonly claimed = new Map<string, number>();
 
   private readonly within: string | undefined;
+  private readonly quality: number;
 
   /**
    * `within` (the project root): every pack is reached from it through opened directories, no
    * link followed in any component (ContainedDir), so a directory swapped for a link mid-capture
-   * cannot send a pack, a read or a deletion outside.
+   * cannot send a pack, a read or a deletion outside. `compression: 'fast'` trades size for
+   * speed in every pack it writes (BROTLI_QUALITY).
    */
-  constructor(dir: string, options: { within?: string } = {}) {
+  constructor(dir: string, options: { within?: string; compression?: keyof typeof BROTLI_QUALITY } = {}) {
     this.dir = path.resolve(dir);
     this.within = options.within === undefined ? undefined : path.resolve(options.within);
+    this.quality = BROTLI_QUALITY[options.compression ?? 'small'];
   }
 
   private packsDir(): string {
@@ -386,7 +394,7 @@ export class ContentStore {
       fresh.push(item);
     }
     if (fresh.length === 0) return { objectsWritten: 0, rawBytes: 0, packBytes: 0, pack: null };
-    const { buffer, index: packIndex } = buildPack(fresh);
+    const { buffer, index: packIndex } = buildPack(fresh, this.quality);
     const name = `${Date.now().toString(36).padStart(9, '0')}-${randomBytes(6).toString('hex')}.pack`;
     this.withPacks(true, (dir) => {
       dir!.writeFile(name, buffer, { mode: 0o600, fsync: options.durable !== false });
@@ -469,7 +477,7 @@ export class ContentStore {
         }
         result.packsRewritten++;
         const items = wanted.map(([sha]) => ({ sha256: sha, bytes: this.get(sha) }));
-        const { buffer } = buildPack(items);
+        const { buffer } = buildPack(items, this.quality);
         result.bytesFreed += Math.max(0, stat.size - buffer.length);
         for (const [sha] of wanted) keptElsewhere.add(sha);
         if (dryRun) continue;
@@ -516,7 +524,7 @@ function rememberPacks(packsDir: string, read: ReadPacks): void {
   READ_PACKS.set(packsDir, read);
 }
 
-function buildPack(items: readonly ContentItem[]): { buffer: Buffer; index: PackIndex } {
+function buildPack(items: readonly ContentItem[], quality: number): { buffer: Buffer; index: PackIndex } {
   const index: PackIndex = { blocks: [], objects: [] };
   const blocks: Buffer[] = [];
   const counts: number[] = [];
@@ -528,7 +536,7 @@ function buildPack(items: readonly ContentItem[]): { buffer: Buffer; index: Pack
     const raw = Buffer.concat(pending);
     const compressed = zlib.brotliCompressSync(raw, {
       params: {
-        [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+        [zlib.constants.BROTLI_PARAM_QUALITY]: quality,
         [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length,
       },
     });

@@ -188,7 +188,7 @@ export class InventoryStore {
   /** Runs `fn` with `objects/` opened once (re-entrant: an operation inside another shares its handles). */
   private withObjects<T>(create: boolean, fn: (objects: ObjectsDir) => T): T {
     if (this.active !== undefined && (!create || this.active.dir !== null)) return fn(this.active);
-    const objects = new ObjectsDir(this.open('objects', create), () => new ContentStore(path.join(this.dir, PACKED_DIR), { within: this.root }));
+    const objects = new ObjectsDir(this.open('objects', create), () => new ContentStore(path.join(this.dir, PACKED_DIR), { within: this.root, compression: 'fast' }));
     const outer = this.active;
     this.active = objects;
     try {
