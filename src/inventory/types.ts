@@ -111,6 +111,13 @@ export type CacheState = Readonly<Record<string, never>>;
  */
 export interface KnownUnchanged {
   dir: (rel: string) => boolean;
+  /**
+   * Asked only of a file row whose directory `dir` is false for: true when no event named that
+   * entry, or any directory above it, since that scan (every event in its directory named the
+   * entry it was about), so its row is taken without an lstat too. Absent: every row of such a
+   * directory is looked at.
+   */
+  entry?: (rel: string) => boolean;
   /** True when `dir` is true for every directory (no event anywhere): the scan then asks `dir` nothing. */
   everyDir: () => boolean;
   cacheState: CacheState | null;

@@ -183,6 +183,36 @@ describe('a process starts its next scan from the stat cache rows it kept', () =
     expect(builtReused.count).toBeGreaterThan(start);
   });
 
+  it('a watching caller that names the entries its events were about: a file of a changed directory no event named is taken without an lstat', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, { 'a/x': 'x', 'a/y': 'y', 'a/b/z': 'z', w: 'w' });
+    let state: CacheState | null = null;
+    const known = (dirs: string[], named: string[] | null): KnownUnchanged => ({
+      dir: (rel) => !dirs.includes(rel),
+      everyDir: () => dirs.length === 0,
+      ...(named !== null ? { entry: (rel: string) => !named.some((n) => rel === n || rel.startsWith(`${n}/`)) } : {}),
+      cacheState: state,
+      onCacheState: (s) => (state = s),
+    });
+    const options = { cacheDir, racyMarginMs: MARGIN, withContentDigest: true };
+    const bytesOf = (r: ScanResult): Record<string, number> => Object.fromEntries(r.files.map((f) => [f.path, f.bytes]));
+    scanTreeSync(root, options);
+    await new Promise((r) => setTimeout(r, 2 * MARGIN)); // nothing racy
+    scanTreeSync(root, { ...options, knownUnchanged: known([], []) });
+    // Both files of `a` grow; the "watcher" names only x (y's growth is what no real event would hide: taken on its word).
+    fs.appendFileSync(path.join(root, 'a/x'), '+1');
+    fs.appendFileSync(path.join(root, 'a/y'), '+1');
+    await new Promise((r) => setTimeout(r, 2 * MARGIN));
+    expect(bytesOf(scanTreeSync(root, { ...options, knownUnchanged: known(['a'], ['a/x']) }))).toMatchObject({ 'a/x': 3, 'a/y': 1 });
+    // The directory itself named (renamed or replaced): nothing below it is taken on trust.
+    fs.appendFileSync(path.join(root, 'a/b/z'), '+1');
+    await new Promise((r) => setTimeout(r, 2 * MARGIN));
+    expect(bytesOf(scanTreeSync(root, { ...options, knownUnchanged: known(['a', 'a/b'], ['a/b']) }))).toMatchObject({ 'a/y': 1, 'a/b/z': 3 });
+    // No names known (an event named none): every row of a changed directory is looked at.
+    expect(bytesOf(scanTreeSync(root, { ...options, knownUnchanged: known(['a'], null) }))).toMatchObject({ 'a/x': 3, 'a/y': 3 });
+  });
+
   it('a watching caller scanning after files changed in place builds only their entries, and takes none once another process saved the cache', async () => {
     const root = tempDir();
     const cacheDir = tempDir('cairn-cache-');

@@ -74,7 +74,7 @@ function verifyTable(p: Prepared): VerifyTable {
   const paths = plan.paths;
   // No event anywhere: every directory is vouched for, and no parent need be asked about.
   const trust = p.trustEveryDir?.() === true ? TRUST_EVERY_DIR : p.trustDir;
-  markKnownUnchanged(trust, fs.lstatSync(p.rootReal).dev, plan, nFiles, t.stats, dirs.stats, flags);
+  markKnownUnchanged(trust, p.trustEntry, fs.lstatSync(p.rootReal).dev, plan, nFiles, t.stats, dirs.stats, flags);
   // Shared memory, handed to the verifying worker without a copy: a loaded cache's rows are
   // views of its file's bytes, in shared memory already.
   return { nFiles, size, paths, fileStats: inShared(t.stats.subarray(0, nFiles * STAT_FIELDS)), dirStats: inShared(dirs.stats), flags };
@@ -159,15 +159,16 @@ function makeRowPlan(files: readonly string[], dirRows: readonly string[]): RowP
  * (a mount inside the tree, maybe a network one, whose changes made elsewhere raise no event).
  * The caller is asked once per directory, not once per row.
  */
-function markKnownUnchanged(trustDir: ((rel: string) => boolean) | typeof TRUST_EVERY_DIR, rootDev: number, plan: RowPlan, nFiles: number, fileStats: Float64Array, dirStats: Float64Array, flags: Uint8Array): void {
-  const { parentOf, selfOf, dirs } = plan;
+function markKnownUnchanged(trustDir: ((rel: string) => boolean) | typeof TRUST_EVERY_DIR, trustEntry: ((rel: string) => boolean) | undefined, rootDev: number, plan: RowPlan, nFiles: number, fileStats: Float64Array, dirStats: Float64Array, flags: Uint8Array): void {
+  const { parentOf, selfOf, dirs, paths } = plan;
   const trusted = new Uint8Array(dirs.length);
   if (trustDir === TRUST_EVERY_DIR) trusted.fill(1);
   else for (let k = 0; k < dirs.length; k++) trusted[k] = trustDir(dirs[k]!) ? 1 : 0;
   const size = parentOf.length;
   for (let i = 0; i < nFiles; i++) {
     const parent = parentOf[i]!;
-    if (parent < 0 || trusted[parent] === 0) continue;
+    // (In a directory with events, a file no event named: KnownUnchanged.entry.)
+    if (parent < 0 || (trusted[parent] === 0 && trustEntry?.(paths[i]!) !== true)) continue;
     if ((fileStats[i * STAT_FIELDS + 5]! & S_IFMT) !== S_IFLNK && fileStats[i * STAT_FIELDS + 4] === rootDev) flags[i]! |= ROW_KNOWN;
   }
   for (let i = nFiles; i < size; i++) {

@@ -84,6 +84,8 @@ export interface Prepared {
   readonly trustDir?: (rel: string) => boolean;
   /** With trustDir: true when it holds for every directory. */
   readonly trustEveryDir?: () => boolean;
+  /** With trustDir: the file rows of the other directories that need no lstat either (KnownUnchanged.entry). */
+  readonly trustEntry?: (rel: string) => boolean;
   /** With a cache file: where the rows came from and what the scan left (endCacheSource lets the file go). */
   readonly cacheSource?: CacheSource;
   /** Notices of the preparation (a cache discarded or not used), reported with the result. */
@@ -139,6 +141,7 @@ export function prepare(root: string, options: ScanOptions): Prepared {
   let verifier: Verifier | undefined;
   let trustDir: ((rel: string) => boolean) | undefined;
   let trustEveryDir: (() => boolean) | undefined;
+  let trustEntry: ((rel: string) => boolean) | undefined;
   let cacheSource: CacheSource | undefined;
   if (options.cache !== false) {
     const dir = path.resolve(options.cacheDir ?? defaultStatCacheDir());
@@ -167,12 +170,13 @@ export function prepare(root: string, options: ScanOptions): Prepared {
       if (known !== undefined && known.cacheState !== null && cacheSource.from === known.cacheState) {
         trustDir = known.dir;
         trustEveryDir = known.everyDir;
+        trustEntry = known.entry;
       }
     }
   }
   const resultKey = JSON.stringify({ maxFiles, maxBytes });
   const excludeDirs = compileDirectoryExcludes(exclude);
-  return { rootReal, racy: racyMarginsFor(rootReal, options.racyMarginMs), include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, tuning, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}), ...(trustDir !== undefined ? { trustDir, trustEveryDir } : {}), ...(cacheSource !== undefined ? { cacheSource } : {}) };
+  return { rootReal, racy: racyMarginsFor(rootReal, options.racyMarginMs), include: compileGlobs(include), exclude: compileGlobs(exclude), excludeDirs, respectGitignore, withDigest, skipNames, maxFiles, maxBytes, jobs, tuning, cacheFile, optionsKey, resultKey, previous, warnings, ...(verifier !== undefined ? { verifier } : {}), ...(trustDir !== undefined ? { trustDir, trustEveryDir, ...(trustEntry !== undefined ? { trustEntry } : {}) } : {}), ...(cacheSource !== undefined ? { cacheSource } : {}) };
 }
 
 function fileSize(file: string): number {
