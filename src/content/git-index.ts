@@ -57,7 +57,7 @@ function findRepository(root: string): { gitDir: string; top: string } | null {
 }
 
 /** The length of the repository's object ids: 32 bytes under `objectformat = sha256`, else 20. */
-function idBytes(gitDir: string): number {
+export function indexIdBytes(gitDir: string): number {
   const commondir = readRegularFile(path.join(gitDir, 'commondir'), GITFILE_MAX_BYTES);
   const common = commondir === null ? gitDir : path.resolve(gitDir, commondir.toString('utf8').trim());
   const config = readRegularFile(path.join(common, 'config'), CONFIG_MAX_BYTES)?.toString('utf8') ?? '';
@@ -106,7 +106,7 @@ export function blobIdsInIndex(root: string, wanted: readonly IndexWanted[]): Ma
   if (buf === null || buf.length < HEADER_BYTES || buf.toString('latin1', 0, 4) !== 'DIRC') return out;
   const version = buf.readUInt32BE(4);
   if (version !== 2 && version !== 3) return out;
-  const idLength = idBytes(repo.gitDir);
+  const idLength = indexIdBytes(repo.gitDir);
   // Names as the index spells them (from the top of the work tree), with the NUL that ends each
   // one there: sorted, they come in the index's order (NUL sorts before every other byte).
   const keys = wanted.map((w) => ({ w, key: Buffer.from(`${prefix}${w.path}\0`, 'utf8') })).sort((a, b) => Buffer.compare(a.key, b.key));

@@ -77,6 +77,12 @@ export interface StatusReply {
   declined: number;
   /** Whether the captures it served leaned on a tree watcher (null before the first). */
   watching: boolean | null;
+  /**
+   * How its captures had git's status (null before the first): `runs` whole, `tracked` on the
+   * tracked files with the untracked list held, `partial` limited to the changed paths, `reused`
+   * unchanged; `verifiedAgain` captures taken again after their record's check.
+   */
+  git: { runs: number; tracked: number; partial: number; reused: number; verifiedAgain: number } | null;
 }
 
 /** Variables cairn, git or a store client read (prefixes and names); CAIRN_DAEMON* only steers delegation. */

@@ -13,6 +13,14 @@
  *   runs limited to those paths and its answer replaces the held one's entries there (see
  *   partialPaths). The record is checked too: the inventory may differ from the last one only
  *   at those paths, or the capture runs again with the whole status.
+ * - otherwise, while the events named every path since the held status (a commit, `git add`,
+ *   many edits; in `.git` only the index, refs, logs and objects; no `.gitmodules`, not the root's
+ *   `.gitignore`), git runs on the tracked files only (`--untracked-files=no`: the untracked walk
+ *   is two thirds of a whole run on a 50k-file tree) and the untracked list is the held one's,
+ *   looked at again by git (`ls-files --others`) only at the named paths that are not in the
+ *   index, the directories of named `.gitignore` files, and the names that left the index since
+ *   (IndexNames: read before git ran, compared as bytes); held entries now in the index drop out
+ *   (untrackedPlan). The record is checked as a limited run's is.
  * - a whole run takes `git rev-parse`'s answer from the last whole run while what rev-parse reads
  *   has not moved (revParseKeyOf): after a commit, git's status starts one process sooner.
  */
@@ -21,6 +29,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { captureGitStatusInBackground, UNKNOWN, type PendingGitStatus } from '../session/capture/git.js';
+import { IndexNames, indexKey } from './index-names.js';
+import { debugChannel } from '../core/debug.js';
 import { SnapshotManager } from '../session/capture/snapshot-manager.js';
 import type { CacheState, ScanOptions } from '../inventory/types.js';
 import type { GitStatus, PostSnapshot, PreSnapshot, SnapshotManagerOptions } from '../session/types.js';
@@ -43,11 +53,24 @@ export const PARTIAL_BUDGET = 5_000_000;
 export const MAX_PARTIAL_PATHS = 400;
 const MAX_PARTIAL_BYTES = 256 * 1024;
 
+/** `CAIRN_DEBUG=git`: why each capture ran git the way it did. */
+const debug = debugChannel('git');
+
 /** This process stays: its git status runs on the kept status thread at every size, beside the scan. */
 const STAYING = { staying: true } as const;
 
 /** Files whose change alters what git says of other paths: any of them named means the whole status. */
 const RULE_FILES = new Set(['.gitignore', '.gitattributes', '.gitmodules']);
+
+/**
+ * What may change in `.git` while the held untracked list still stands: where HEAD points and the
+ * refs, their logs, the objects, the index (whose names are compared), their locks, a commit's
+ * message. Anything else (config, info/exclude, info/sparse-checkout, modules/) means the whole status.
+ */
+const GIT_KEEPS_UNTRACKED = new Set(['HEAD', 'ORIG_HEAD', 'FETCH_HEAD', 'MERGE_HEAD', 'MERGE_MSG', 'MERGE_MODE', 'AUTO_MERGE', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'COMMIT_EDITMSG', 'index', 'packed-refs']);
+const GIT_KEEPS_UNTRACKED_BELOW = new Set(['refs', 'logs', 'objects']);
+/** Named paths a tracked run weighs one by one (a binary search of the index each). */
+const MAX_TRACKED_RUN_NAMED = 200_000;
 
 interface LastStatus {
   status: GitStatus;
@@ -61,6 +84,11 @@ interface LastStatus {
    * (`<root>/.git`, git's configuration, the environment) has not moved while a limited run is allowed.
    */
   revParse?: string;
+  /**
+   * The index's names as this status saw them, or older (never newer: a name that left the index
+   * after git read it and before these were read would be missed): a tracked run's baseline.
+   */
+  index?: IndexNames;
 }
 
 /** What a resident process keeps per project: its watcher and git's last answer. */
@@ -70,7 +98,7 @@ export class ResidentGit {
   /** Set by status(): whether the capture under way got a reused answer. */
   reused = false;
   /** Counters for tests and the bench: git runs and reuses, stat passes that leaned on the watcher. */
-  readonly counts = { runs: 0, reused: 0, partial: 0, verifiedAgain: 0, trustedPasses: 0, fullPasses: 0 };
+  readonly counts = { runs: 0, reused: 0, partial: 0, tracked: 0, verifiedAgain: 0, trustedPasses: 0, fullPasses: 0 };
   /** The entries events named since the held status's mark; null when unknown (then git runs whole). */
   private namedSince: Set<string> | null = null;
   /** Set by status() for a limited run: the paths it covered and the inventory the held status went with. */
@@ -80,6 +108,10 @@ export class ResidentGit {
    * run keys on them before git starts and lists them again only once its capture is answered.
    */
   private outsideList: string[] | null = null;
+  /** Whether the latest listing set core.ignoreCase or core.precomposeUnicode (git then matches names as this process cannot): no tracked runs. */
+  private foldsCase = true;
+  /** The index names read last (read again only once the file is another). */
+  private indexNames: IndexNames | null = null;
   /** What the latest whole run left to check before its answer may be reused (completeDeferred). */
   private deferred: { keyedOn: string[] | null } | null = null;
   /**
@@ -92,6 +124,8 @@ export class ResidentGit {
   private inventory: { state: CacheState; mark: WatchMark; fullPassAt: number } | null = null;
   /** Directories with events since that mark (taken from the watcher at each mark). */
   private changedDirs = new Set<string>();
+  /** Entries events named since that mark; null once an event named none (then a directory's events say nothing of its files). */
+  private changedEntries: Set<string> | null = new Set();
 
   constructor(
     readonly root: string,
@@ -116,32 +150,49 @@ export class ResidentGit {
     if (watch === null) return options;
     const mark = watch.mark();
     for (const d of watch.takeDirty()) this.changedDirs.add(d);
+    const named = this.takeNamed(watch);
+    if (this.namedSince !== null) {
+      if (named === null) this.namedSince = null;
+      else for (const p of named) this.namedSince.add(p);
+    }
     const prev = this.inventory;
     const now = Date.now();
     const trusted = mark !== null && prev !== null && prev.mark.epoch === mark.epoch && now - prev.fullPassAt < FULL_PASS_EVERY_MS ? prev : null;
     if (trusted !== null) this.counts.trustedPasses++;
     else this.counts.fullPasses++;
     const changed = this.changedDirs;
+    const entries = this.changedEntries;
     this.inventory = null; // until this scan says what the cache holds
     return {
       ...options,
       knownUnchanged: {
         dir: (rel) => !changed.has(rel),
         everyDir: () => changed.size === 0,
+        ...(entries !== null ? { entry: entryTrust(entries) } : {}),
         cacheState: trusted?.state ?? null,
         onCacheState: (state) => {
           this.changedDirs = new Set();
+          this.changedEntries = new Set();
           this.inventory = state !== null && mark !== null ? { state, mark, fullPassAt: trusted?.fullPassAt ?? now } : null;
         },
       },
     };
   }
 
+  /** The entries named since the watcher's last mark (null: an event named none), kept for the scan too. */
+  private takeNamed(watch: WatchView): Set<string> | null {
+    const named = watch.takeNamed();
+    if (named === null) this.changedEntries = null;
+    else if (this.changedEntries !== null) for (const p of named) this.changedEntries.add(p);
+    return named;
+  }
+
   /** What begin() decided for the capture under way: git's last answer, or git's run started then. */
   private pending:
     | { reuse: GitStatus }
-    | { read: PendingGitStatus; mark: WatchMark | null; outside: { files: string[]; key: string } | null; listedNow: boolean; revParseKey: string | null }
+    | { read: PendingGitStatus; mark: WatchMark | null; outside: { files: string[]; key: string } | null; listedNow: boolean; revParseKey: string | null; index?: IndexNames }
     | { partial: PendingGitStatus; paths: Set<string>; base: LastStatus; mark: WatchMark }
+    | { tracked: PendingGitStatus; plan: UntrackedPlan; base: LastStatus; mark: WatchMark; revParseKey: string | null }
     | null = null;
 
   /**
@@ -158,37 +209,68 @@ export class ResidentGit {
     const last = this.last;
     if (watch !== null && last !== null && last.inventory !== undefined && outsideKey(last.outside.files) === last.outside.key) {
       const now = watch.mark();
-      const named = watch.takeNamed();
+      const named = this.takeNamed(watch);
       if (this.namedSince !== null) {
         if (named === null) this.namedSince = null;
         else for (const p of named) this.namedSince.add(p);
       }
       if (now !== null && now.epoch === last.mark.epoch) {
         if (now.changes === last.mark.changes) {
+          debug?.('status reused: nothing changed');
           this.pending = { reuse: structuredClone(last.status) };
           return;
         }
-        const paths = this.namedSince === null ? null : partialPaths(this.root, this.namedSince);
+        // (With a gitlink in the index, git may fail on the whole tree where a limited run succeeds: a submodule's path made a link.)
+        const paths = this.namedSince === null || last.index === undefined || last.index.gitlinks ? null : partialPaths(this.root, this.namedSince);
         if (paths !== null) {
+          debug?.(`status limited to ${paths.size} paths`);
           this.namedSince = new Set();
           this.pending = { partial: captureGitStatusInBackground(projectRoot, [...paths], last.revParse, STAYING), paths, base: last, mark: now };
           return;
         }
-      }
-    }
+        const plan =
+          this.namedSince === null ? 'an event named no path' : last.index === undefined ? 'no index names held' : this.foldsCase ? 'core.ignoreCase or core.precomposeUnicode' : untrackedPlan(this.root, this.cairnRel(), last.status.untracked, last.index, this.namedSince);
+        if (typeof plan === 'string') debug?.(`whole status: ${plan}`);
+        else {
+          debug?.(`status of the tracked files; untracked files listed again at ${plan.others.length} paths, ${plan.kept.length} held`);
+          this.namedSince = new Set();
+          this.indexNames = plan.index;
+          const revParseKey = revParseKeyOf(this.root, projectRoot, last.outside.key);
+          const knownRevParse = revParseKey !== null && this.revParseMemo?.key === revParseKey ? this.revParseMemo.answer : undefined;
+          this.pending = { tracked: captureGitStatusInBackground(projectRoot, undefined, knownRevParse, { ...STAYING, trackedOthers: plan.others }), plan, base: last, mark: now, revParseKey };
+          return;
+        }
+      } else debug?.('whole status: the watcher began a new epoch');
+    } else debug?.(`whole status: ${watch === null ? 'no watcher' : last === null ? 'no status held' : last.inventory === undefined ? 'the held status has no record' : 'a configuration file outside the tree moved'}`);
     this.last = null;
     const mark = this.ownsGitDir() ? (watch?.mark() ?? null) : null;
     // Everything named before this mark is in git's answer (git starts after it).
-    const named = watch?.takeNamed();
+    const named = watch === null ? undefined : this.takeNamed(watch);
     this.namedSince = mark === null || named === undefined ? null : new Set();
     // The stats are taken now, before git starts, of the files the latest listing named; whether
     // they are still all git reads is checked after the capture (completeDeferred).
     const known = mark === null ? null : this.outsideList;
-    const outside = mark === null ? null : known !== null ? { files: known, key: outsideKey(known) } : outsideFiles(this.root);
-    if (known === null) this.outsideList = outside?.files ?? null;
+    const listed = mark === null || known !== null ? null : outsideFiles(this.root);
+    const outside = mark === null ? null : known !== null ? { files: known, key: outsideKey(known) } : listed === null ? null : { files: listed.files, key: listed.key };
+    if (known === null) {
+      this.outsideList = listed?.files ?? null;
+      this.foldsCase = listed?.foldsCase ?? true;
+    }
     const revParseKey = outside === null ? null : revParseKeyOf(this.root, projectRoot, outside.key);
     const knownRevParse = revParseKey !== null && this.revParseMemo?.key === revParseKey ? this.revParseMemo.answer : undefined;
-    this.pending = { read: captureGitStatusInBackground(projectRoot, undefined, knownRevParse, STAYING), mark, outside, listedNow: known === null, revParseKey };
+    const gitDir = path.join(this.root, '.git');
+    const indexBefore = mark === null ? null : indexKey(path.join(gitDir, 'index'));
+    const read = captureGitStatusInBackground(projectRoot, undefined, knownRevParse, STAYING);
+    // Read while git works: they are the names git read when the file is still the one it found.
+    const names = indexBefore === null ? null : IndexNames.current(gitDir, this.indexNames);
+    this.indexNames = names;
+    this.pending = { read, mark, outside, listedNow: known === null, revParseKey, ...(names !== null && names.key === indexBefore ? { index: names } : {}) };
+  }
+
+  /** cairn's directory relative to the root (POSIX), or null when it is not inside. */
+  private cairnRel(): string | null {
+    const rel = path.relative(this.root, this.cairnDir);
+    return rel === '' || rel.startsWith('..') || path.isAbsolute(rel) ? null : rel.split(path.sep).join('/');
   }
 
   /** The capture's git status: as begin() decided, or `run` when no capture began here. */
@@ -207,7 +289,7 @@ export class ResidentGit {
         const status = mergeStatus(p.base.status, limited, p.paths);
         this.counts.partial++;
         this.partialOf = { paths: p.paths, inventory: p.base.inventory };
-        this.last = { status: structuredClone(status), mark: p.mark, outside: p.base.outside, ...(p.base.revParse !== undefined ? { revParse: p.base.revParse } : {}) };
+        this.last = { status: structuredClone(status), mark: p.mark, outside: p.base.outside, ...(p.base.revParse !== undefined ? { revParse: p.base.revParse } : {}), ...(p.base.index !== undefined ? { index: p.base.index } : {}) };
         return status;
       }
       // git failed on the limited run (a path it refuses): its whole answer, as without a watcher.
@@ -216,16 +298,36 @@ export class ResidentGit {
       this.counts.runs++;
       return run();
     }
+    if ('tracked' in p) {
+      const fresh = p.tracked();
+      if (fresh.branch !== UNKNOWN && p.base.inventory !== undefined) {
+        const status = { ...fresh, untracked: unionInGitOrder(p.plan.kept, fresh.untracked) };
+        this.counts.tracked++;
+        this.partialOf = { paths: p.plan.covered, inventory: p.base.inventory };
+        const revParse = this.keepRevParse(p.revParseKey, p.tracked.revParse);
+        this.last = { status: structuredClone(status), mark: p.mark, outside: p.base.outside, index: p.plan.index, ...(typeof revParse === 'string' ? { revParse } : {}) };
+        return status;
+      }
+      // git refused a path of the listing (one in a submodule, say): its whole answer.
+      this.last = null;
+      this.namedSince = null;
+      this.counts.runs++;
+      return run();
+    }
     const status = p.read();
     this.counts.runs++;
-    const revParse = p.read.revParse;
-    // Only an answer inside a work tree is kept: any other sends the next whole run to git again.
-    this.revParseMemo = p.revParseKey !== null && typeof revParse === 'string' && revParse.startsWith('true\n') ? { key: p.revParseKey, answer: revParse } : null;
+    const revParse = this.keepRevParse(p.revParseKey, p.read.revParse);
     if (p.mark !== null && p.outside !== null) {
-      this.last = { status: structuredClone(status), mark: p.mark, outside: p.outside, ...(typeof revParse === 'string' ? { revParse } : {}) };
+      this.last = { status: structuredClone(status), mark: p.mark, outside: p.outside, ...(typeof revParse === 'string' ? { revParse } : {}), ...(p.index !== undefined ? { index: p.index } : {}) };
       this.deferred = { keyedOn: p.listedNow ? null : p.outside.files };
     }
     return status;
+  }
+
+  /** Keeps rev-parse's answer for the next run while its key holds (only one inside a work tree: any other sends the next run to git again). */
+  private keepRevParse(key: string | null, revParse: string | null | undefined): string | null | undefined {
+    this.revParseMemo = key !== null && typeof revParse === 'string' && revParse.startsWith('true\n') ? { key, answer: revParse } : null;
+    return revParse;
   }
 
   /**
@@ -246,6 +348,7 @@ export class ResidentGit {
       if (keep && d.keyedOn !== null) {
         const now = outsideFiles(this.root);
         this.outsideList = now?.files ?? null;
+        this.foldsCase = now?.foldsCase ?? true;
         keep = now !== null && now.files.length === d.keyedOn.length && now.files.every((f, i) => f === d.keyedOn![i]);
       }
     } finally {
@@ -290,7 +393,9 @@ export class ResidentGit {
     this.outsideList = null;
     this.namedSince = null;
     this.inventory = null;
+    this.changedEntries = new Set();
     this.revParseMemo = null;
+    this.indexNames = null;
   }
 }
 
@@ -327,6 +432,103 @@ export function partialPaths(root: string, named: ReadonlySet<string>): Set<stri
     bytes += Buffer.byteLength(p) + 1;
   }
   return bytes > MAX_PARTIAL_BYTES ? null : new Set(named);
+}
+
+/** What a tracked run holds and asks (see the top of this file). */
+interface UntrackedPlan {
+  /** The held untracked entries that still are: outside the paths looked at again, not added to the index. */
+  kept: string[];
+  /** The paths git lists the untracked files at or below: named and not in the index, or gone from it. */
+  others: string[];
+  /** Where the untracked entries are git's new answer: every named path of the tree and every name gone from the index. */
+  covered: Set<string>;
+  /** The index's names now (read after the capture's mark, before git starts). */
+  index: IndexNames;
+}
+
+/**
+ * How a capture may run git on the tracked files only and keep the held untracked list elsewhere,
+ * or why the whole status must run: a `.gitmodules`, the root's `.gitignore` changed (one deeper
+ * has git list the untracked files of its directory again), a path in a nested repository's
+ * `.git`, a change in `.git` other than the index, refs, logs and objects, an index that cannot be
+ * read exactly, holds a gitlink (git's line for a submodule depends on the untracked files inside
+ * it) or now tracks something in cairn's directory (whose events are not counted), or more paths
+ * to look at again than a command line holds.
+ *
+ * A path becomes untracked, or stops being, only when it is created or removed (an event names it
+ * or a directory above it), when it leaves or enters the index (the two indexes' names compared,
+ * and each held entry looked up), or when an ignore rule moves (a `.gitignore` named, whose
+ * directory is listed again; `.git/info/exclude` refused; the files outside the tree keyed).
+ */
+export function untrackedPlan(root: string, cairnRel: string | null, heldUntracked: readonly string[], heldIndex: IndexNames, named: ReadonlySet<string>): UntrackedPlan | string {
+  if (named.size > MAX_TRACKED_RUN_NAMED) return `${named.size} paths named`;
+  if (fs.lstatSync(path.join(root, '.gitmodules'), { throwIfNoEntry: false }) !== undefined) return 'a .gitmodules';
+  const covered = new Set<string>();
+  // git lists an untracked repository inside the tree as `dir/`, whatever happens in it (and, asked
+  // about a path inside, answers nothing, not even `dir/`): paths named there are left out.
+  const nestedRepos = new Set(heldUntracked.filter((u) => u.endsWith('/')).map((u) => u.slice(0, -1)));
+  for (const p of named) {
+    const segments = p.split('/');
+    if (segments[0] === '.git') {
+      if (segments.length === 1 || !(GIT_KEEPS_UNTRACKED_BELOW.has(segments[1]!) || (segments.length === 2 && GIT_KEEPS_UNTRACKED.has(segments[1]!.replace(/\.lock$/, ''))))) return `${p} changed`;
+      continue;
+    }
+    if (segments.some((s) => s === '.git' || s === '' || s === '.' || s === '..')) return `${p} named`;
+    if (nestedRepos.size > 0 && insideAny(p, nestedRepos)) continue;
+    const name = segments[segments.length - 1]!;
+    if (name === '.gitmodules' || (name === '.gitignore' && segments.length === 1)) return `${p} changed`;
+    // A .gitignore's rules reach only below its directory: git lists the untracked files there again.
+    // (A .gitattributes changes nothing git lists as untracked; the tracked files' lines are git's own.)
+    if (name === '.gitignore') covered.add(segments.slice(0, -1).join('/'));
+    covered.add(p);
+  }
+  const index = IndexNames.current(path.join(root, '.git'), heldIndex);
+  // With a gitlink in the index, what git says of it depends on the untracked files inside it.
+  if (index === null) return 'an index this process does not read (version 4, split, sparse, or unreadable)';
+  if (index.gitlinks) return 'a gitlink in the index';
+  const others = new Set<string>();
+  if (index !== heldIndex) {
+    if (cairnRel !== null && index.hasUnder(cairnRel)) return `git tracks a path in ${cairnRel}`;
+    for (const p of index.removedSince(heldIndex)) {
+      covered.add(p);
+      others.add(p);
+    }
+  }
+  for (const p of covered) if (!index.has(p)) others.add(p);
+  let bytes = 0;
+  for (const p of others) bytes += Buffer.byteLength(p) + 1;
+  if (others.size > MAX_PARTIAL_PATHS || bytes > MAX_PARTIAL_BYTES) return `${others.size} paths to list the untracked files of`;
+  // (A nested repository is listed as `dir/`: added, it is the gitlink `dir`.)
+  const kept = heldUntracked.filter((u) => !coveredBy(u, covered) && !index.has(u.endsWith('/') ? u.slice(0, -1) : u));
+  return { kept, others: [...others].sort(compareBytes), covered, index };
+}
+
+/**
+ * KnownUnchanged.entry from the named entries: a row is vouched for when neither it nor a
+ * directory above it was named (the verdict kept per directory: a changed directory's rows share it).
+ */
+function entryTrust(named: ReadonlySet<string>): (rel: string) => boolean {
+  const dirs = new Map<string, boolean>();
+  return (rel) => {
+    if (named.has(rel)) return false;
+    const slash = rel.lastIndexOf('/');
+    if (slash < 0) return true;
+    const dir = rel.slice(0, slash);
+    let clear = dirs.get(dir);
+    if (clear === undefined) dirs.set(dir, (clear = !coveredBy(dir, named)));
+    return clear;
+  };
+}
+
+/** Whether `p` lies below one of `dirs` (not at it). */
+function insideAny(p: string, dirs: ReadonlySet<string>): boolean {
+  for (let at = p.lastIndexOf('/'); at > 0; at = p.lastIndexOf('/', at - 1)) if (dirs.has(p.slice(0, at))) return true;
+  return false;
+}
+
+/** The paths of both lists once each, in git's order. */
+function unionInGitOrder(a: readonly string[], b: readonly string[]): string[] {
+  return [...new Set([...a, ...b])].sort(compareBytes);
 }
 
 /** The number of entries in `<root>/.git/index` (its header's third word; 0 with no index), or null when unreadable. */
@@ -375,7 +577,7 @@ function compareBytes(a: string, b: string): number {
  * file git read (`--show-origin`) or was told to include, the excludes and attributes files, and
  * the environment naming them.
  */
-function outsideFiles(root: string): { files: string[]; key: string } | null {
+function outsideFiles(root: string): { files: string[]; key: string; foldsCase: boolean } | null {
   let listing: string;
   try {
     listing = execFileSync('git', ['config', '--list', '--show-origin', '-z'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 24 });
@@ -383,14 +585,17 @@ function outsideFiles(root: string): { files: string[]; key: string } | null {
     return null;
   }
   const files = new Set<string>();
+  const folds = new Map<string, boolean>();
   const parts = listing.split('\0');
   for (let i = 0; i + 1 < parts.length; i += 2) {
     const origin = parts[i]!;
     const from = origin.startsWith('file:') ? path.resolve(root, origin.slice(5)) : null;
     if (from !== null) files.add(from);
     const [key, value] = splitOnce(parts[i + 1]!);
-    if (value === '') continue;
     const name = key.toLowerCase();
+    // The last setting wins; a key without a value is true, and anything but a plain false is taken for true.
+    if (name === 'core.ignorecase' || name === 'core.precomposeunicode') folds.set(name, !parts[i + 1]!.includes('\n') || !['false', 'no', 'off', '0', ''].includes(value.trim().toLowerCase()));
+    if (value === '') continue;
     if (name === 'core.excludesfile' || name === 'core.attributesfile') files.add(path.resolve(root, homeExpanded(value)));
     // An included file that sets nothing yet is never an origin in the listing: it is keyed by
     // its include directive instead (whatever the condition: being keyed costs only a stat), so
@@ -400,7 +605,7 @@ function outsideFiles(root: string): { files: string[]; key: string } | null {
   const config = process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
   for (const f of [path.join(config, 'git', 'ignore'), path.join(config, 'git', 'attributes'), path.join(config, 'git', 'config'), path.join(os.homedir(), '.gitconfig'), '/etc/gitconfig', '/etc/gitattributes']) files.add(f);
   const list = [...files].sort();
-  return { files: list, key: outsideKey(list) };
+  return { files: list, key: outsideKey(list), foldsCase: [...folds.values()].includes(true) };
 }
 
 function homeExpanded(value: string): string {

@@ -100,7 +100,7 @@ function listing(root: string): { dirs: string[]; files: string[] } {
   return out;
 }
 
-const OP_KINDS = ['write', 'append', 'sameSize', 'delete', 'chmod', 'newDir', 'renameDir', 'dirToSymlink', 'removeDir', 'commit', 'ignoredFile', 'gitignore', 'stage', 'exclude', 'switchBranch', 'nestedGitignore'] as const;
+const OP_KINDS = ['write', 'append', 'sameSize', 'delete', 'chmod', 'newDir', 'renameDir', 'dirToSymlink', 'removeDir', 'commit', 'ignoredFile', 'gitignore', 'stage', 'exclude', 'switchBranch', 'nestedGitignore', 'unstage', 'untrackCommitted', 'resetMixed', 'nestedRepo'] as const;
 type Op = { kind: (typeof OP_KINDS)[number]; pick: number; text: string };
 
 const opArb: fc.Arbitrary<Op> = fc.record({
@@ -181,6 +181,49 @@ function apply(root: string, op: Op): void {
     case 'exclude':
       fs.appendFileSync(abs('.git/info/exclude'), op.pick % 2 === 0 ? `*.txt\n` : `${dir ?? 'none'}/\n`);
       break;
+    case 'unstage':
+      // A name leaves the index with no event in the tree: the file is untracked now.
+      if (file !== null) {
+        try {
+          git(root, 'rm', '-q', '--cached', '--', file);
+        } catch {
+          // (not tracked)
+        }
+      }
+      break;
+    case 'untrackCommitted':
+      // The same, committed: HEAD no longer has it either, so no status line names it but the untracked one.
+      if (dir !== null) {
+        try {
+          git(root, 'rm', '-q', '-r', '--cached', '--', dir);
+        } catch {
+          // (nothing tracked there)
+        }
+        git(root, 'commit', '-q', '--allow-empty', '-m', `u${serial++}`);
+      }
+      break;
+    case 'resetMixed':
+      // The last commit undone, its files kept: what it added is untracked again.
+      git(root, 'add', '-A');
+      git(root, 'commit', '-q', '--allow-empty', '-m', `r${serial++}`);
+      if (op.pick % 2 === 0) {
+        fs.writeFileSync(abs(`added${serial++}.txt`), op.text);
+        git(root, 'add', '-A');
+        git(root, 'commit', '-q', '--allow-empty', '-m', `r${serial++}`); // (empty when an exclude rule ignores the file)
+      }
+      git(root, 'reset', '-q', 'HEAD~1');
+      break;
+    case 'nestedRepo':
+      // A repository inside the tree: git lists it as one untracked entry, `dir/`.
+      if (dir !== null && dir !== 'ignored') {
+        const nested = abs(`${dir}/repo${serial++}`);
+        fs.mkdirSync(nested, { recursive: true });
+        git(nested, 'init', '-q');
+        fs.writeFileSync(path.join(nested, 'n.txt'), op.text);
+        // (with a commit, so the outer `git add -A` of later steps can take it as a gitlink)
+        git(nested, '-c', 'user.name=t', '-c', 'user.email=t@cairn.invalid', 'commit', '-q', '--allow-empty', '-m', 'nested');
+      }
+      break;
     case 'switchBranch':
       git(root, 'add', '-A');
       git(root, 'commit', '-q', '--allow-empty', '-m', `b${serial++}`);
@@ -234,6 +277,7 @@ describe('a resident capture leaning on the tree watcher', () => {
     let trusted = 0;
     let reused = 0;
     let partial = 0;
+    let tracked = 0;
     fc.assert(
       fc.property(fc.array(fc.array(opArb, { minLength: 0, maxLength: 3 }), { minLength: 3, maxLength: 8 }), (steps) => {
         const root = repo();
@@ -251,16 +295,18 @@ describe('a resident capture leaning on the tree watcher', () => {
           trusted += counts.trustedPasses;
           reused += counts.reused;
           partial += counts.partial;
+          tracked += counts.tracked;
         } finally {
           watched.closeResidents();
         }
       }),
-      { numRuns: 20 },
+      { numRuns: 24 },
     );
     // The property held where the watcher was relied on, not only where it was not.
     expect(trusted).toBeGreaterThan(0);
     expect(reused).toBeGreaterThan(0);
     expect(partial).toBeGreaterThan(0);
+    expect(tracked).toBeGreaterThan(0);
   });
 
   it('follows a directory replaced by a link to a directory outside the tree, and never what the link leads to', () => {
@@ -340,21 +386,21 @@ describe('a resident capture leaning on the tree watcher', () => {
     expect(watched.residentGitFor(root, path.join(root, '.cairn')).counts.trustedPasses).toBeGreaterThan(2);
   });
 
-  it('runs git status limited to the changed paths, and the whole status when the index, HEAD, exclude or a .gitignore moved', () => {
+  it('runs git status limited to the changed paths, on the tracked files only when the index, HEAD or a nested .gitignore moved, and whole when exclude or the root .gitignore moved', () => {
     const root = repo();
     const manager = watched.residentManager(root, {}, { readyTimeoutMs: 10_000 });
     const iter = makeTempDir('cairn-watch-iter-');
     dirs.push(iter);
     const resident = watched.residentGitFor(root, path.join(root, '.cairn'));
     let n = 0;
-    const take = (expectRun: 'partial' | 'whole', what: string): void => {
+    const take = (expectRun: 'partial' | 'tracked' | 'whole', what: string): void => {
       const before = { ...resident.counts };
       const record = manager.capturePreSnapshot(root, path.join(iter, String(n++)));
       expect(actual(root, record), what).toEqual(expected(root));
       const after = resident.counts;
-      if (expectRun === 'partial') expect([after.partial - before.partial, after.runs - before.runs, after.verifiedAgain - before.verifiedAgain], what).toEqual([1, 0, 0]);
       // (decided before git ran, not by the record's check afterwards)
-      else expect([after.runs - before.runs, after.partial - before.partial, after.verifiedAgain - before.verifiedAgain], what).toEqual([1, 0, 0]);
+      const ran = { partial: after.partial - before.partial, tracked: after.tracked - before.tracked, whole: after.runs - before.runs, verifiedAgain: after.verifiedAgain - before.verifiedAgain };
+      expect(ran, what).toEqual({ partial: 0, tracked: 0, whole: 0, verifiedAgain: 0, [expectRun]: 1 });
     };
     fs.symlinkSync('f1.txt', path.join(root, 'd0', 'link'));
     commitAll(root, 'a link');
@@ -375,21 +421,44 @@ describe('a resident capture leaning on the tree watcher', () => {
     fs.rmSync(path.join(root, 'd1', 'fresh'), { recursive: true });
     take('partial', 'an edit undone and the untracked directory removed');
     git(root, 'add', '--', 'd3/f2.txt');
-    take('whole', 'git add (the index)');
+    take('tracked', 'git add (the index)');
+    fs.writeFileSync(path.join(root, 'd3', 'untracked.txt'), 'u\n');
+    take('partial', 'a new untracked file');
+    git(root, 'add', '--', 'd3/untracked.txt');
+    take('tracked', 'the untracked file added (it leaves the held untracked list)');
+    git(root, 'rm', '-q', '--cached', '--', 'd3/untracked.txt');
+    take('tracked', 'and removed from the index again (untracked, with no event in the tree)');
+    git(root, 'add', '--', 'd3/untracked.txt');
+    git(root, 'commit', '-q', '-m', 'add');
+    git(root, 'rm', '-q', '--cached', '--', 'd3/untracked.txt');
+    git(root, 'commit', '-q', '-m', 'untrack');
+    take('tracked', 'committed, then untracked and committed (no status line but the untracked one)');
     fs.appendFileSync(path.join(root, '.git', 'info', 'exclude'), 'moved/\n');
     take('whole', '.git/info/exclude');
     fs.writeFileSync(path.join(root, 'd1', '.gitignore'), 'f0.txt\nnew.txt\n');
     fs.writeFileSync(path.join(root, 'd1', 'new.txt'), 'ignored now\n');
-    take('whole', 'a nested .gitignore');
+    fs.writeFileSync(path.join(root, 'd1', 'sub', 'kept.txt'), 'untracked\n');
+    take('tracked', 'a nested .gitignore (git lists its directory\'s untracked files again)');
+    fs.writeFileSync(path.join(root, 'd1', '.gitignore'), 'f0.txt\n');
+    take('tracked', 'the nested .gitignore edited, with no event on the file it ignored (untracked again)');
+    fs.appendFileSync(path.join(root, '.gitignore'), 'kept.txt\n');
+    take('whole', 'the root .gitignore');
     fs.appendFileSync(path.join(root, 'd3', 'f0.txt'), 'more\n');
     take('partial', 'an edit after those');
     git(root, 'switch', '-q', '-c', 'other');
-    take('whole', 'a branch switch (HEAD)');
+    take('tracked', 'a branch switch (HEAD)');
     git(root, 'init', '-q', path.join(root, 'd0', 'nested'));
     fs.writeFileSync(path.join(root, 'd0', 'nested', 'n.txt'), 'n\n');
     take('whole', 'a nested repository');
     fs.writeFileSync(path.join(root, 'd0', 'nested', 'n.txt'), 'n2\n');
-    take('whole', 'an edit inside the nested repository');
+    take('tracked', 'an edit inside the nested repository (git lists it as one entry still)');
+    git(root, 'config', 'core.ignoreCase', 'true');
+    fs.appendFileSync(path.join(root, 'd3', 'f0.txt'), 'more\n');
+    git(root, 'add', '--', 'd3/f0.txt');
+    take('whole', 'core.ignoreCase set (git matches names as cairn does not)');
+    fs.appendFileSync(path.join(root, 'd3', 'f0.txt'), 'more\n');
+    git(root, 'add', '--', 'd3/f0.txt');
+    take('whole', 'and still set');
   });
 
   it('runs only `git status` for a limited run (rev-parse\'s answer is the whole run\'s), and rev-parse again after a change in .git', () => {

@@ -48,7 +48,8 @@ async function stopDaemon(root: string): Promise<boolean> {
 }
 
 function describe(s: StatusReply): string {
-  return `pid ${s.pid}, since ${s.startedAt}, served ${s.served}, declined ${s.declined}`;
+  const git = s.git === null || s.git === undefined ? '' : `; git status: ${s.git.runs} whole, ${s.git.tracked} of the tracked files, ${s.git.partial} limited, ${s.git.reused} reused`;
+  return `pid ${s.pid}, since ${s.startedAt}, served ${s.served}, declined ${s.declined}${git}`;
 }
 
 /** A daemon subcommand: every one takes --root; one that prints a JSON document takes --json (`json`: what it prints). */
@@ -113,7 +114,7 @@ export function registerDaemonCommands(program: Command, io: CliIO): void {
     }),
   );
 
-  subcommand(daemon, 'status', 'Say whether the project\'s daemon runs (exit 0) or not (exit 1)', 'print {running, pid, root, build, startedAt, served, declined, watching} as one JSON document').action(
+  subcommand(daemon, 'status', 'Say whether the project\'s daemon runs (exit 0) or not (exit 1)', 'print {running, pid, root, build, startedAt, served, declined, watching, git} as one JSON document').action(
     onProjectRoot(io, async (root, json) => {
       const running = await runningDaemon(root);
       if (json) writeJson(io, running === null ? { running: false, root } : { running: true, ...running, root });

@@ -137,6 +137,7 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
   const startedAt = new Date().toISOString();
   const counts = { served: 0, declined: 0 };
   let watching: boolean | null = null;
+  let gitAnswers: StatusReply['git'] = null;
 
   const existing = socketPlace(dir);
   if (existing !== null) {
@@ -210,7 +211,7 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
   checker.unref();
 
   async function answer(req: Request): Promise<unknown> {
-    if (req.op === 'status') return { pid: process.pid, root, build: self.build, startedAt, ...counts, watching } satisfies StatusReply;
+    if (req.op === 'status') return { pid: process.pid, root, build: self.build, startedAt, ...counts, watching, git: gitAnswers } satisfies StatusReply;
     if (req.op === 'stop') {
       setImmediate(() => stop('asked to stop'));
       return { stopping: true, pid: process.pid };
@@ -239,6 +240,8 @@ export async function startDaemon(root: string, log: (line: string) => void = ()
       // The resident the capture used (keyed as residentManager keys it); its watcher started with the capture.
       const resident = (await import('../../daemon/watched-manager.js')).residentGitFor(path.resolve(req.root), path.resolve(req.root, '.cairn'));
       watching = resident.watcher() !== null;
+      const { runs, tracked, partial, reused, verifiedAgain } = resident.counts;
+      gitAnswers = { runs, tracked, partial, reused, verifiedAgain };
     } else watching = false;
     return reply;
   }
