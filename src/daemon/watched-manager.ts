@@ -303,7 +303,7 @@ export class ResidentGit {
       if (fresh.branch !== UNKNOWN && p.base.inventory !== undefined) {
         const status = { ...fresh, untracked: unionInGitOrder(p.plan.kept, fresh.untracked) };
         this.counts.tracked++;
-        this.partialOf = { paths: p.plan.covered, inventory: p.base.inventory };
+        this.partialOf = { paths: p.plan.named, inventory: p.base.inventory };
         const revParse = this.keepRevParse(p.revParseKey, p.tracked.revParse);
         this.last = { status: structuredClone(status), mark: p.mark, outside: p.base.outside, index: p.plan.index, ...(typeof revParse === 'string' ? { revParse } : {}) };
         return status;
@@ -440,8 +440,10 @@ interface UntrackedPlan {
   kept: string[];
   /** The paths git lists the untracked files at or below: named and not in the index, or gone from it. */
   others: string[];
-  /** Where the untracked entries are git's new answer: every named path of the tree and every name gone from the index. */
+  /** Where the untracked entries are git's new answer: the named paths of the tree (but those inside a nested repository) and every name gone from the index. */
   covered: Set<string>;
+  /** Every path of the tree events named, the directories of named `.gitignore` files, every name gone from the index: where the record may differ from the held status's (its check). */
+  named: Set<string>;
   /** The index's names now (read after the capture's mark, before git starts). */
   index: IndexNames;
 }
@@ -467,6 +469,7 @@ export function untrackedPlan(root: string, cairnRel: string | null, heldUntrack
   // git lists an untracked repository inside the tree as `dir/`, whatever happens in it (and, asked
   // about a path inside, answers nothing, not even `dir/`): paths named there are left out.
   const nestedRepos = new Set(heldUntracked.filter((u) => u.endsWith('/')).map((u) => u.slice(0, -1)));
+  const inTree = new Set<string>();
   for (const p of named) {
     const segments = p.split('/');
     if (segments[0] === '.git') {
@@ -474,12 +477,16 @@ export function untrackedPlan(root: string, cairnRel: string | null, heldUntrack
       continue;
     }
     if (segments.some((s) => s === '.git' || s === '' || s === '.' || s === '..')) return `${p} named`;
+    inTree.add(p);
     if (nestedRepos.size > 0 && insideAny(p, nestedRepos)) continue;
     const name = segments[segments.length - 1]!;
     if (name === '.gitmodules' || (name === '.gitignore' && segments.length === 1)) return `${p} changed`;
     // A .gitignore's rules reach only below its directory: git lists the untracked files there again.
     // (A .gitattributes changes nothing git lists as untracked; the tracked files' lines are git's own.)
-    if (name === '.gitignore') covered.add(segments.slice(0, -1).join('/'));
+    if (name === '.gitignore') {
+      covered.add(segments.slice(0, -1).join('/'));
+      inTree.add(segments.slice(0, -1).join('/')); // (what cairn's inventory ignores there moves too)
+    }
     covered.add(p);
   }
   const index = IndexNames.current(path.join(root, '.git'), heldIndex);
@@ -492,6 +499,7 @@ export function untrackedPlan(root: string, cairnRel: string | null, heldUntrack
     for (const p of index.removedSince(heldIndex)) {
       covered.add(p);
       others.add(p);
+      inTree.add(p);
     }
   }
   for (const p of covered) if (!index.has(p)) others.add(p);
@@ -500,7 +508,7 @@ export function untrackedPlan(root: string, cairnRel: string | null, heldUntrack
   if (others.size > MAX_PARTIAL_PATHS || bytes > MAX_PARTIAL_BYTES) return `${others.size} paths to list the untracked files of`;
   // (A nested repository is listed as `dir/`: added, it is the gitlink `dir`.)
   const kept = heldUntracked.filter((u) => !coveredBy(u, covered) && !index.has(u.endsWith('/') ? u.slice(0, -1) : u));
-  return { kept, others: [...others].sort(compareBytes), covered, index };
+  return { kept, others: [...others].sort(compareBytes), covered, named: inTree, index };
 }
 
 /**
