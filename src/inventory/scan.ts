@@ -1,7 +1,7 @@
 import { CairnError } from '../core/errors.js';
 import { entryMode } from './entry-mode.js';
 import { HashPool } from './io/hash-pool.js';
-import { abortError, endCacheSource, keepSaved, prepare, type Prepared } from './walk/prepare.js';
+import { abortError, endCacheSource, keepSaved, prepare, tellCacheState, type Prepared } from './walk/prepare.js';
 import { earlierRacyFrom, isRacy, racyFromNow, type RacyFrom } from './rules/racy.js';
 import { BATCH_CAPACITY, BATCH_SLOT_BYTES, batchViews, CACHED, fileReader, processFile, runBatch, STATUS, STAT_FIELDS, type BatchViews, type FileOutcome, type FileReader } from './io/read-file.js';
 import { canonicalMemoPath, renderMemoPath } from './cache/artefacts.js';
@@ -421,7 +421,7 @@ export function scanTreeSync(root: string, options: ScanOptions = {}): ScanResul
   } finally {
     endCacheSource(p); // also when the scan failed: the file it loaded from is let go
   }
-  options.knownUnchanged?.onCacheState(p.cacheSource?.left ?? null);
+  tellCacheState(p, options.knownUnchanged);
   return result;
 }
 
@@ -492,7 +492,7 @@ async function scanWithWorkers(root: string, options: ScanOptions): Promise<Scan
     endCacheSource(prepared);
   }
   // As scanTreeSync: what the cache now holds (a save in the background: not known, null).
-  options.knownUnchanged?.onCacheState(prepared.cacheSource?.left ?? null);
+  tellCacheState(prepared, options.knownUnchanged);
   return scanned;
 }
 

@@ -122,6 +122,13 @@ export interface KnownUnchanged {
   everyDir: () => boolean;
   cacheState: CacheState | null;
   onCacheState: (state: CacheState | null) => void;
+  /**
+   * When given, a scan that must save the stat cache hands the save to it instead of making it
+   * (a daemon runs it once it has answered): the file written is the same, and onCacheState is
+   * told by the save, not at the end of the scan. Until it runs, the cache on disk is the older one
+   * (a valid cache: any process checks its rows as ever).
+   */
+  deferSave?: (save: () => void) => void;
 }
 
 /** Options of the uncapped scanning engine (`scanTree` / `scanTreeSync`). */

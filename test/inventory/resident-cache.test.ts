@@ -183,6 +183,31 @@ describe('a process starts its next scan from the stat cache rows it kept', () =
     expect(builtReused.count).toBeGreaterThan(start);
   });
 
+  it('a watching caller that defers the cache save: nothing is written, nor the state told, until it runs the save; then the next scan reads nothing again', async () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, { 'a/x': 'x', 'a/y': 'y', w: 'w' });
+    const options = { cacheDir, racyMarginMs: MARGIN, withContentDigest: true };
+    scanTreeSync(root, options);
+    await new Promise((r) => setTimeout(r, 2 * MARGIN));
+    fs.appendFileSync(path.join(root, 'a/x'), '+1');
+    await new Promise((r) => setTimeout(r, 2 * MARGIN)); // (not racy when saved)
+    const told: (CacheState | null)[] = [];
+    const saves: (() => void)[] = [];
+    const known: KnownUnchanged = { dir: () => false, everyDir: () => false, cacheState: null, onCacheState: (st) => told.push(st), deferSave: (save) => saves.push(save) };
+    const file = cacheFileIn(cacheDir);
+    const before = fs.readFileSync(file);
+    const deferred = scanTreeSync(root, { ...options, knownUnchanged: known });
+    expect(strip(deferred)).toEqual(strip(scanTreeSync(root, { cache: false, withContentDigest: true })));
+    expect([fs.readFileSync(file).equals(before), told.length, saves.length]).toEqual([true, 0, 1]);
+    saves[0]!();
+    expect(fs.readFileSync(file).equals(before)).toBe(false);
+    expect(told.length === 1 && told[0] !== null).toBe(true);
+    let hashed = -1;
+    const next = scanTreeSync(root, { ...options, onProgress: (e) => e.phase === 'done' && (hashed = e.filesHashed) });
+    expect([strip(next), hashed]).toEqual([strip(deferred), 0]);
+  });
+
   it('a watching caller that names the entries its events were about: a file of a changed directory no event named is taken without an lstat', async () => {
     const root = tempDir();
     const cacheDir = tempDir('cairn-cache-');

@@ -463,7 +463,15 @@ function settleSync(p: Prepared, options: ScanOptions, d: Draft): ScanResult {
   if (d.save === 'now') {
     storedText(p, d);
     // The entries were built from these rows as saved: they go with them (see below).
-    return report(p, options, d, saveCache(p.cacheFile!, p.previous, p.rootReal, p.optionsKey, keepSaved(p, p.previous, builtOf(d))));
+    const data = p.previous;
+    const keep = keepSaved(p, data, builtOf(d));
+    const save = (): ScanWarning | undefined => saveCache(p.cacheFile!, data, p.rootReal, p.optionsKey, keep);
+    // A watching caller may make the save once it answered (KnownUnchanged.deferSave): the same bytes.
+    if (options.knownUnchanged?.deferSave !== undefined && p.cacheSource !== undefined) {
+      p.cacheSource.deferred = () => void save();
+      return report(p, options, d, undefined);
+    }
+    return report(p, options, d, save());
   }
   // Nothing to save: no row, listing or result was changed (each change sets save), so the rows
   // are still the file's.

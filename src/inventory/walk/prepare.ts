@@ -7,7 +7,7 @@ import { emptyCache, loadCache, type StatCacheData } from '../cache/stat-cache.j
 import { keepResident, takeResident, type BuiltEntries } from '../cache/resident.js';
 import { releaseFile, type HeldFile } from '../cache/held-file.js';
 import { racyMarginsFor, type RacyMargins } from '../rules/racy.js';
-import type { CacheState, ScanOptions, ScanTuning, ScanWarning } from '../types.js';
+import type { CacheState, KnownUnchanged, ScanOptions, ScanTuning, ScanWarning } from '../types.js';
 import { Verifier } from '../io/verifier.js';
 import { resolveTuning } from './tuning.js';
 
@@ -26,6 +26,8 @@ export interface CacheSource {
   left: CacheState | null;
   /** With `from`: the entries the scan that kept the rows built from them (resident.ts). */
   readonly built?: BuiltEntries;
+  /** The save a scan handed to KnownUnchanged.deferSave instead of making it (see tellCacheState). */
+  deferred?: () => void;
 }
 
 /** The save's `keep` callback: the rows `data` saved are kept for this process's next scan (resident.ts), with the entries built from them as saved (frozen), if any. */
@@ -41,6 +43,20 @@ export function keepUnchanged(p: Prepared, built?: BuiltEntries): void {
   if (source === undefined || source.held === null || p.cacheFile === null) return;
   source.left = keepResident(p.cacheFile, p.rootReal, p.optionsKey, p.previous, source.held, built);
   source.held = null;
+}
+
+/** After a scan that ended well: a watching caller is told the state the cache is left in, now, or by the save the scan deferred once it ran. */
+export function tellCacheState(p: Prepared, known: KnownUnchanged | undefined): void {
+  if (known === undefined) return;
+  const save = p.cacheSource?.deferred;
+  if (save === undefined || known.deferSave === undefined) {
+    known.onCacheState(p.cacheSource?.left ?? null);
+    return;
+  }
+  known.deferSave(() => {
+    save();
+    known.onCacheState(p.cacheSource?.left ?? null);
+  });
 }
 
 /** At the end of a scan, whatever its outcome: the file it loaded from is let go unless kept; returns the state it left (null: not known). */
