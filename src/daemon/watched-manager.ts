@@ -513,8 +513,8 @@ export function untrackedPlan(root: string, cairnRel: string | null, heldUntrack
     covered.add(p);
   }
   const index = IndexNames.current(path.join(root, '.git'), heldIndex);
-  // With a gitlink in the index, what git says of it depends on the untracked files inside it.
   if (index === null) return 'an index this process does not read (version 4, split, sparse, or unreadable)';
+  // With a gitlink in the index, what git says of it depends on the untracked files inside it.
   if (index.gitlinks) return 'a gitlink in the index';
   const others = new Set<string>();
   if (index !== heldIndex) {
