@@ -22,15 +22,17 @@ const INDEX_BYTES_PER_PATH = 32 * 1024;
 /** A `.git` file (`gitdir: …`) larger than this is not one git wrote. */
 const GITFILE_MAX_BYTES = 4096;
 const CONFIG_MAX_BYTES = 1 << 20;
-const HEADER_BYTES = 12;
+// The index's layout (versions 2 and 3), shared with daemon/index-names.ts.
+export const HEADER_BYTES = 12;
 /** An entry: ctime, mtime (8 bytes each), dev, ino, mode, uid, gid, size (4 each), the object id, 2 bytes of flags, the name. */
-const ENTRY_STAT_BYTES = 40;
-const MODE_AT = 24;
+export const ENTRY_STAT_BYTES = 40;
+export const MODE_AT = 24;
 const SIZE_AT = 36;
-/** Regular file, executable, symlink, gitlink. */
-const FILE_MODES = new Set([0o100644, 0o100755, 0o120000, 0o160000]);
-const FLAG_EXTENDED = 0x4000;
-const NAME_MASK = 0x0fff;
+export const GITLINK_MODE = 0o160000;
+/** Regular file, executable, symlink, gitlink (a sparse directory, 040000, is none of them). */
+export const FILE_MODES: ReadonlySet<number> = new Set([0o100644, 0o100755, 0o120000, GITLINK_MODE]);
+export const FLAG_EXTENDED = 0x4000;
+export const NAME_MASK = 0x0fff;
 
 export interface IndexWanted {
   /** POSIX, relative to the root. */

@@ -13,17 +13,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readFileWithin } from '../core/contained-dir.js';
-import { indexIdBytes } from '../content/git-index.js';
+import { ENTRY_STAT_BYTES as STAT_BYTES, FILE_MODES, FLAG_EXTENDED, GITLINK_MODE as GITLINK, HEADER_BYTES, indexIdBytes, MODE_AT, NAME_MASK } from '../content/git-index.js';
 
-const HEADER_BYTES = 12;
-const GITLINK = 0o160000;
-/** ctime, mtime (8 bytes each), dev, ino, mode, uid, gid, size (4 each); then the object id and 2 bytes of flags. */
-const STAT_BYTES = 40;
-const MODE_AT = 24;
-const FLAG_EXTENDED = 0x4000;
-const NAME_MASK = 0x0fff;
-/** Regular file, executable, symlink, gitlink: a sparse directory (040000) is not a path of the tree. */
-const FILE_MODES = new Set([0o100644, 0o100755, 0o120000, GITLINK]);
 /** Extensions that move entries out of this file: a split index's shared part, sparse directories. */
 const UNREADABLE_EXTENSIONS = new Set(['link', 'sdir']);
 const INDEX_MAX_BYTES = 2 ** 31 - 1;
