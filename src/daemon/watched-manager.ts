@@ -526,6 +526,10 @@ export function untrackedPlan(root: string, cairnRel: string | null, heldUntrack
     }
   }
   for (const p of covered) if (!index.has(p)) others.add(p);
+  // Only the outermost of nested paths is asked about: given a new repository `dir` and also
+  // `dir/file`, git answers neither (it looks inside for `dir/file`, and a repository it does not
+  // enter), where `dir` alone has it list `dir/`. The outer path lists everything below it anyway.
+  for (const p of others) if (insideAny(p, others)) others.delete(p);
   let bytes = 0;
   for (const p of others) bytes += Buffer.byteLength(p) + 1;
   if (others.size > MAX_PARTIAL_PATHS || bytes > MAX_PARTIAL_BYTES) return `${others.size} paths to list the untracked files of`;

@@ -447,8 +447,13 @@ describe('a resident capture leaning on the tree watcher', () => {
     take('partial', 'an edit after those');
     git(root, 'switch', '-q', '-c', 'other');
     take('tracked', 'a branch switch (HEAD)');
-    git(root, 'init', '-q', path.join(root, 'd0', 'nested'));
+    // (The directory first, so its watch is set before `.git` appears in it and the event names
+    // it: a repository that appears whole may come as its directory's name alone, a tracked run
+    // that test/daemon/untracked-plan.test.ts covers.)
+    fs.mkdirSync(path.join(root, 'd0', 'nested'));
     fs.writeFileSync(path.join(root, 'd0', 'nested', 'n.txt'), 'n\n');
+    take('partial', 'a new untracked directory');
+    git(root, 'init', '-q', path.join(root, 'd0', 'nested'));
     take('whole', 'a nested repository');
     fs.writeFileSync(path.join(root, 'd0', 'nested', 'n.txt'), 'n2\n');
     take('tracked', 'an edit inside the nested repository (git lists it as one entry still)');
