@@ -37,6 +37,13 @@ export class PutMemory {
   /** The last put's list, in its order: a scan lists the paths of a tree in the same order each time. */
   private order: Slot[] = [];
   private puts = 0;
+  /**
+   * A copy of the last put's list (so a caller's later edit of its array cannot reach it), made
+   * only when every entry was frozen: the next list's entries that are the same frozen objects at
+   * the same offsets are unchanged without a look at their slots (a resident scan hands back the
+   * entries it built for every row no event named).
+   */
+  private lastEntries: readonly InventoryEntry[] | null = null;
 
   /**
    * `root`: the last put's tree, every directory with its object (`made`); `onDisk`: the objects
@@ -70,9 +77,10 @@ export class PutMemory {
     }
     const slots = this.slots;
     if (slots === null) return null;
-    const found = changedFiles(entries, slots, this.order, ++this.puts);
+    const found = changedAtOffsets(entries, this.lastEntries, this.order) ?? changedFiles(entries, slots, this.order, ++this.puts);
     if (found === null) return null;
     this.order = found.order;
+    this.lastEntries = found.allFrozen ? entries.slice() : null;
     const changes = found.changes;
     if (changes.length === 0) return [];
     // Each touched directory's new files by name; a directory on a changed path has no object now.
@@ -124,6 +132,42 @@ function indexFiles(root: BuildNode): { slots: Map<string, Slot>; order: Slot[] 
   return walk(root, '') ? { slots, order } : null;
 }
 
+/** The changes found, the new list's slots in its order, and whether every entry of the list is frozen. */
+interface Found {
+  changes: Change[];
+  order: Slot[];
+  allFrozen: boolean;
+}
+
+/**
+ * changedFiles for a list of the last one's length whose entries, but a few, are the last list's
+ * frozen objects at the same offsets: only the others are compared with their slots. Undefined
+ * when the list is not such (the caller runs changedFiles): no list kept, another length, or an
+ * entry that is new at its offset under another path (a path added, removed or moved).
+ */
+function changedAtOffsets(entries: readonly InventoryEntry[], last: readonly InventoryEntry[] | null, order: readonly Slot[]): Found | undefined {
+  if (last === null || entries.length !== last.length || order.length !== last.length) return undefined;
+  const changes: Change[] = [];
+  const moved: Slot[] = [];
+  let allFrozen = true;
+  for (let k = 0; k < entries.length; k++) {
+    const entry = entries[k] as InventoryEntry;
+    const frozen = Object.isFrozen(entry);
+    if (entry === last[k] && frozen) continue;
+    allFrozen &&= frozen;
+    const slot = order[k] as Slot;
+    if (slot.path !== entry.path) return undefined;
+    const f = slot.file;
+    if (f.bytes !== entry.bytes || f.sha256 !== entry.sha256 || f.mode !== entry.mode || f.kind !== entry.kind) {
+      changes.push({ path: entry.path, file: fileNodeOf(entry, f.name) });
+      moved.push(slot);
+    }
+  }
+  // Only now the slots move: a list sent on to changedFiles must meet them as they were.
+  for (let c = 0; c < moved.length; c++) (moved[c] as Slot).file = (changes[c] as Change).file as FileNode;
+  return { changes, order: order as Slot[], allFrozen };
+}
+
 /**
  * The paths whose file differs from the last put's (the slots brought up to date), and the new
  * list's slots in its order; null when `entries` lists a path twice. A path is looked for first
@@ -131,12 +175,14 @@ function indexFiles(root: BuildNode): { slots: Map<string, Slot>; order: Slot[] 
  * path), and only on a miss in the map, which sets the offset again. Each slot met is stamped
  * with `put`; the unstamped are gone.
  */
-function changedFiles(entries: readonly InventoryEntry[], slots: Map<string, Slot>, last: readonly Slot[], put: number): { changes: Change[]; order: Slot[] } | null {
+function changedFiles(entries: readonly InventoryEntry[], slots: Map<string, Slot>, last: readonly Slot[], put: number): Found | null {
   const changes: Change[] = [];
   const order = new Array<Slot>(entries.length);
   let shift = 0;
+  let allFrozen = true;
   for (let k = 0; k < entries.length; k++) {
     const entry = entries[k] as InventoryEntry;
+    allFrozen &&= Object.isFrozen(entry);
     let slot = last[k + shift];
     if (slot === undefined || slot.path !== entry.path) {
       slot = slots.get(entry.path);
@@ -168,7 +214,7 @@ function changedFiles(entries: readonly InventoryEntry[], slots: Map<string, Slo
     }
   }
   for (let k = 0; k < order.length; k++) (order[k] as Slot).at = k;
-  return { changes, order };
+  return { changes, order, allFrozen };
 }
 
 /**
