@@ -103,7 +103,7 @@ describe('InventoryStore', () => {
     expect(() => store.changedEntries(a.digest, b.digest)).toThrow(expect.objectContaining({ code: 'ERR_NOT_FOUND' }));
   });
 
-  it('serializes directory objects exactly as RFC 8785 canonicalize does (property)', () => {
+  it('serializes directory objects exactly as RFC 8785 canonicalize does, file texts kept from one listing to the next or not (property)', () => {
     const name = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 });
     const file = fc.record(
       { name, bytes: fc.nat(), sha256: fc.stringMatching(/^[0-9a-f]{64}$/), mode: fc.constantFrom('0644', '0755'), kind: fc.constantFrom('file', 'symlink') },
@@ -113,6 +113,15 @@ describe('InventoryStore', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(file, dir), { maxLength: 6 }), (entries) => {
         expect(canonicalTree(entries as TreeEntry[])).toBe(canonicalize({ entries }));
+        // Kept texts (frozen nodes, as a resident put's): the same, first and again, in another listing too.
+        const frozen = entries.map((e) => Object.freeze({ ...e })) as TreeEntry[];
+        expect(canonicalTree(frozen, true)).toBe(canonicalize({ entries }));
+        expect(canonicalTree([...frozen].reverse(), true)).toBe(canonicalize({ entries: [...entries].reverse() }));
+        // A node not frozen is never taken from the kept texts: changed, it is written as it is now.
+        const loose = entries.map((e) => ({ ...e })) as TreeEntry[];
+        canonicalTree(loose, true);
+        for (const e of loose) if ('bytes' in e) e.bytes += 1;
+        expect(canonicalTree(loose, true)).toBe(canonicalize({ entries: loose }));
       }),
       { numRuns: 500 },
     );

@@ -232,7 +232,7 @@ function remake(node: BuildNode, out: MadeObject[], isRoot: boolean): 'made' | '
     children.push({ name, tree: (child.made as MadeObject).hex });
   }
   if (!isRoot && node.files.length === 0 && children.length === 0) return 'empty';
-  node.made = makeObject(node.files, children);
+  node.made = makeObject(node.files, children, true);
   out.push(node.made);
   return 'made';
 }
