@@ -450,7 +450,7 @@ export function partialPaths(root: string, named: ReadonlySet<string>): Set<stri
   let bytes = 0;
   for (const p of named) {
     const segments = p.split('/');
-    if (p === '' || segments.some((s) => s === '.git' || s === '' || s === '.' || s === '..') || RULE_FILES.has(segments[segments.length - 1]!)) return null;
+    if (p === '' || unsafeSegments(segments) || RULE_FILES.has(segments[segments.length - 1]!)) return null;
     for (let i = 1; i <= segments.length; i++) if (nested(segments.slice(0, i).join('/'))) return null;
     bytes += Buffer.byteLength(p) + 1;
   }
@@ -499,7 +499,7 @@ export function untrackedPlan(root: string, cairnRel: string | null, heldUntrack
       if (segments.length === 1 || !(GIT_KEEPS_UNTRACKED_BELOW.has(segments[1]!) || (segments.length === 2 && GIT_KEEPS_UNTRACKED.has(segments[1]!.replace(/\.lock$/, ''))))) return `${p} changed`;
       continue;
     }
-    if (segments.some((s) => s === '.git' || s === '' || s === '.' || s === '..')) return `${p} named`;
+    if (unsafeSegments(segments)) return `${p} named`;
     inTree.add(p);
     if (nestedRepos.size > 0 && insideAny(p, nestedRepos)) continue;
     const name = segments[segments.length - 1]!;
@@ -555,6 +555,11 @@ function entryTrust(named: ReadonlySet<string>): (rel: string) => boolean {
   };
 }
 
+/** Whether a named path has a segment git's pathspecs or cairn's paths cannot stand for: `.git` (a repository's own files, ours or a nested one's), an empty one, `.` or `..`. */
+function unsafeSegments(segments: readonly string[]): boolean {
+  return segments.some((s) => s === '.git' || s === '' || s === '.' || s === '..');
+}
+
 /** Whether `p` lies below one of `dirs` (not at it). */
 function insideAny(p: string, dirs: ReadonlySet<string>): boolean {
   for (let at = p.lastIndexOf('/'); at > 0; at = p.lastIndexOf('/', at - 1)) if (dirs.has(p.slice(0, at))) return true;
@@ -587,9 +592,7 @@ function indexEntries(root: string): number | null {
 
 /** Whether `p` is one of `paths` or lies below one (a named directory stands for its whole tree). */
 function coveredBy(p: string, paths: ReadonlySet<string>): boolean {
-  if (paths.has(p)) return true;
-  for (let at = p.lastIndexOf('/'); at > 0; at = p.lastIndexOf('/', at - 1)) if (paths.has(p.slice(0, at))) return true;
-  return false;
+  return paths.has(p) || insideAny(p, paths);
 }
 
 /** `held` with its entries at or below `paths` replaced by `limited`'s (git's answer for exactly those paths), in git's order. */
