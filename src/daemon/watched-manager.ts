@@ -59,6 +59,9 @@ const debug = debugChannel('git');
 /** This process stays: its git status runs on the kept status thread at every size, beside the scan. */
 const STAYING = { staying: true } as const;
 
+/** `git rev-parse --is-inside-work-tree --show-prefix` at the top of a work tree. */
+const AT_TOP = 'true\n\n';
+
 /** Files whose change alters what git says of other paths: any of them named means the whole status. */
 const RULE_FILES = new Set(['.gitignore', '.gitattributes', '.gitmodules']);
 
@@ -249,8 +252,18 @@ export class ResidentGit {
           this.pending = { partial: captureGitStatusInBackground(projectRoot, [...paths], last.revParse, STAYING), paths, base: last, mark: now };
           return;
         }
+        // The index names paths from the work tree's top: only when that is the root (rev-parse's
+        // prefix empty) are they the paths the events and git's answers name.
         const plan =
-          this.namedSince === null ? 'an event named no path' : last.index === undefined ? 'no index names held' : this.foldsCase ? 'core.ignoreCase or core.precomposeUnicode' : untrackedPlan(this.root, this.cairnRel(), last.status.untracked, last.index, this.namedSince);
+          this.namedSince === null
+            ? 'an event named no path'
+            : last.index === undefined
+              ? 'no index names held'
+              : last.revParse !== AT_TOP
+                ? 'the root is not the top of its work tree'
+                : this.foldsCase
+                  ? 'core.ignoreCase or core.precomposeUnicode'
+                  : untrackedPlan(this.root, this.cairnRel(), last.status.untracked, last.index, this.namedSince);
         if (typeof plan === 'string') debug?.(`whole status: ${plan}`);
         else {
           debug?.(`status of the tracked files; untracked files listed again at ${plan.others.length} paths, ${plan.kept.length} held`);

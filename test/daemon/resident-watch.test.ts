@@ -466,6 +466,23 @@ describe('a resident capture leaning on the tree watcher', () => {
     take('whole', 'and still set');
   });
 
+  it('runs the whole status, not the tracked files\' one, when the root is below its work tree\'s top (the index names paths from that top)', () => {
+    const { outer, root, resident, take, savedPath } = loggedGitProject({ completeDeferred: true });
+    try {
+      take('first');
+      take('second');
+      git(root, 'config', 'core.worktree', outer);
+      take('core.worktree moved'); // every file is untracked now, and the index still names `d0/a.txt` from the old top
+      fs.appendFileSync(path.join(root, 'd0', 'a.txt'), 'x\n');
+      git(root, 'add', '--', 'd0/a.txt'); // (as `proj/d0/a.txt`)
+      const before = resident.counts.tracked;
+      take('a file staged below the top');
+      expect(resident.counts.tracked).toBe(before);
+    } finally {
+      process.env.PATH = savedPath;
+    }
+  });
+
   it('runs only `git status` for a limited run (rev-parse\'s answer is the whole run\'s), and rev-parse again after a change in .git', () => {
     const { outer, root, resident, take, savedPath } = loggedGitProject();
     try {
