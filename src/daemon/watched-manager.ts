@@ -20,7 +20,10 @@
  *   looked at again by git (`ls-files --others`) only at the named paths that are not in the
  *   index, the directories of named `.gitignore` files, and the names that left the index since
  *   (IndexNames: read before git ran, compared as bytes); held entries now in the index drop out
- *   (untrackedPlan). The record is checked as a limited run's is.
+ *   (untrackedPlan). The record is checked as a limited run's is. git reads a copy of the index
+ *   whose entries that cannot have changed since the held answer are marked assume-valid, so it
+ *   looks only at the files that may have (markedIndex).
+ * - the index names paths from the work tree's top: tracked runs only when that is the root.
  * - a whole run takes `git rev-parse`'s answer from the last whole run while what rev-parse reads
  *   has not moved (revParseKeyOf): after a commit, git's status starts one process sooner.
  */
@@ -35,6 +38,7 @@ import { SnapshotManager } from '../session/capture/snapshot-manager.js';
 import type { CacheState, ScanOptions } from '../inventory/types.js';
 import type { GitStatus, PostSnapshot, PreSnapshot, SnapshotManagerOptions } from '../session/types.js';
 import { watchTree, type TreeWatchOptions, type WatchMark, type WatchView } from './tree-watch.js';
+import { StatusIndex } from './status-index.js';
 
 /**
  * How long the stat pass may lean on the watcher before it looks at every row again: a write
@@ -92,6 +96,12 @@ interface LastStatus {
    * after git read it and before these were read would be missed): a tracked run's baseline.
    */
   index?: IndexNames;
+  /**
+   * Whether `index` is exactly the index git read: the file was the same from before git ran until
+   * after it answered, or git read a copy of it. Only then may the next tracked run mark the
+   * entries that did not change since as assume-valid (IndexNames.assumeValidCopy).
+   */
+  indexExact?: boolean;
 }
 
 /** What a resident process keeps per project: its watcher and git's last answer. */
@@ -101,7 +111,7 @@ export class ResidentGit {
   /** Set by status(): whether the capture under way got a reused answer. */
   reused = false;
   /** Counters for tests and the bench: git runs and reuses, stat passes that leaned on the watcher. */
-  readonly counts = { runs: 0, reused: 0, partial: 0, tracked: 0, verifiedAgain: 0, trustedPasses: 0, fullPasses: 0 };
+  readonly counts = { runs: 0, reused: 0, partial: 0, tracked: 0, assumed: 0, verifiedAgain: 0, trustedPasses: 0, fullPasses: 0 };
   /** The entries events named since the held status's mark; null when unknown (then git runs whole). */
   private namedSince: Set<string> | null = null;
   /** Set by status() for a limited run: the paths it covered and the inventory the held status went with. */
@@ -216,8 +226,11 @@ export class ResidentGit {
     | { reuse: GitStatus }
     | { read: PendingGitStatus; mark: WatchMark | null; outside: { files: string[]; key: string } | null; listedNow: boolean; revParseKey: string | null; index?: IndexNames }
     | { partial: PendingGitStatus; paths: Set<string>; base: LastStatus; mark: WatchMark }
-    | { tracked: PendingGitStatus; plan: UntrackedPlan; base: LastStatus; mark: WatchMark; revParseKey: string | null }
+    | { tracked: PendingGitStatus; plan: UntrackedPlan; base: LastStatus; mark: WatchMark; revParseKey: string | null; marked: boolean }
     | null = null;
+
+  /** The index copy git reads in a tracked run (made on first use; null once it could not be). */
+  private statusIndex: StatusIndex | null | undefined;
 
   /**
    * At the start of a capture: reuse git's last answer when nothing changed since the instant
@@ -271,7 +284,15 @@ export class ResidentGit {
           this.indexNames = plan.index;
           const revParseKey = revParseKeyOf(this.root, projectRoot, last.outside.key);
           const knownRevParse = revParseKey !== null && this.revParseMemo?.key === revParseKey ? this.revParseMemo.answer : undefined;
-          this.pending = { tracked: captureGitStatusInBackground(projectRoot, undefined, knownRevParse, { ...STAYING, trackedOthers: plan.others }), plan, base: last, mark: now, revParseKey };
+          const indexFile = this.markedIndex(plan, last);
+          this.pending = {
+            tracked: captureGitStatusInBackground(projectRoot, undefined, knownRevParse, { ...STAYING, trackedOthers: plan.others, ...(indexFile !== null ? { indexFile } : {}) }),
+            plan,
+            base: last,
+            mark: now,
+            revParseKey,
+            marked: indexFile !== null,
+          };
           return;
         }
       } else debug?.('whole status: the watcher began a new epoch');
@@ -301,6 +322,29 @@ export class ResidentGit {
     this.pending = { read, mark, outside, listedNow: known === null, revParseKey, ...(names !== null && names.key === indexBefore ? { index: names } : {}) };
   }
 
+  /**
+   * The index copy a tracked run hands git, its unchanged entries marked assume-valid, or null
+   * (git then reads the real index). An entry may be marked when the held status was git's answer
+   * for exactly the index it was read with (indexExact), the entry is the same there, and the
+   * events named neither it nor a directory above it: its file is the one git saw then, compared
+   * with the same entry, so git's answer for it is the held one. Entries the held answer lists as
+   * changed on disk are left for git to look at; a named `.gitattributes` (git's view of every
+   * file under it may move) leaves them all. The record is checked as any tracked run's is
+   * (settle): a change the events missed sends the capture back to git's whole answer.
+   */
+  private markedIndex(plan: UntrackedPlan, last: LastStatus): string | null {
+    if (last.indexExact !== true || last.index === undefined || plan.attributes) return null;
+    const mtimeMs = plan.index.mtimeMs;
+    if (mtimeMs === null) return null;
+    const copy = plan.index.assumeValidCopy(last.index, [...plan.named, ...last.status.unstaged]);
+    if (copy === null || copy.marked === 0) return null;
+    if (this.statusIndex === undefined) this.statusIndex = StatusIndex.open(this.root, this.cairnDir);
+    if (this.statusIndex === null || !this.statusIndex.update(copy.bytes, mtimeMs)) return null;
+    this.counts.assumed++;
+    debug?.(`git given an index copy with ${copy.marked} of ${plan.index.size} entries taken as unchanged`);
+    return this.statusIndex.path;
+  }
+
   /** cairn's directory relative to the root (POSIX), or null when it is not inside. */
   private cairnRel(): string | null {
     const rel = path.relative(this.root, this.cairnDir);
@@ -323,7 +367,13 @@ export class ResidentGit {
         const status = mergeStatus(p.base.status, limited, p.paths);
         this.counts.partial++;
         this.partialOf = { paths: p.paths, inventory: p.base.inventory };
-        this.last = { status: structuredClone(status), mark: p.mark, outside: p.base.outside, ...(p.base.revParse !== undefined ? { revParse: p.base.revParse } : {}), ...(p.base.index !== undefined ? { index: p.base.index } : {}) };
+        this.last = {
+          status: structuredClone(status),
+          mark: p.mark,
+          outside: p.base.outside,
+          ...(p.base.revParse !== undefined ? { revParse: p.base.revParse } : {}),
+          ...(p.base.index !== undefined ? { index: p.base.index, indexExact: p.base.indexExact === true } : {}),
+        };
         return status;
       }
       // git failed on the limited run (a path it refuses): its whole answer, as without a watcher.
@@ -339,7 +389,9 @@ export class ResidentGit {
         this.counts.tracked++;
         this.partialOf = { paths: p.plan.named, inventory: p.base.inventory };
         const revParse = this.keepRevParse(p.revParseKey, p.tracked.revParse);
-        this.last = { status: structuredClone(status), mark: p.mark, outside: p.base.outside, index: p.plan.index, ...(typeof revParse === 'string' ? { revParse } : {}) };
+        // (git read the copy of plan.index when the thread answered; a fallback read the real index)
+        const indexExact = (p.marked && p.tracked.via === 'thread') || this.indexStill(p.plan.index);
+        this.last = { status: structuredClone(status), mark: p.mark, outside: p.base.outside, index: p.plan.index, indexExact, ...(typeof revParse === 'string' ? { revParse } : {}) };
         return status;
       }
       // git refused a path of the listing (one in a submodule, say): its whole answer.
@@ -352,10 +404,21 @@ export class ResidentGit {
     this.counts.runs++;
     const revParse = this.keepRevParse(p.revParseKey, p.read.revParse);
     if (p.mark !== null && p.outside !== null) {
-      this.last = { status: structuredClone(status), mark: p.mark, outside: p.outside, ...(typeof revParse === 'string' ? { revParse } : {}), ...(p.index !== undefined ? { index: p.index } : {}) };
+      this.last = {
+        status: structuredClone(status),
+        mark: p.mark,
+        outside: p.outside,
+        ...(typeof revParse === 'string' ? { revParse } : {}),
+        ...(p.index !== undefined ? { index: p.index, indexExact: this.indexStill(p.index) } : {}),
+      };
       this.deferred = { keyedOn: p.listedNow ? null : p.outside.files };
     }
     return status;
+  }
+
+  /** Whether the index file is still the one `names` were read from (after git answered: then git read it). */
+  private indexStill(names: IndexNames): boolean {
+    return indexKey(path.join(this.root, '.git', 'index')) === names.key;
   }
 
   /** Keeps rev-parse's answer for the next run while its key holds (only one inside a work tree: any other sends the next run to git again). */
@@ -422,6 +485,9 @@ export class ResidentGit {
 
   close(): void {
     this.savePending();
+    this.pending = null;
+    this.statusIndex?.close();
+    this.statusIndex = undefined;
     this.watch?.close();
     this.watch = null;
     this.last = null;
@@ -482,6 +548,8 @@ interface UntrackedPlan {
   named: Set<string>;
   /** The index's names now (read after the capture's mark, before git starts). */
   index: IndexNames;
+  /** Whether a `.gitattributes` was named (then git must look at every tracked file: see ResidentGit.markedIndex). */
+  attributes: boolean;
 }
 
 /**
@@ -506,6 +574,7 @@ export function untrackedPlan(root: string, cairnRel: string | null, heldUntrack
   // about a path inside, answers nothing, not even `dir/`): paths named there are left out.
   const nestedRepos = new Set(heldUntracked.filter((u) => u.endsWith('/')).map((u) => u.slice(0, -1)));
   const inTree = new Set<string>();
+  let attributes = false;
   for (const p of named) {
     const segments = p.split('/');
     if (segments[0] === '.git') {
@@ -516,6 +585,7 @@ export function untrackedPlan(root: string, cairnRel: string | null, heldUntrack
     inTree.add(p);
     if (nestedRepos.size > 0 && insideAny(p, nestedRepos)) continue;
     const name = segments[segments.length - 1]!;
+    if (name === '.gitattributes') attributes = true;
     if (name === '.gitmodules' || (name === '.gitignore' && segments.length === 1)) return `${p} changed`;
     // A .gitignore's rules reach only below its directory: git lists the untracked files there again.
     // (A .gitattributes changes nothing git lists as untracked; the tracked files' lines are git's own.)
@@ -548,7 +618,7 @@ export function untrackedPlan(root: string, cairnRel: string | null, heldUntrack
   if (others.size > MAX_PARTIAL_PATHS || bytes > MAX_PARTIAL_BYTES) return `${others.size} paths to list the untracked files of`;
   // (A nested repository is listed as `dir/`: added, it is the gitlink `dir`.)
   const kept = heldUntracked.filter((u) => !coveredBy(u, covered) && !index.has(u.endsWith('/') ? u.slice(0, -1) : u));
-  return { kept, others: [...others].sort(compareBytes), covered, named: inTree, index };
+  return { kept, others: [...others].sort(compareBytes), covered, named: inTree, index, attributes };
 }
 
 /**

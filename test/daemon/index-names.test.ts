@@ -23,6 +23,20 @@ function setIndex(root: string, names: readonly string[], stages: ReadonlyMap<st
   execFileSync('git', ['update-index', '-z', '--index-info'], { cwd: root, input: lines.join(''), env: TEST_GIT_ENV });
 }
 
+/** An index of `names` at stage 0, each with the blob of its text in `texts` (the empty one when absent), written by git. */
+function setIndexWith(root: string, names: readonly string[], texts: ReadonlyMap<string, string>, stages: ReadonlyMap<string, number[]> = new Map()): void {
+  fs.rmSync(path.join(root, '.git', 'index'), { force: true });
+  const blobOf = (n: string): string => execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: root, input: texts.get(n) ?? '', encoding: 'utf8', env: TEST_GIT_ENV }).trim();
+  const lines = names.flatMap((n) => (stages.get(n) ?? [0]).map((s) => `100644 ${blobOf(n)} ${s}\t${n}\0`));
+  execFileSync('git', ['update-index', '-z', '--index-info'], { cwd: root, input: lines.join(''), env: TEST_GIT_ENV });
+}
+
+/** The names git lists as assume-unchanged (`ls-files -v`: a lowercase tag) in the index file `file`. */
+function assumedIn(root: string, file: string): string[] {
+  const out = execFileSync('git', ['ls-files', '-v', '-z'], { cwd: root, encoding: 'utf8', env: { ...TEST_GIT_ENV, GIT_INDEX_FILE: file }, maxBuffer: 1 << 26 });
+  return [...new Set(out.split('\0').filter((l) => l !== '' && l[0] !== l[0]!.toUpperCase()).map((l) => l.slice(2)))];
+}
+
 /** git's own list of the index's names (each once). */
 function gitNames(root: string): string[] {
   const out = execFileSync('git', ['ls-files', '-z', '--stage'], { cwd: root, encoding: 'utf8', env: TEST_GIT_ENV, maxBuffer: 1 << 26 });
@@ -67,6 +81,76 @@ describe('IndexNames: the names of a git index, read without git', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('marks as assume-valid exactly the entries the held index had byte for byte, none at or below a path to look at again, and git reads the copy', () => {
+    const root = repo();
+    const gitDir = path.join(root, '.git');
+    const copyFile = path.join(root, 'copy-index');
+    let marks = 0;
+    fc.assert(
+      fc.property(
+        fc.array(NAME, { minLength: 1, maxLength: 25 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        fc.array(fc.nat(), { maxLength: 2 }),
+        fc.array(NAME, { maxLength: 3 }),
+        (raw, changedAt, recheckAt, conflictAt, extra) => {
+          const names = consistent(raw);
+          const pick = (at: readonly number[]): string[] => at.map((k) => names[k % names.length]!);
+          const conflicted = new Map(pick(conflictAt).map((n) => [n, [1, 2]]));
+          setIndexWith(root, names, new Map(), conflicted);
+          const held = IndexNames.current(gitDir, null)!;
+          // Some entries get another blob; the index is a new file either way.
+          const changed = new Set(pick(changedAt));
+          setIndexWith(root, names, new Map([...changed].map((n) => [n, `changed ${n}\n`])), conflicted);
+          const now = IndexNames.current(gitDir, held)!;
+          expect(now).not.toBe(held);
+          // Paths to look at again: some names, a directory above one, names not in the index.
+          const recheck = [...pick(recheckAt), ...pick(recheckAt).filter((n) => n.includes('/')).map((n) => n.slice(0, n.lastIndexOf('/'))), ...extra];
+          const under = (n: string): boolean => recheck.some((r) => n === r || n.startsWith(`${r}/`));
+          const copy = now.assumeValidCopy(held, recheck)!;
+          const want = names.filter((n) => !changed.has(n) && !conflicted.has(n) && !under(n));
+          expect(copy.marked).toBe(want.length);
+          fs.writeFileSync(copyFile, copy.bytes);
+          expect(assumedIn(root, copyFile).sort()).toEqual(want.sort());
+          expect(copy.bytes.subarray(copy.bytes.length - 20).every((b) => b === 0)).toBe(true);
+          // The same file as the held one: nothing differs, so only the paths to look at again stay unmarked.
+          const same = now.assumeValidCopy(now, recheck)!;
+          expect(same.marked).toBe(names.filter((n) => !conflicted.has(n) && !under(n)).length);
+          marks += copy.marked;
+        },
+      ),
+      { numRuns: 40 },
+    );
+    expect(marks).toBeGreaterThan(0);
+  });
+
+  it('marks nothing already assume-unchanged, intent-to-add or a gitlink, and no index under the file system monitor', () => {
+    const root = repo();
+    const gitDir = path.join(root, '.git');
+    setIndex(root, ['a.txt', 'b.txt', 'c.txt']);
+    git(root, 'update-index', '--assume-unchanged', 'b.txt');
+    fs.writeFileSync(path.join(root, 'new.txt'), 'n\n');
+    git(root, 'add', '-N', 'new.txt');
+    const blob = git(root, 'hash-object', '-w', '--stdin').trim();
+    execFileSync('git', ['update-index', '--add', '--cacheinfo', `160000,${blob},sub`], { cwd: root, env: TEST_GIT_ENV });
+    const names = IndexNames.current(gitDir, null)!;
+    const copy = names.assumeValidCopy(names, [])!;
+    expect(copy.marked).toBe(2); // a.txt and c.txt; b.txt keeps the mark it had
+    const file = path.join(root, 'copy-index');
+    fs.writeFileSync(file, copy.bytes);
+    expect(assumedIn(root, file).sort()).toEqual(['a.txt', 'b.txt', 'c.txt']);
+    // A monitor hook that says everything may have changed: git still writes its extension.
+    const hook = path.join(root, 'monitor.sh');
+    fs.writeFileSync(hook, '#!/bin/sh\nprintf "token\\0/\\0"\n', { mode: 0o755 });
+    git(root, 'config', 'core.fsmonitor', hook);
+    git(root, 'update-index', '--fsmonitor');
+    const raw = fs.readFileSync(path.join(gitDir, 'index'));
+    expect(raw.includes(Buffer.from('FSMN'))).toBe(true);
+    const monitored = IndexNames.current(gitDir, null)!;
+    expect(monitored.size).toBe(5);
+    expect(monitored.assumeValidCopy(monitored, [])).toBeNull();
   });
 
   it('counts a conflicted path once, reads long names and intent-to-add entries (version 3), and reuses what it read while the file is the same', () => {

@@ -242,7 +242,8 @@ function loggedGitProject(options: { completeDeferred?: boolean } = {}) {
   dirs.push(shim);
   const log = path.join(shim, 'log');
   const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-  fs.writeFileSync(path.join(shim, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
+  // (the index a status read goes to a log of its own: GIT_INDEX_FILE, or `-` for the real one)
+  fs.writeFileSync(path.join(shim, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\ncase "$*" in *' status '*) printf '%s\\n' "\${GIT_INDEX_FILE:--}" >> '${log}.index';; esac\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
   const savedPath = process.env.PATH;
   process.env.PATH = `${shim}:${savedPath ?? ''}`;
   const outer = makeTempDir('cairn-watch-outer-');
@@ -260,16 +261,21 @@ function loggedGitProject(options: { completeDeferred?: boolean } = {}) {
   const iter = makeTempDir('cairn-watch-iter-');
   dirs.push(iter);
   let n = 0;
+  let lastIndexes: string[] = [];
   /** One capture: the git commands it ran (rev-parse, status), its record checked against a fresh process's. */
   const take = (what: string): string[] => {
     fs.writeFileSync(log, '');
+    fs.writeFileSync(`${log}.index`, '');
     const record = manager.capturePreSnapshot(root, path.join(iter, String(n++)));
     if (options.completeDeferred === true) resident.completeDeferred(); // as the daemon does once it answered
     const ran = fs.readFileSync(log, 'utf8').split('\n').filter((l) => / (rev-parse|status) /.test(l));
+    lastIndexes = fs.readFileSync(`${log}.index`, 'utf8').split('\n').filter((l) => l !== '');
     expect(actual(root, record), what).toEqual(expected(root));
     return ran;
   };
-  return { outer, root, resident, take, savedPath };
+  /** The index each status run of the latest take's capture read (GIT_INDEX_FILE, or `-`). */
+  const indexes = (): string[] => lastIndexes;
+  return { outer, root, resident, take, savedPath, indexes };
 }
 
 describe('a resident capture leaning on the tree watcher', () => {
@@ -278,6 +284,7 @@ describe('a resident capture leaning on the tree watcher', () => {
     let reused = 0;
     let partial = 0;
     let tracked = 0;
+    let assumed = 0;
     fc.assert(
       fc.property(fc.array(fc.array(opArb, { minLength: 0, maxLength: 3 }), { minLength: 3, maxLength: 8 }), (steps) => {
         const root = repo();
@@ -296,6 +303,7 @@ describe('a resident capture leaning on the tree watcher', () => {
           reused += counts.reused;
           partial += counts.partial;
           tracked += counts.tracked;
+          assumed += counts.assumed;
         } finally {
           watched.closeResidents();
         }
@@ -307,6 +315,7 @@ describe('a resident capture leaning on the tree watcher', () => {
     expect(reused).toBeGreaterThan(0);
     expect(partial).toBeGreaterThan(0);
     expect(tracked).toBeGreaterThan(0);
+    expect(assumed).toBeGreaterThan(0);
   });
 
   it('follows a directory replaced by a link to a directory outside the tree, and never what the link leads to', () => {
@@ -396,7 +405,7 @@ describe('a resident capture leaning on the tree watcher', () => {
     const take = (expectRun: 'partial' | 'tracked' | 'whole', what: string): void => {
       const before = { ...resident.counts };
       const record = manager.capturePreSnapshot(root, path.join(iter, String(n++)));
-      expect(actual(root, record), what).toEqual(expected(root));
+    expect(actual(root, record), what).toEqual(expected(root));
       const after = resident.counts;
       // (decided before git ran, not by the record's check afterwards)
       const ran = { partial: after.partial - before.partial, tracked: after.tracked - before.tracked, whole: after.runs - before.runs, verifiedAgain: after.verifiedAgain - before.verifiedAgain };
@@ -464,6 +473,68 @@ describe('a resident capture leaning on the tree watcher', () => {
     fs.appendFileSync(path.join(root, 'd3', 'f0.txt'), 'more\n');
     git(root, 'add', '--', 'd3/f0.txt');
     take('whole', 'and still set');
+  });
+
+  it('hands a tracked run an index copy with the unchanged entries marked, and still sees what only the index or the held answer knows', () => {
+    const { root, resident, take, savedPath, indexes } = loggedGitProject({ completeDeferred: true });
+    try {
+      fs.mkdirSync(path.join(root, 'd1'));
+      for (let k = 0; k < 8; k++) fs.writeFileSync(path.join(root, 'd1', `f${k}.txt`), `f${k}\n`);
+      commitAll(root, 'more');
+      take('first');
+      take('second');
+      const viaCopy = (what: string): void => {
+        const before = resident.counts.assumed;
+        take(what);
+        expect(resident.counts.assumed, what).toBe(before + 1);
+        const read = indexes();
+        expect(read.length, what).toBeGreaterThan(0);
+        for (const file of read) expect(file, what).toMatch(new RegExp(`^/proc/${process.pid}/fd/[0-9]+$`));
+      };
+      // A file left modified, then the index moves: the held answer's modified file is looked at again.
+      fs.appendFileSync(path.join(root, 'd0', 'a.txt'), 'left modified\n');
+      take('a.txt modified');
+      fs.appendFileSync(path.join(root, 'd1', 'f1.txt'), 'staged\n');
+      git(root, 'add', '--', 'd1/f1.txt');
+      viaCopy('f1 staged, a.txt still modified');
+      // A commit: the committed entries are new in the index, the rest marked.
+      commitAll(root, 'commit the edits');
+      viaCopy('after a commit');
+      // A mixed reset moves the index under files nobody touched: they are modified again, for git alone to say.
+      git(root, 'reset', '-q', 'HEAD~1');
+      viaCopy('after a mixed reset');
+      git(root, 'add', '-A');
+      viaCopy('all staged again');
+      // An edit of a marked file's neighbour and a staged delete, in one capture.
+      fs.appendFileSync(path.join(root, 'd1', 'f2.txt'), 'edit\n');
+      git(root, 'rm', '-q', '--cached', '--', 'd1/f3.txt');
+      viaCopy('an edit and a name gone from the index');
+      // The copy is never left behind in cairn's directory.
+      expect(fs.readdirSync(path.join(root, '.cairn')).filter((n) => n.includes('status-index'))).toEqual([]);
+    } finally {
+      process.env.PATH = savedPath;
+    }
+  });
+
+  it('gives git the real index when a .gitattributes changed: git\'s view of files nobody touched moves', () => {
+    const { root, resident, take, savedPath, indexes } = loggedGitProject({ completeDeferred: true });
+    try {
+      fs.mkdirSync(path.join(root, 'd1'));
+      for (let k = 0; k < 4; k++) fs.writeFileSync(path.join(root, 'd1', `f${k}.txt`), `f${k}\r\n`);
+      commitAll(root, 'more');
+      take('first');
+      take('second');
+      // A rule that changes how git reads files nobody touched (line endings): every file is git's to look at.
+      fs.writeFileSync(path.join(root, 'd1', '.gitattributes'), '*.txt text eol=lf\n');
+      git(root, 'add', '--', 'd1/.gitattributes');
+      const before = { ...resident.counts };
+      take('a .gitattributes');
+      expect(resident.counts.tracked).toBe(before.tracked + 1);
+      expect(resident.counts.assumed).toBe(before.assumed);
+      expect(indexes()).toEqual(['-']);
+    } finally {
+      process.env.PATH = savedPath;
+    }
   });
 
   it('runs the whole status, not the tracked files\' one, when the root is below its work tree\'s top (the index names paths from that top)', () => {
@@ -557,7 +628,7 @@ describe('a resident capture leaning on the tree watcher', () => {
       const take = (what: string): typeof resident.counts => {
         const before = { ...resident.counts };
         const record = manager.capturePreSnapshot(root, path.join(iter, String(n++)));
-        expect(actual(root, record), what).toEqual(expected(root));
+    expect(actual(root, record), what).toEqual(expected(root));
         resident.completeDeferred(); // as the daemon does once it answered
         return { ...resident.counts, runs: resident.counts.runs - before.runs, reused: resident.counts.reused - before.reused };
       };

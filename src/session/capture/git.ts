@@ -255,9 +255,11 @@ function statusThreadWanted(projectRoot: string, staying: boolean): boolean {
  * `knownRevParse`: rev-parse's output, when the caller proved it unchanged (see statusOutputs).
  * `trackedOthers`: the status of the tracked files only (`--untracked-files=no`), its untracked
  * list being git's for those paths alone (`ls-files --others`): for a caller that holds the rest.
+ * `indexFile`: an index copy for git to read on the thread (daemon/status-index.ts); a status read
+ * in line or after a failure reads the real index, which answers the same.
  */
-export function captureGitStatusInBackground(projectRoot: string, paths?: readonly string[], knownRevParse?: string, options: { staying?: boolean; trackedOthers?: readonly string[] } = {}): PendingGitStatus {
-  const { trackedOthers } = options;
+export function captureGitStatusInBackground(projectRoot: string, paths?: readonly string[], knownRevParse?: string, options: { staying?: boolean; trackedOthers?: readonly string[]; indexFile?: string } = {}): PendingGitStatus {
+  const { trackedOthers, indexFile } = options;
   if (!statusThreadWanted(projectRoot, options.staying === true)) return settled(captureStatusOutputs(projectRoot, paths, knownRevParse, trackedOthers), 'inline');
   // [0] reported, [1] started.
   const done = new Int32Array(new SharedArrayBuffer(8));
@@ -265,7 +267,11 @@ export function captureGitStatusInBackground(projectRoot: string, paths?: readon
   let thread: { worker: Worker; once: boolean };
   try {
     thread = statusThread();
-    const request = { cwd: projectRoot, env: gitEnv(), base: GIT_BASE_ARGS, revParseArgs: REV_PARSE_ARGS, ...commandsFor(paths, trackedOthers), knownRevParse, runGitWith: runGitWith.toString(), statusOutputs: statusOutputs.toString(), port: port2, done, once: thread.once };
+    // An index copy with marked entries (daemon/status-index.ts): git's preload threads would
+    // lstat every entry, marked or not, so they are turned off; git then looks at the unmarked alone.
+    const env = indexFile === undefined ? gitEnv() : { ...gitEnv(), GIT_INDEX_FILE: indexFile };
+    const base = indexFile === undefined ? GIT_BASE_ARGS : [...GIT_BASE_ARGS, '-c', 'core.preloadIndex=false'];
+    const request = { cwd: projectRoot, env, base, revParseArgs: REV_PARSE_ARGS, ...commandsFor(paths, trackedOthers), knownRevParse, runGitWith: runGitWith.toString(), statusOutputs: statusOutputs.toString(), port: port2, done, once: thread.once };
     thread.worker.postMessage(request, [port2]);
     if (!thread.once && kept !== null && kept.worker === thread.worker) kept.lastDone = done;
   } catch {
