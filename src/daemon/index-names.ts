@@ -59,6 +59,11 @@ export class IndexNames {
     return ns === undefined ? null : Number(BigInt(ns) / 1000n) / 1000;
   }
 
+  /** The index file's size in bytes. */
+  get byteLength(): number {
+    return this.bytes.length;
+  }
+
   /** How many distinct names (a conflicted path's stages count once). */
   get size(): number {
     return this.starts.length;
@@ -129,19 +134,23 @@ export class IndexNames {
    * already, and neither it nor a directory above it is in `recheck` (the paths that may have
    * changed on disk, and those git's held answer listed as changed). The trailing checksum is
    * zeroed (git reads such an index, skipHash's form, and does not check the sum when reading).
-   * Null when the marks would not be heeded: an index under the file system monitor.
+   * Null when the marks would not be heeded: an index under the file system monitor. `into`, when
+   * it is this index's size, takes the copy (a caller's spare buffer: 6 MB at 50k entries).
    */
-  assumeValidCopy(held: IndexNames, recheck: Iterable<string>): { bytes: Buffer; marked: number } | null {
+  assumeValidCopy(held: IndexNames, recheck: Iterable<string>, into?: Buffer): { bytes: Buffer; marked: number } | null {
     if (this.monitored || this.bytes.length === 0) return null;
     const check = new Uint8Array(this.starts.length);
     for (const p of recheck) {
       const want = Buffer.from(p, 'utf8');
       let at = this.lowerBound(want);
-      if (at < this.starts.length && this.compareAt(at, want) === 0) check[at++] = 1;
+      if (at < this.starts.length && this.compareAt(at, want) === 0) {
+        check[at] = 1;
+        continue; // (an entry's name is no other entry's directory)
+      }
       const prefix = Buffer.from(`${p}/`, 'utf8');
       for (at = Math.max(at, this.lowerBound(prefix)); at < this.starts.length && this.startsWith(at, prefix); at++) check[at] = 1;
     }
-    const out = Buffer.allocUnsafe(this.bytes.length);
+    const out = into !== undefined && into.length === this.bytes.length ? into : Buffer.allocUnsafe(this.bytes.length);
     this.bytes.copy(out);
     const same = held.bytes === this.bytes;
     if (!same && held.idLength !== this.idLength) return null;

@@ -22,6 +22,8 @@ const BLOCK_BYTES = 64 * 1024;
 export class StatusIndex {
   /** The bytes the file holds now (null: nothing written, or a write failed). */
   private written: Buffer | null = null;
+  /** The buffer of the copy before (the next copy is made in it: no new 6 MB each capture). */
+  private spareBuffer: Buffer | null = null;
 
   private constructor(
     private readonly fd: number,
@@ -51,10 +53,17 @@ export class StatusIndex {
     return new StatusIndex(fd, `/proc/${process.pid}/fd/${fd}`);
   }
 
+  /** A buffer of `length` bytes for the next copy, when one is free (never the one the file holds). */
+  spare(length: number): Buffer | undefined {
+    const spare = this.spareBuffer;
+    return spare !== null && spare.length === length && spare !== this.written ? spare : undefined;
+  }
+
   /** Makes the file hold `bytes`, its mtime just before `mtimeMs` (the real index's); false when it could not. */
   update(bytes: Buffer, mtimeMs: number): boolean {
     const last = this.written;
     this.written = null;
+    if (last !== null && last !== bytes) this.spareBuffer = last;
     try {
       if (last === null || last.length !== bytes.length) {
         fs.ftruncateSync(this.fd, bytes.length);
@@ -76,6 +85,7 @@ export class StatusIndex {
 
   close(): void {
     this.written = null;
+    this.spareBuffer = null;
     fs.closeSync(this.fd);
   }
 }

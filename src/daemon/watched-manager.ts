@@ -336,10 +336,10 @@ export class ResidentGit {
     if (last.indexExact !== true || last.index === undefined || plan.attributes) return null;
     const mtimeMs = plan.index.mtimeMs;
     if (mtimeMs === null) return null;
-    const copy = plan.index.assumeValidCopy(last.index, [...plan.named, ...last.status.unstaged]);
-    if (copy === null || copy.marked === 0) return null;
     if (this.statusIndex === undefined) this.statusIndex = StatusIndex.open(this.root, this.cairnDir);
-    if (this.statusIndex === null || !this.statusIndex.update(copy.bytes, mtimeMs)) return null;
+    if (this.statusIndex === null) return null;
+    const copy = plan.index.assumeValidCopy(last.index, [...plan.named, ...last.status.unstaged], this.statusIndex.spare(plan.index.byteLength));
+    if (copy === null || copy.marked === 0 || !this.statusIndex.update(copy.bytes, mtimeMs)) return null;
     this.counts.assumed++;
     debug?.(`git given an index copy with ${copy.marked} of ${plan.index.size} entries taken as unchanged`);
     return this.statusIndex.path;
@@ -851,13 +851,13 @@ export class WatchedSnapshotManager extends SnapshotManager {
     const own = path.resolve(projectRoot) === this.resident.root;
     if (own) this.resident.begin(projectRoot);
     const record = capture();
-    const changedSince = (from: string, to: string): string[] => {
-      const c = this.inventoryStore(projectRoot).diff(from, to);
-      // A symbolic link's row follows what it points to, which may lie anywhere (no event on the
-      // link); git sees only the link's text, and a new text is a new link, an event on its name.
-      const modified = c.modified.filter((p) => fs.lstatSync(path.join(this.resident.root, p), { throwIfNoEntry: false })?.isSymbolicLink() !== true);
-      return [...c.added, ...modified, ...c.deleted];
-    };
+    const changedSince = (from: string, to: string): string[] =>
+      this.inventoryStore(projectRoot)
+        .changedEntries(from, to)
+        // A symbolic link's row follows what it points to, which may lie anywhere (no event on the
+        // link); git sees only the link's text, and a new text is a new link, an event on its name.
+        .filter((c) => c.before === null || c.after === null || c.after.kind !== 'symlink')
+        .map((c) => c.path);
     if (!own || this.resident.settle(record.inventory?.digest, changedSince)) return record;
     // The tree moved where the watcher saw nothing: capture again, with git's own answer.
     this.resident.begin(projectRoot);
