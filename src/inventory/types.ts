@@ -106,7 +106,8 @@ export type CacheState = Readonly<Record<string, never>>;
  * left the stat cache in `cacheState`, `everyDir()` when that holds for every directory. Only
  * when the cache's rows are that very state (this process's rows, kept with the file they were
  * saved as or loaded from, still in place: see cache/resident.ts) are the rows of such
- * directories taken without an lstat (never a racy row, never a symlink). At the end of the scan `onCacheState` is told the state the stat cache is
+ * directories taken without an lstat (never a symlink; a racy row only when it holds a digest: the
+ * read that made it came after the caller's mark, so a write since is an event). At the end of the scan `onCacheState` is told the state the stat cache is
  * now in (the rows saved, or loaded and left as they were), or null when that is not known.
  */
 export interface KnownUnchanged {

@@ -238,6 +238,40 @@ describe('a process starts its next scan from the stat cache rows it kept', () =
     expect(bytesOf(scanTreeSync(root, { ...options, knownUnchanged: known(['a'], null) }))).toMatchObject({ 'a/x': 3, 'a/y': 3 });
   });
 
+  it('a watching caller takes a racy row it vouches for as the read that made it, and reads it again once its entry is named', () => {
+    const root = tempDir();
+    const cacheDir = tempDir('cairn-cache-');
+    writeTree(root, { 'a/x': 'x', 'a/y': 'y', w: 'w' });
+    let state: CacheState | null = null;
+    const known = (dirs: string[], named: string[] | null): KnownUnchanged => ({
+      dir: (rel) => !dirs.includes(rel),
+      everyDir: () => dirs.length === 0,
+      ...(named !== null ? { entry: (rel: string) => !named.includes(rel) } : {}),
+      cacheState: state,
+      onCacheState: (s) => (state = s),
+    });
+    const options = { cacheDir, racyMarginMs: 60_000, withContentDigest: true }; // every row written in this test stays racy
+    const truth = () => strip(scanTreeSync(root, { cache: false, withContentDigest: true }));
+    const scan = (dirs: string[], named: string[] | null): { result: ScanResult; hashed: number } => {
+      let hashed = -1;
+      const result = scanTreeSync(root, { ...options, knownUnchanged: known(dirs, named), onProgress: (e) => e.phase === 'done' && (hashed = e.filesHashed) });
+      return { result, hashed };
+    };
+    scanTreeSync(root, options);
+    scan([], []);
+    fs.appendFileSync(path.join(root, 'a/x'), '+1');
+    expect(scan(['a'], ['a/x']).hashed).toBe(1); // read, racy
+    // No event since that read: the racy row stands for the file (no event means no write since).
+    const still = scan([], []);
+    expect([still.hashed, strip(still.result)]).toEqual([0, truth()]);
+    // A same-size rewrite (its stat may not move: the racy case): the event names it, so it is read.
+    fs.writeFileSync(path.join(root, 'a/x'), 'x+2');
+    const named = scan(['a'], ['a/x']);
+    expect([named.hashed, strip(named.result)]).toEqual([1, truth()]);
+    // A directory with events and no names: its racy rows are all read again.
+    expect(scan(['a'], null).hashed).toBeGreaterThanOrEqual(1);
+  });
+
   it('a watching caller scanning after files changed in place builds only their entries, and takes none once another process saved the cache', async () => {
     const root = tempDir();
     const cacheDir = tempDir('cairn-cache-');

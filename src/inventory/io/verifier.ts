@@ -3,10 +3,16 @@ import type { LstatInto } from './fast-stat.js';
 import { processFile, STAT_FIELDS, type FileReader } from './read-file.js';
 import { startWorker } from './worker-file.js';
 
-/** Verify-table row flags: the file table's racy flag (always read again), and a directory row. */
+/** Verify-table row flags: the file table's digest and racy flags (a racy row is read again), and a directory row. */
+const ROW_HAS_SHA = 2;
 export const ROW_RACY = 4;
 export const ROW_DIR = 8;
-/** A row a watching caller vouches for (ScanOptions.knownUnchanged): taken as unchanged without an lstat, unless racy. */
+/**
+ * A row a watching caller vouches for (ScanOptions.knownUnchanged): taken as unchanged without an
+ * lstat. A racy one too when it holds a digest: the read that made it came after the mark the
+ * caller counts events from, so a write since, even one that leaves the stat as it was (the
+ * racy case), is an event that takes the vouching away. (A racy row with no digest was never read.)
+ */
 export const ROW_KNOWN = 16;
 
 /**
@@ -38,7 +44,7 @@ export function changedRows(t: VerifyRows, from: number, to: number, limit: numb
   const st = new Float64Array(STAT_FIELDS);
   for (let i = from; i < to; i++) {
     const f = flags[i]!;
-    if ((f & (ROW_KNOWN | ROW_RACY)) === ROW_KNOWN) continue;
+    if ((f & ROW_KNOWN) !== 0 && (f & (ROW_RACY | ROW_HAS_SHA)) !== ROW_RACY) continue;
     let same = false;
     // '' is the root itself when paths are looked up from it (prefix '').
     if ((f & ROW_RACY) === 0 && lstat(prefix + paths[i]! || '.', st)) {
