@@ -138,7 +138,8 @@ export class IndexNames {
    * it is this index's size, takes the copy (a caller's spare buffer: 6 MB at 50k entries).
    */
   assumeValidCopy(held: IndexNames, recheck: Iterable<string>, into?: Buffer): { bytes: Buffer; marked: number } | null {
-    if (this.monitored || this.bytes.length === 0) return null;
+    const same = held.bytes === this.bytes;
+    if (this.monitored || this.bytes.length === 0 || (!same && held.idLength !== this.idLength)) return null;
     const check = new Uint8Array(this.starts.length);
     for (const p of recheck) {
       const want = Buffer.from(p, 'utf8');
@@ -152,8 +153,6 @@ export class IndexNames {
     }
     const out = into !== undefined && into.length === this.bytes.length ? into : Buffer.allocUnsafe(this.bytes.length);
     this.bytes.copy(out);
-    const same = held.bytes === this.bytes;
-    if (!same && held.idLength !== this.idLength) return null;
     const words = wordsOf(this.bytes);
     const heldWords = wordsOf(held.bytes);
     let marked = 0;
