@@ -8,7 +8,7 @@ import * as module from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLI } from '../support/cli.js';
+import { CLI, copyBuild } from '../support/cli.js';
 
 const lineHasIt = typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
 let home: string;
@@ -114,9 +114,8 @@ describe.runIf(!lineHasIt)('the lanes\' code cache (Node 20)', () => {
 
   it('keeps one entry a lane: a changed lane replaces its entry, it does not add one', () => {
     // A copy of the bundle whose snapshot lane differs by a comment (same path, new text).
-    const bin = fs.mkdtempSync(path.join(path.dirname(CLI), '..', 'bin-cc-'));
+    const { bin, remove } = copyBuild('cairn-cc-');
     try {
-      fs.cpSync(path.dirname(CLI), bin, { recursive: true });
       const run = (): number | null => spawnSync(process.execPath, [path.join(bin, 'cairn.js'), 'snapshot', '--root', '.', '--no-cache'], { cwd: tree, encoding: 'utf8', env: { ...process.env, CI: '1', XDG_CACHE_HOME: home, HOME: home } }).status;
       expect(run()).toBe(0);
       const before = entries();
@@ -128,7 +127,7 @@ describe.runIf(!lineHasIt)('the lanes\' code cache (Node 20)', () => {
       expect(after).not.toEqual(before);
       expect(after[0]!.split('-').slice(0, 2)).toEqual(before[0]!.split('-').slice(0, 2)); // same lane, same path
     } finally {
-      fs.rmSync(bin, { recursive: true, force: true });
+      remove();
     }
   });
 });

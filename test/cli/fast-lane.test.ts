@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseSessionFlags, parseSnapshotFlags, pickLane } from '../../src/cli/fast-lane.js';
 import { buildProgram } from '../../src/cli/main.js';
 import type { CliIO } from '../../src/cli/io.js';
-import { CLI, REPO_ROOT } from '../support/cli.js';
+import { CLI, copyBuild, npmPackFiles } from '../support/cli.js';
 
 const FULL = path.join(path.dirname(CLI), 'main.mjs');
 const HELP_TABLE = path.join(path.dirname(CLI), 'help.json');
@@ -88,9 +88,9 @@ describe('the help and version lanes', () => {
   });
 
   it('ship in the package npm would publish', () => {
-    const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { files: { path: string }[] }[];
-    expect(packed[0]!.files.map((f) => f.path)).toContain('dist/bin/help.json');
-    expect(packed[0]!.files.map((f) => f.path)).toContain('dist/bin/package.json'); // which makes cairn.js CommonJS
+    const packed = npmPackFiles();
+    expect(packed).toContain('dist/bin/help.json');
+    expect(packed).toContain('dist/bin/package.json'); // which makes cairn.js CommonJS
   });
 });
 
@@ -192,8 +192,7 @@ describe('the snapshot lane', () => {
 describe('the snapshot lane without a daemon', () => {
   it('loads no daemon client when no socket is at the root, and prints what the full CLI prints', () => {
     // A copy of the build inside the package (its dependencies resolve as the build's do), minus the daemon lane.
-    const bin = path.join(REPO_ROOT, 'dist', `bin-without-daemon-lane-${process.pid}`);
-    fs.cpSync(path.dirname(CLI), bin, { recursive: true });
+    const { bin, remove } = copyBuild('cairn-without-daemon-lane-');
     fs.rmSync(path.join(bin, 'daemon-lane.js'));
     try {
       const tree = tempDir('cairn-lane-tree-');
@@ -209,7 +208,7 @@ describe('the snapshot lane without a daemon', () => {
       expect(fs.lstatSync(path.join(tree, '.cairn', 'daemon.sock')).isSocket()).toBe(true);
       expect(run(path.join(bin, 'cairn.js'), ['snapshot', '--root', '.'], tree).status).not.toBe(0);
     } finally {
-      fs.rmSync(bin, { recursive: true, force: true });
+      remove();
     }
   });
 });

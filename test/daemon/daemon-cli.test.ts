@@ -9,7 +9,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, errorJson, REPO_ROOT } from '../support/cli.js';
+import { CLI, copyBuild, errorJson } from '../support/cli.js';
 import { git, TEST_GIT_ENV } from '../support/git.js';
 
 const temp: string[] = [];
@@ -241,8 +241,7 @@ describe('cairn daemon: same results as in-process', () => {
 
   it('answers a snapshot before the scanner\'s bundle loads: a build without that bundle still prints the served snapshot', () => {
     // A copy of the build inside the package (its dependencies resolve as the build's do), minus the snapshot lane.
-    const bin = path.join(REPO_ROOT, 'dist', `bin-without-snapshot-lane-${process.pid}`);
-    fs.cpSync(path.dirname(CLI), bin, { recursive: true });
+    const { bin, remove } = copyBuild('cairn-without-snapshot-lane-');
     fs.rmSync(path.join(bin, 'snapshot-lane.js'));
     try {
       const root = project();
@@ -259,7 +258,7 @@ describe('cairn daemon: same results as in-process', () => {
       expect(run(['snapshot', '--root', root], { CAIRN_DAEMON: '0' }).status).not.toBe(0);
       run(['daemon', 'stop']);
     } finally {
-      fs.rmSync(bin, { recursive: true, force: true });
+      remove();
     }
   });
 
@@ -364,8 +363,7 @@ describe('the executable: CommonJS until a command runs in-process', () => {
   it('serves pre, post, a hook turn and a snapshot with none of the bundle\'s ES module lanes, and on Node 20 without Node\'s ES module loader', () => {
     // A copy of the build inside the package (its dependencies resolve as the build's do); its
     // daemon starts whole, then the ES module entries a client could load are removed.
-    const bin = path.join(REPO_ROOT, 'dist', `bin-commonjs-client-${process.pid}`);
-    fs.cpSync(path.dirname(CLI), bin, { recursive: true });
+    const { bin, remove } = copyBuild('cairn-commonjs-client-');
     try {
       const root = project();
       const exe = path.join(bin, 'cairn.js');
@@ -401,7 +399,7 @@ describe('the executable: CommonJS until a command runs in-process', () => {
       expect(run(['session', 'pre'], { CAIRN_DAEMON: '0' }).status).not.toBe(0);
       cairn(root, ['daemon', 'stop']);
     } finally {
-      fs.rmSync(bin, { recursive: true, force: true });
+      remove();
     }
   });
 

@@ -2,12 +2,12 @@
 // start from each layout cairn ships — the CLI bundle (dist/bin/, their own entries) and the tsc
 // build (dist/inventory/io/, beside the pool) — and `npm pack` must carry them. Under vitest they
 // start from the TypeScript sources (every other inventory test hashes through them).
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scanTreeSync } from '../../src/inventory/index.js';
-import { REPO_ROOT } from '../support/cli.js';
+import { npmPackFiles, REPO_ROOT } from '../support/cli.js';
 import { cleanupTempDirs, tempDir, writeTree } from './helpers.js';
 
 afterAll(cleanupTempDirs);
@@ -38,8 +38,7 @@ describe('the scanner workers ship as module files', () => {
   });
 
   it('are in the package npm would publish', () => {
-    const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { files: { path: string }[] }[];
-    const shipped = new Set(packed[0]!.files.map((f) => f.path));
+    const shipped = new Set(npmPackFiles());
     for (const name of ['hash-worker', 'verify-worker']) {
       expect(shipped.has(`dist/bin/${name}.mjs`), name).toBe(true);
       expect(shipped.has(`dist/inventory/io/${name}.js`), name).toBe(true);

@@ -2,19 +2,13 @@
  * Issue 23, item 11: what `npm pack` would publish is complete: a repository, the LICENSE the
  * `license` field names, and source maps whose sources travel with them (inlined).
  */
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../support/cli.js';
-
-interface PackFile {
-  path: string;
-}
+import { npmPackFiles, REPO_ROOT } from '../support/cli.js';
 
 describe('the npm package', () => {
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })) as { files: PackFile[] }[];
-  const files = new Set(packed[0]!.files.map((f) => f.path));
+  const files = new Set(npmPackFiles());
   const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { license: string; repository?: { type: string; url: string } };
 
   it('names its repository and ships the MIT LICENSE its license field names', () => {
