@@ -3,7 +3,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { EXIT_CODES_HELP } from './exit-codes.js';
-import { defaultIO, reportError, type CliIO } from './io.js';
+import { defaultIO, reportError, UsageError, type CliIO } from './io.js';
 import { runAsCairnProcess } from './process.js';
 import { registerMcpCommands } from './commands/mcp.js';
 import { registerSessionCommands } from './commands/session.js';
@@ -22,11 +22,13 @@ export function buildProgram(io: CliIO): Command {
     .description('Record what an AI coding agent did to a project: repo snapshots, iteration records, a snapshot store and stage notes.')
     .version('0.1.0', '-V, --version')
     .addHelpText('after', EXIT_CODES_HELP)
-    .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
+      // A usage error is printed by main() as every other error is (a coded JSON line, or a
+      // line and a hint on a terminal), not in commander's own words here.
+      outputError: () => undefined,
     });
   registerSnapshotCommands(program, io);
   registerSessionCommands(program, io);
@@ -51,8 +53,8 @@ export async function main(argv: string[], io: CliIO = defaultIO()): Promise<num
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
-      // commander exits 1 on usage errors by default; the spec says 2.
-      return 2;
+      // An unknown flag, a missing argument, a bad value: ERR_USAGE, exit 2 (commander's own would be 1).
+      return reportError(io, new UsageError(e.message.replace(/^error: /, '')), errorStyle(argv));
     }
     return reportError(io, e, errorStyle(argv));
   }
