@@ -54,13 +54,14 @@ describe('cairn snapshot', () => {
     }
   });
 
-  it('with -o writes the snapshot file and prints the summary {snapshotDigest, files, bytes, truncated, out}', () => {
+  it('with -o writes the snapshot file and prints the one-line summary {snapshotDigest, files, bytes, truncated, out}', () => {
     const r = cli(['snapshot', '--root', root, '-o', 'snap.json']);
     expect(r.status).toBe(0);
     const written = fs.readFileSync(path.join(work, 'snap.json'), 'utf8');
     const snap = JSON.parse(written) as RepoSnapshot;
     expect(written).toBe(`${JSON.stringify(snap, null, 2)}\n`);
     expect(JSON.parse(r.stdout)).toEqual({ snapshotDigest: snap.snapshotDigest, files: 3, bytes: snap.body.counts.bytes, truncated: false, out: path.join(work, 'snap.json') });
+    expect(r.stdout.split('\n')).toEqual([expect.stringMatching(/^\{"snapshotDigest":.*\}$/), '']); // the seed's "one-line summary"
   });
 
   it('resolves a relative --root and honours --include/--exclude (repeatable), --no-gitignore, --no-digest, --max-files', () => {

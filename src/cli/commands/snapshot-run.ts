@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { CairnError } from '../../core/errors.js';
 import type { KnownUnchanged, RepoSnapshot } from '../../inventory/types.js';
 import type { SnapshotFlags } from '../fast-lane.js';
-import { ExitCode, progressAllowed, writeJson, type CliIO } from '../io.js';
+import { ExitCode, progressAllowed, type CliIO } from '../io.js';
 import { writesInPlace } from '../output-target.js';
 
 export type { SnapshotFlags };
@@ -77,7 +77,9 @@ export async function runSnapshot(io: CliIO, flags: SnapshotFlags, watched?: Wat
   } catch (e) {
     throw new CairnError('ERR_IO', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, { path: out, cause: e, exitCode: 1 });
   }
-  writeJson(io, { snapshotDigest: snapshot.snapshotDigest, files: snapshot.body.counts.files, bytes: snapshot.body.counts.bytes, truncated: snapshot.body.truncated, out });
+  // The seed's "one-line summary" (its code printed it indented; its document wins).
+  const summary = { snapshotDigest: snapshot.snapshotDigest, files: snapshot.body.counts.files, bytes: snapshot.body.counts.bytes, truncated: snapshot.body.truncated, out };
+  io.stdout.write(`${JSON.stringify(summary)}\n`);
 }
 
 /**
