@@ -125,6 +125,18 @@ describe('cairn store delete-session', () => {
     expect(absent.stderr).toContain('no session absent');
     expect(cli(['delete-session']).status).toBe(2);
   });
+
+  it('refuses an id that breaks the identifier rule as a usage error (2), as list does, and deletes nothing', () => {
+    const before = firstColumn(cli(['list']).stdout);
+    expect(before.length).toBeGreaterThan(0);
+    for (const bad of ['../s2', 'S2', '.', '']) {
+      const r = cli(['delete-session', '--session', bad]);
+      expect(r.status, bad).toBe(2);
+      expect(JSON.parse(r.stderr), bad).toMatchObject({ code: 'ERR_INVALID_IDENTIFIER' });
+      expect(cli(['list', '--session', bad]).status, bad).toBe(2);
+    }
+    expect(firstColumn(cli(['list']).stdout)).toEqual(before);
+  });
 });
 
 describe('cairn store prune', () => {

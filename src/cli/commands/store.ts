@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { CairnError, isCodedError } from '../../core/errors.js';
 import { DEFAULT_STORE_DIR } from '../../store/defaults.js';
+import { checkSessionId } from '../../store/contract/rules.js';
 import type { ManagedSnapshotStorage, PruneResult, Scope, SnapshotLocation, StoreUsage } from '../../store/contract/types.js';
 import { ExitCode, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
 import { ROOT_HELP, projectContext, storeSpec } from '../root.js';
@@ -264,6 +265,7 @@ Examples:
     'session',
   ).action(async (opts: CommonOptions) => {
     const sessionId = requireOption(opts.session, '--session', 'delete-session');
+    checkSessionId(sessionId); // a bad id is a usage error (2), as for every other store command, not "no such session" (1)
     await withStore(io, opts, async (s, name) => {
       const sessions = await s.listSessions();
       if (!sessions.includes(sessionId)) {
