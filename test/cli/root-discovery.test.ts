@@ -76,7 +76,7 @@ describe('commands run from a subdirectory', () => {
     write(root, 'top.txt', 'new\n');
     const post = cli(['session', 'post', '--json'], sub);
     expect(post.status).toBe(0);
-    const { diff } = JSON.parse(post.stdout) as { diff: { filesAdded: string[]; filesModified: string[] } };
+    const diff = JSON.parse(post.stdout) as { filesAdded: string[]; filesModified: string[] };
     expect(diff.filesAdded).toEqual(['top.txt']);
     expect(diff.filesModified).toEqual(['src/lib/a.ts']);
     expect(fs.existsSync(path.join(root, '.cairn', 'store', 'default'))).toBe(true);
@@ -111,7 +111,7 @@ describe('commands run from a subdirectory', () => {
     write(top, 'nested/new.txt', 'n');
     const post = cli(['session', 'post', '--json'], sub);
     expect(post.status).toBe(0);
-    expect((JSON.parse(post.stdout) as { diff: { filesAdded: string[] } }).diff.filesAdded).toEqual(['nested/new.txt']);
+    expect((JSON.parse(post.stdout) as { filesAdded: string[] }).filesAdded).toEqual(['nested/new.txt']);
     expect(fs.existsSync(path.join(sub, '.cairn'))).toBe(false);
   });
 });

@@ -125,7 +125,7 @@ describe('commands read the config', () => {
       write(root, `build/out${i}.js`, 'x');
       write(root, `src/f${i}.ts`, 'x');
       const post = cli(['session', 'post', '--json', '--no-store'], root);
-      expect((JSON.parse(post.stdout) as { diff: { filesAdded: string[] } }).diff.filesAdded).toEqual([`src/f${i}.ts`]);
+      expect((JSON.parse(post.stdout) as { filesAdded: string[] }).filesAdded).toEqual([`src/f${i}.ts`]);
     }
     writeConfig(root, { stateDir: '.agent', exclude: ['build/**'], retention: { keepLast: 1 }, contentCap: 10 });
     write(root, 'big.txt', 'more than ten bytes');

@@ -94,7 +94,7 @@ describe('captured_by has one rule: agent or operator', () => {
 });
 
 describe('what session post --json and store list tell', () => {
-  it('session post --json gives the iteration directory and the store id, as cairn_session_post does', () => {
+  it('session post --json prints the SnapshotDiff, with the iteration directory and the store id beside its keys', () => {
     const root = repo();
     write(root, '.gitignore', '.xdg/\n');
     write(root, 'a.txt', 'a\n');
@@ -104,10 +104,13 @@ describe('what session post --json and store list tell', () => {
     write(root, 'b.txt', 'b\n');
     const r = runCli(['session', 'post', '--json'], { cwd: root, env });
     expect(r.status).toBe(0);
-    const doc = JSON.parse(r.stdout) as { iterationDir: string; diff: { filesAdded: string[] }; saved: { sessionId: string; snapshotId: string } };
+    const doc = JSON.parse(r.stdout) as { iterationDir: string; filesAdded: string[]; saved: { sessionId: string; snapshotId: string } };
     expect(doc.iterationDir).toBe(path.join(root, '.cairn', 'iterations', '001'));
-    expect(doc.diff.filesAdded).toEqual(['b.txt']);
+    expect(doc.filesAdded).toEqual(['b.txt']);
     expect(doc.saved.sessionId).toBe('default');
+    const { iterationDir: _dir, saved: _saved, ...diff } = doc as unknown as Record<string, unknown>;
+    const stored = runCli(['store', 'show', '--session', 'default', '--scope', 'agent', '--scope-id', 'iterations', '--json'], { cwd: root, env: { ...env, CAIRN_STORE: '' } });
+    expect(diff).toEqual((JSON.parse(stored.stdout) as { data: { diff: unknown } }).data.diff); // the SnapshotDiff the record holds, key for key
     const listed = runCli(['store', 'list', '--session', 'default', '--json'], { cwd: root, env: { ...env, CAIRN_STORE: '' } });
     expect((JSON.parse(listed.stdout) as { locations: { ids: string[] }[] }).locations[0]!.ids).toEqual([doc.saved.snapshotId]);
 

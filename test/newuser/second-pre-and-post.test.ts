@@ -76,7 +76,7 @@ describe('a second session pre', () => {
     // b.txt is now part of the "before": the post does not count it as the agent's work.
     const post = cli(['session', 'post', '--json', '--no-store'], root);
     expect(post.status).toBe(0);
-    expect((JSON.parse(post.stdout) as { diff: { filesAdded: string[] } }).diff.filesAdded).not.toContain('b.txt');
+    expect((JSON.parse(post.stdout) as { filesAdded: string[] }).filesAdded).not.toContain('b.txt');
   });
 
   it('refuses an --iteration-dir that already holds a pre-snapshot (exit 3) unless --amend is given', () => {

@@ -83,7 +83,7 @@ describe('cairn session post', () => {
     write(root, 'new.txt', 'n');
     const r = cli(['session', 'post', '--json', '--session', 'agent-7'], root);
     expect(r.status).toBe(0);
-    const { diff } = JSON.parse(r.stdout) as { diff: SnapshotDiff };
+    const diff = JSON.parse(r.stdout) as SnapshotDiff; // the spec: `--json` prints the SnapshotDiff
     expect(diff.filesAdded).toEqual(['new.txt']);
     expect(diff.filesSource).toBe('working-tree');
     expect(fs.existsSync(path.join(root, '.cairn', 'store', 'agent-7', 'scopes', 'agent', 'iterations', 'snapshots', 'snapshot_latest.json'))).toBe(true);
@@ -140,7 +140,8 @@ describe('cairn session report', () => {
     const post = cli(['session', 'post', '--json', '--no-store'], root);
     const report = cli(['session', 'report', '--json'], root);
     expect(report.status).toBe(0);
-    expect(JSON.parse(report.stdout)).toEqual((JSON.parse(post.stdout) as { diff: unknown }).diff);
+    const { iterationDir: _dir, saved: _saved, ...postDiff } = JSON.parse(post.stdout) as { iterationDir: string; saved: unknown };
+    expect(JSON.parse(report.stdout)).toEqual(postDiff);
     const text = cli(['session', 'report', path.join(root, '.cairn', 'iterations', '001')], scratch());
     expect(text.status).toBe(0);
     expect(text.stdout).toMatch(/Files changed \(working tree, committed or not\): 1, \+1 -0\n {2}A {2}a\.txt {2}\+1\n/);

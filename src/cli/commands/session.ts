@@ -249,8 +249,8 @@ async function takePost(io: CliIO, lib: SessionCommandLib, opts: PostOptions, pr
       saved = { sessionId, snapshotId: r.snapshotId };
       writeLine(io.stderr, `cairn: iteration record saved to the store (session ${sessionId}, scope agent/iterations, id ${r.snapshotId})`);
     }
-    // The shape cairn_session_post returns.
-    if (opts.json) writeJson(io, { iterationDir, diff, saved });
+    // The spec's document is the SnapshotDiff; where it went and where it was saved ride beside its keys.
+    if (opts.json) writeJson(io, { ...diff, iterationDir, saved });
   } finally {
     await storage?.close();
   }
@@ -284,7 +284,7 @@ export function registerSessionCommands(program: Command, io: CliIO): void {
     .option('--no-store', 'do not save the iteration record to a store')
     .option('--session <id>', `store session id ([a-z0-9_-]+, default: ${DEFAULT_SESSION_ID})`, parseSessionId)
     .option('--no-inventory', 'skip the whole-tree inventory')
-    .option('--json', 'print {iterationDir, diff, saved: {sessionId, snapshotId} | null} as one JSON document (as cairn_session_post)')
+    .option('--json', 'print the SnapshotDiff as one JSON document, with iterationDir and saved: {sessionId, snapshotId} | null beside its keys')
     .addHelpText('after', POST_HELP)
     .action(async (opts: PostOptions) => runSessionPost(io, opts));
 
