@@ -48,9 +48,9 @@ function frontmatterProblems(fm: Record<string, unknown>, task: string, size: nu
   if (size > STAGE_SNAPSHOT_MAX_BYTES) problems.push(`the file is ${size} bytes, over the ${STAGE_SNAPSHOT_MAX_BYTES}-byte cap`);
   if (fm.truncated !== undefined) {
     if (typeof fm.truncated !== 'boolean') problems.push(`truncated must be true or false, not ${JSON.stringify(fm.truncated)}`);
-    else if (fm.truncated !== endsWithTruncationMarker(body)) {
-      problems.push(fm.truncated ? 'truncated is true but the body does not end with the truncation marker' : 'truncated is false but the body ends with the truncation marker');
-    }
+    // Only one way round: `truncated: false` over a body ending with the marker is a body that
+    // quotes it, which the writer copies byte for byte like any body that fits.
+    else if (fm.truncated && !endsWithTruncationMarker(body)) problems.push('truncated is true but the body does not end with the truncation marker');
   }
   return problems;
 }

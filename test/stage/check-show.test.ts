@@ -90,7 +90,18 @@ describe('cairn stage check (upstream frontmatter-schema and symlink-rejection s
     expect(r.stderr).toContain('size_bytes says');
   });
 
-  it('truncated that disagrees with the marker is invalid', () => {
+  it('a note the writer made passes its check, also when its body quotes the truncation marker at its end', async () => {
+    for (const marker of ['<!-- snapshot-truncated, full response in session jsonl -->', UPSTREAM_TRUNCATION_MARKER]) {
+      const body = `quoting the writer:\n${marker}\n`;
+      const written = await writeStageSnapshot({ root, task, stage: 'plan', command: '/dr-plan', capturedBy: 'agent', recommendedNext: '/dr-do', body });
+      expect(written.truncated).toBe(false);
+      expect(readStageSnapshot(root, task).body).toBe(body); // copied byte for byte: it fits
+      const r = check(['--validate-frontmatter']);
+      expect(r.status, r.stderr).toBe(0);
+    }
+  });
+
+  it('truncated: true over a body without the marker is invalid', () => {
     editNote((t) => t.replace('truncated: false', 'truncated: true'));
     const r = check(['--validate-frontmatter']);
     expect(r.status).toBe(2);
