@@ -117,6 +117,17 @@ export class SnapshotManager {
     return snapshot;
   }
 
+  /**
+   * The working tree's inventory now, scanned and stored as pre and post take theirs (the same
+   * options, hence the same stat cache: a file whose stat is unchanged is not read again), for a
+   * caller that compares the disk with recorded inventories (restore). No snapshot references
+   * it: the caller releases it (InventoryStore.release) when done. Null with the inventory off.
+   */
+  inventoryNow(projectRoot: string = this.projectRoot, stateDir: string = this.options.stateDir ?? DEFAULT_STATE_DIR): { digest: string; store: InventoryStore } | null {
+    const inventory = this.takeInventory(projectRoot, stateDir, this.cairnDir(projectRoot));
+    return inventory === null ? null : { digest: inventory.ref.digest, store: inventory.store };
+  }
+
   /** The options of an inventory's scan, as built; a long-running subclass adds what its watcher knows (src/daemon/). */
   protected inventoryScanOptions(options: ScanOptions): ScanOptions {
     return options;

@@ -624,6 +624,23 @@ export class InventoryStore {
   }
 
   /**
+   * Drops the mark of an inventory this process put and no snapshot will reference (restore's
+   * look at the live tree): the mark would otherwise keep it until a prune found its owner gone.
+   * Its objects are then collected by the next prune like any unreferenced ones.
+   */
+  release(digest: string): void {
+    const mark = this.pendingMarks.get(digest);
+    if (mark === undefined) return;
+    this.pendingMarks.delete(digest);
+    const pending = this.open(PENDING_DIR, false);
+    try {
+      pending?.unlink(mark);
+    } finally {
+      pending?.close();
+    }
+  }
+
+  /**
    * Garbage collection by reachability: the roots are the inventories that existing snapshot
    * files still reference; every object not reachable from a root, and older than `graceMs`
    * (so an inventory being written right now by another process is safe), is deleted. Only
