@@ -2,13 +2,27 @@
  * `cairn session restore`: puts the working tree back to an iteration's pre (or post) state.
  *
  * What it compares, per path: T, the target state (the iteration's inventory at that side);
- * R, the state cairn last recorded (the latest iteration's post, or its pre while it runs,
- * overlaid with what later restores wrote); and D, what is on disk now. Paths are taken from the
- * Merkle diff of R's inventory against T's plus the paths restores wrote, so the work is
- * O(changed), never O(tree). D = T: nothing to do. D = R: the path is changed to T. Otherwise
- * someone changed it since cairn recorded it: a conflict, and nothing at all is changed (exit 3)
- * unless `--force`. Ignored files, `.git/`, `.cairn/` and unrecorded paths are never in either
- * inventory, so they are never touched; commits and refs are left in place and reported.
+ * R, the state cairn last recorded (the latest iteration's post, overlaid with what later
+ * restores wrote); and D, what is on disk now. D is read as pre and post read it: an inventory
+ * of the live tree through the engine's stat cache (a file whose stat is unchanged is not read),
+ * so finding what changed since costs a scan, not a hash of every file. The paths looked at are
+ * those the Merkle diffs R→T and D→T name and that T or R records, plus the paths restores wrote;
+ * each of those is then read from disk itself (the scan only nominates). D = T: nothing to do.
+ * D = R: the path is changed to T. Otherwise someone changed it since cairn recorded it: a
+ * conflict, and nothing at all is changed (exit 3) unless `--force`. A path on disk that no
+ * inventory involved records (a file made after post, an ignored one, `.git/`, `.cairn/`) is
+ * never touched; commits and refs are left in place and reported.
+ *
+ * An open iteration (pre taken, post not: the agent is still at work or died) has recorded
+ * nothing since its pre, so R is that pre: cairn cannot tell the agent's edits from anyone
+ * else's, and every recorded path that changed since pre is a conflict. `--dry-run` lists them;
+ * `--force` puts them back and keeps what it replaced for `--undo`; files made since pre are in
+ * no inventory and stay. Taking the post first makes the same restore a plain one.
+ *
+ * A path restore cannot change even when forced (a directory holding files no inventory records
+ * where a file goes back, a link cairn did not record where a directory goes back, the current
+ * directory, bytes cairn never kept) is reported, and a restore that leaves one behind says which
+ * (`unrestored`) and is a failure (exit 1), never a success.
  *
  * How it changes things: the bytes of every state it writes or replaces go into the content
  * store first; then a record (journal.ts) lists the ops, `pending`; then deletes (deepest
@@ -28,8 +42,8 @@ import { sha256Of, type ContentItem } from '../content/store.js';
 import { POST_SNAPSHOT_FILE, PRE_SNAPSHOT_FILE } from '../session/files.js';
 import { InventoryStore, type InventoryEntry } from '../session/inventory-store/inventory-store.js';
 import { iterationName, listIterationDirs, resolveIterationDir } from '../session/records/iterations.js';
-import { readPostSnapshot, readPreSnapshot } from '../session/capture/snapshot-manager.js';
-import type { PostSnapshot, PreSnapshot } from '../session/types.js';
+import { SnapshotManager, readPostSnapshot, readPreSnapshot } from '../session/capture/snapshot-manager.js';
+import type { PostSnapshot, PreSnapshot, SnapshotManagerOptions } from '../session/types.js';
 import { nextRecordId, openRestoresDir, readRecords, writeRecord, type RestoreOp, type RestoreRecord } from './journal.js';
 import { lineCounts } from '../review/diff.js';
 import { ProjectTree, sameState, type PathState } from './tree.js';
@@ -63,6 +77,10 @@ export interface RestoreResult {
   recovered?: { restoreId: string; conflicts: string[] };
   /** cairn: the git command that would move the branch back too (only when commits were made). */
   gitCommand?: string;
+  /** cairn: paths this restore had to change and left as they are (forced past a conflict it cannot resolve, or bytes not kept). */
+  unrestored: Array<{ path: string; reason: string }>;
+  /** cairn: paths on disk that no inventory involved recorded (made since, or untracked by cairn), left alone; at most 20 named. */
+  leftAlone?: { total: number; paths: string[] };
 }
 
 export interface RestoreOptions {
@@ -75,6 +93,8 @@ export interface RestoreOptions {
   cwd?: string;
   /** How long to wait for another restore of the same project (default 10 s). */
   lockTimeoutMs?: number;
+  /** The project's inventory excludes (config `exclude`), so the live scan shares pre's stat cache. */
+  exclude?: string[];
 }
 
 interface Iter {
@@ -129,7 +149,34 @@ interface Context {
   records: RestoreRecord[];
 }
 
-async function withRestoreLock<T>(root: string, timeoutMs: number, fn: (ctx: Context) => T): Promise<T> {
+/**
+ * The current directories (this process's, and the caller's `cwd`) and their ancestors below
+ * the root, relative to it: directories a restore never removes.
+ */
+function keptDirs(root: string, cwds: ReadonlyArray<string | undefined>): Set<string> {
+  const out = new Set<string>();
+  let realRoot: string;
+  try {
+    realRoot = fs.realpathSync(root);
+  } catch {
+    return out;
+  }
+  for (const cwd of cwds) {
+    if (cwd === undefined) continue;
+    let rel: string;
+    try {
+      rel = path.relative(realRoot, fs.realpathSync(cwd));
+    } catch {
+      continue; // a current directory already gone keeps nothing
+    }
+    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
+    const parts = rel.split(path.sep);
+    for (let i = 1; i <= parts.length; i++) out.add(parts.slice(0, i).join('/'));
+  }
+  return out;
+}
+
+async function withRestoreLock<T>(root: string, timeoutMs: number, cwd: string | undefined, fn: (ctx: Context) => T): Promise<T> {
   const restores = openRestoresDir(root, true) as NonNullable<ReturnType<typeof openRestoresDir>>;
   // The lock is made through the opened .cairn (no link followed below the root), as the stage lock is.
   const cairn = ContainedDir.require(root, ['.cairn']);
@@ -145,7 +192,7 @@ async function withRestoreLock<T>(root: string, timeoutMs: number, fn: (ctx: Con
     restores.close();
     throw e;
   }
-  const tree = new ProjectTree(root);
+  const tree = new ProjectTree(root, keptDirs(root, [process.cwd(), cwd]));
   try {
     const ctx: Context = {
       root,
@@ -249,7 +296,18 @@ function commitList(iters: readonly Iter[]): Array<{ id: string; subject: string
   return out;
 }
 
-/** Plans T against R and D; fills conflicts and notRestorable; returns the ops (conflicting ones only with force). */
+/** Adds `path` to notRestorable once (the capture's record and the plan may both name it). */
+function noteNotRestorable(result: RestoreResult, p: string, reason: string): void {
+  if (!result.notRestorable.some((n) => n.path === p)) result.notRestorable.push({ path: p, reason });
+}
+
+const NOT_KEPT = 'content not kept (over the size cap, unreadable at capture, or lost from git before cairn copied it)';
+
+/**
+ * Plans T against R and D; fills conflicts, notRestorable and unrestored; returns the ops
+ * (conflicting ones only with force). A conflict force cannot resolve (the path cannot be
+ * reached or changed as restore is allowed to) is a conflict, and with force also unrestored.
+ */
 function plan(
   ctx: Context,
   target: Map<string, PathState | null>,
@@ -260,38 +318,41 @@ function plan(
 ): PlannedOp[] {
   const ops: PlannedOp[] = [];
   const dirsInWay: string[] = [];
-  const filesInWay: Array<[string, string]> = [];
+  const inWay: Array<[string, string]> = [];
+  const conflicts = new Map<string, string | undefined>();
+  const cannot = new Map<string, string>();
   for (const [p, t] of [...target].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
     if (isProtected(p)) continue;
     if (t === null) {
-      result.notRestorable.push({ path: p, reason: 'target state not recorded (symlink target or digest missing)' });
+      noteNotRestorable(result, p, 'target state not recorded (symlink target or digest missing)');
       continue;
     }
     const r = recorded(p);
-    if (r !== null && sameState(r, t)) continue;
     const disk = ctx.tree.read(p, sha256Of);
     if ('blocked' in disk) {
-      result.conflicts.push({ path: p, reason: disk.blocked });
+      cannot.set(p, disk.blocked);
       continue;
     }
     let current: PathState;
     if ('directory' in disk) {
+      // As a file, the path is absent: the target's absence is already there.
+      if (t.kind === 'absent') continue;
       // A directory where a file goes back (the agent turned a file into a directory): fine when
       // cairn recorded no file there and every file in it is deleted by this restore (checked below).
-      if (r === null || r.kind !== 'absent' || t.kind === 'absent') {
-        result.conflicts.push({ path: p, reason: 'a directory is where cairn recorded a file' });
+      if (r === null || r.kind !== 'absent') {
+        cannot.set(p, 'a directory is where cairn recorded a file');
         continue;
       }
       dirsInWay.push(p);
       current = { kind: 'absent' };
     } else {
       current = disk.state;
-      if (disk.fileInWay !== undefined) filesInWay.push([p, disk.fileInWay]);
+      if (disk.inWay !== undefined) inWay.push([p, disk.inWay]);
     }
     if (sameState(current, t)) continue;
     const conflict = r === null ? current.kind !== t.kind : !sameState(current, r);
     if (conflict) {
-      result.conflicts.push({ path: p });
+      conflicts.set(p, undefined);
       if (!force) continue;
     }
     const op: PlannedOp = { path: p, before: current, after: t };
@@ -299,25 +360,27 @@ function plan(
     if (t.kind === 'file' && actionOf(current, t) !== 'mode') {
       const bytes = bytesOf(p, t);
       if (bytes === null) {
-        result.notRestorable.push({ path: p, reason: 'content not kept (over the size cap, unreadable at capture, or lost from git before cairn copied it)' });
+        noteNotRestorable(result, p, NOT_KEPT);
+        result.unrestored.push({ path: p, reason: NOT_KEPT });
         continue;
       }
       op.afterBytes = bytes;
     }
     ops.push(op);
   }
-  if (dirsInWay.length === 0 && filesInWay.length === 0) return ops;
   const deleted = new Set(ops.filter((op) => op.after.kind === 'absent').map((op) => op.path));
-  const blocked = new Set(dirsInWay.filter((d) => ctx.tree.filesUnder(d).some((f) => !deleted.has(f))));
-  // A file where a directory of the target goes must itself be deleted by this restore.
-  for (const [p, file] of filesInWay) {
-    if (!deleted.has(file)) {
-      blocked.add(p);
-      result.conflicts.push({ path: p, reason: `${file} is a file where its directory goes back` });
-    }
+  for (const d of dirsInWay) {
+    if (ctx.tree.kept(d)) cannot.set(d, 'a directory that is the current directory, or holds it, is where a file goes back');
+    else if (ctx.tree.filesUnder(d).some((f) => !deleted.has(f))) cannot.set(d, 'a directory holding files no inventory recorded (new or ignored ones, which restore never deletes) is where a file goes back');
   }
-  for (const d of dirsInWay) if (blocked.has(d)) result.conflicts.push({ path: d, reason: 'a directory holding files cairn did not record is where a file goes back' });
-  return ops.filter((op) => !blocked.has(op.path));
+  // A file or link where a directory of the target goes must itself be deleted by this restore.
+  for (const [p, w] of inWay) if (!deleted.has(w)) cannot.set(p, `${w} (a file or link cairn does not remove here) stands where its directory goes back`);
+  for (const [p, reason] of cannot) {
+    conflicts.set(p, reason);
+    if (force) result.unrestored.push({ path: p, reason });
+  }
+  for (const [p, reason] of [...conflicts].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) result.conflicts.push(reason === undefined ? { path: p } : { path: p, reason });
+  return ops.filter((op) => !cannot.has(op.path));
 }
 
 function describe(ops: readonly PlannedOp[]): RestoreChange[] {
@@ -373,12 +436,12 @@ export async function restoreIteration(options: RestoreOptions): Promise<Restore
   const targetNumber = Number(target.name);
   const newer = all.filter((d) => Number(path.basename(d)) > targetNumber).map((d) => loadIteration(d));
   const span = to === 'pre' ? [target, ...newer] : newer;
-  const result: RestoreResult = { iteration: target.name, to, dryRun: options.dryRun ?? false, changes: [], conflicts: [], notRestorable: [], commits: commitList(span), alsoUndoes: newer.map((i) => i.name) };
+  const result: RestoreResult = { iteration: target.name, to, dryRun: options.dryRun ?? false, changes: [], conflicts: [], notRestorable: [], commits: commitList(span), alsoUndoes: newer.map((i) => i.name), unrestored: [] };
   const resetTo = to === 'pre' ? target.pre.git.commit : target.post?.git.commit;
   if (result.commits.length > 0 && resetTo !== undefined && resetTo !== 'unknown') result.gitCommand = `git reset ${resetTo}`;
-  for (const n of [...notRestorableOf(target, to)]) result.notRestorable.push(n);
+  for (const n of notRestorableOf(target, to)) noteNotRestorable(result, n.path, n.reason);
 
-  return withRestoreLock(root, options.lockTimeoutMs ?? 10_000, (ctx) => {
+  return withRestoreLock(root, options.lockTimeoutMs ?? 10_000, options.cwd, (ctx) => {
     if (!result.dryRun) {
       const recovered = recoverPending(ctx);
       if (recovered !== undefined) result.recovered = recovered;
@@ -393,13 +456,27 @@ export async function restoreIteration(options: RestoreOptions): Promise<Restore
       baseEntries.set(c.path, c.before);
       targetEntries.set(c.path, c.after);
     }
+    // What changed on disk since: the live tree against T. A path T records is looked at; one
+    // only the disk has is looked at when a restore wrote it, else left alone (no inventory has it).
+    const leftAlone: string[] = [];
+    const live = liveInventory(root, latest.pre.stateDir, options.exclude);
+    try {
+      for (const c of ctx.inventories.changedEntries(live.digest, targetDigest)) {
+        if (targetEntries.has(c.path)) continue;
+        if (c.after !== null) targetEntries.set(c.path, c.after);
+        else if (!base.overlay.has(c.path)) leftAlone.push(c.path);
+      }
+    } finally {
+      live.store.release(live.digest);
+    }
+    if (leftAlone.length > 0) result.leftAlone = { total: leftAlone.length, paths: leftAlone.slice(0, 20) };
     const extra = [...base.overlay.keys()].filter((p) => !targetEntries.has(p));
     if (extra.length > 0) {
       const found = ctx.inventories.lookup(targetDigest, extra);
       for (const p of extra) targetEntries.set(p, found.get(p) ?? null);
     }
     for (const [p, e] of targetEntries) states.set(p, stateOf(e, targetLinks));
-    const baseLookup = ctx.inventories.lookup(base.digest, extra);
+    const baseLookup = ctx.inventories.lookup(base.digest, [...targetEntries.keys()].filter((p) => !baseEntries.has(p)));
     const recorded = (p: string): PathState | null => base.overlay.get(p) ?? stateOf(baseEntries.has(p) ? baseEntries.get(p) : (baseLookup.get(p) ?? null), base.links);
     const commits = [...new Set([...commitsOf(target.pre, target.post, to), ...newer.flatMap((i) => commitsOf(i.pre, i.post, 'pre'))])];
     const resolver = new ContentResolver(root, ctx.store, commits);
@@ -417,6 +494,19 @@ export async function restoreIteration(options: RestoreOptions): Promise<Restore
   });
 }
 
+/**
+ * The live tree's inventory, taken as pre and post take theirs (its stat cache, the state dir
+ * and excludes they use), stored so the Merkle diff can walk it; released by the caller.
+ */
+function liveInventory(root: string, stateDir: string | undefined, exclude: string[] | undefined): { digest: string; store: InventoryStore } {
+  const options: SnapshotManagerOptions = {};
+  if (stateDir !== undefined) options.stateDir = stateDir;
+  if (exclude !== undefined) options.exclude = exclude;
+  const live = new SnapshotManager(root, options).inventoryNow(root);
+  if (live === null) throw new CairnError('ERR_NOT_FOUND', 'the working tree could not be inventoried');
+  return live;
+}
+
 function notRestorableOf(it: Iter, to: 'pre' | 'post'): Array<{ path: string; reason: string }> {
   const rec = to === 'pre' ? it.pre.content : it.post?.content;
   const list = [...(rec?.notRestorable ?? []), ...(to === 'pre' ? (it.post?.content?.preNotRestorable ?? []) : [])];
@@ -427,12 +517,12 @@ function notRestorableOf(it: Iter, to: 'pre' | 'post'): Array<{ path: string; re
 export async function undoLastRestore(options: Omit<RestoreOptions, 'iteration' | 'to'>): Promise<RestoreResult> {
   const root = path.resolve(options.root);
   const all = listIterationDirs(root).filter((d) => fs.existsSync(path.join(d, PRE_SNAPSHOT_FILE)));
-  return withRestoreLock(root, options.lockTimeoutMs ?? 10_000, (ctx) => {
+  return withRestoreLock(root, options.lockTimeoutMs ?? 10_000, options.cwd, (ctx) => {
     let recovered: { restoreId: string; conflicts: string[] } | undefined;
     if (!(options.dryRun ?? false)) recovered = recoverPending(ctx);
     const last = [...ctx.records].reverse().find((r) => r.kind === 'restore' && (r.state === 'done' || r.state === 'pending'));
     if (last === undefined) throw new CairnError('ERR_USAGE', 'there is no restore to undo', { exitCode: 2 });
-    const result: RestoreResult = { iteration: last.iteration, to: last.to, dryRun: options.dryRun ?? false, changes: [], conflicts: [], notRestorable: [], commits: [], undo: true, undid: last.id, alsoUndoes: [] };
+    const result: RestoreResult = { iteration: last.iteration, to: last.to, dryRun: options.dryRun ?? false, changes: [], conflicts: [], notRestorable: [], commits: [], undo: true, undid: last.id, alsoUndoes: [], unrestored: [] };
     if (recovered !== undefined) result.recovered = recovered;
     const latestDir = all[all.length - 1];
     if (latestDir !== undefined) {

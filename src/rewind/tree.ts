@@ -24,13 +24,30 @@ function split(rel: string): { dir: string; name: string } {
   return at < 0 ? { dir: '', name: rel } : { dir: rel.slice(0, at), name: rel.slice(at + 1) };
 }
 
-/** What is on disk at a path; `blocked` when a parent is a link or not a directory. */
-export type DiskState = { state: PathState; bytes?: Buffer; fileInWay?: string } | { blocked: string } | { directory: true };
+/**
+ * What is on disk at a path. `inWay`: a file or link stands where one of its parent directories
+ * goes, so the path is absent (it can come back once that one is gone); `blocked`: something
+ * else stops cairn from reaching it.
+ */
+export type DiskState = { state: PathState; bytes?: Buffer; inWay?: string } | { blocked: string } | { directory: true };
 
 export class ProjectTree {
   private readonly dirs = new Map<string, ContainedDir>();
 
-  constructor(readonly root: string) {}
+  /**
+   * `keep`: directories never removed, even when empty: the process's current directory and
+   * its ancestors (git's checkout spares them too; removing one leaves a shell in a deleted
+   * directory).
+   */
+  constructor(
+    readonly root: string,
+    private readonly keep: ReadonlySet<string> = new Set(),
+  ) {}
+
+  /** True when `relDir` is a directory restore must not remove (see `keep`). */
+  kept(relDir: string): boolean {
+    return this.keep.has(relDir);
+  }
 
   /** The held directory `relDir` ('' is the root); null when missing and not `create`. */
   dir(relDir: string, create: boolean): ContainedDir | null {
@@ -66,10 +83,10 @@ export class ProjectTree {
     try {
       parent = this.dir(dir, false);
     } catch (e) {
-      if (e instanceof ContainmentError && e.reason === 'not-a-directory') {
-        // A file where a parent directory would be: the path is absent (the file may be going).
+      if (e instanceof ContainmentError && (e.reason === 'not-a-directory' || e.reason === 'symlink')) {
+        // A file or link where a parent directory would be: the path is absent (that one may be going).
         const inWay = this.firstNonDirectory(dir);
-        if (inWay !== null) return { state: { kind: 'absent' }, fileInWay: inWay };
+        if (inWay !== null) return { state: { kind: 'absent' }, inWay };
       }
       if (e instanceof ContainmentError) return { blocked: e.message };
       throw e;
@@ -85,7 +102,7 @@ export class ProjectTree {
     return { state: { kind: 'file', sha256: hash(bytes), mode: (st.mode & 0o111) !== 0 ? '0755' : '0644' }, bytes };
   }
 
-  /** The first component of `relDir` that is a regular file (not a link, not a directory), or null. */
+  /** The first component of `relDir` that is a regular file or a link (not a directory), or null. */
   private firstNonDirectory(relDir: string): string | null {
     const parts = relDir.split('/');
     for (let i = 0; i < parts.length; i++) {
@@ -94,7 +111,7 @@ export class ProjectTree {
       if (parent === null) return null;
       const st = parent.lstat(parts[i] as string);
       if (st === null) return null;
-      if (st.isFile()) return parts.slice(0, i + 1).join('/');
+      if (st.isFile() || st.isSymbolicLink()) return parts.slice(0, i + 1).join('/');
       if (!st.isDirectory()) return null;
     }
     return null;
@@ -164,10 +181,10 @@ export class ProjectTree {
     return true;
   }
 
-  /** Removes `relDir` and then its parents while they are empty (never the root). */
+  /** Removes `relDir` and then its parents while they are empty (never the root, nor a kept one). */
   pruneEmptyDirs(relDir: string): void {
     let current = relDir;
-    while (current !== '') {
+    while (current !== '' && !this.keep.has(current)) {
       const { dir, name } = split(current);
       const parent = this.dir(dir, false);
       if (parent === null) return;
