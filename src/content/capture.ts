@@ -2,7 +2,9 @@
  * What `session pre` and `session post` copy into the content store, and why so little.
  *
  * - In a git repository, pre copies only what git does not hold: the paths `git status` lists
- *   (staged, modified, untracked). A tracked file matching the index is left to git; post then
+ *   (staged, modified, untracked), and every file inside a nested repository (an untracked one,
+ *   or a submodule's work tree: the outer index and commits hold no file of it, only a commit id
+ *   of another repository, and status names it as one directory or not at all). A tracked file matching the index is left to git; post then
  *   copies, for each path the iteration changed, its pre-state bytes from the pre commit (before
  *   an amend or gc could lose them; by the blob id the index still holds where it fits, git-index.ts)
  *   and its post-state bytes from disk. So a clean pre copies
@@ -20,8 +22,8 @@ import * as path from 'node:path';
 import { writeFileAtomicSync } from '../core/atomic-write.js';
 import { CairnError, errnoCode } from '../core/errors.js';
 import type { InventoryEntry, InventoryStore } from '../session/inventory-store/inventory-store.js';
-import { blobIdsInIndex } from './git-index.js';
-import { readAtCommit } from './git-source.js';
+import { blobIdsInIndex, gitlinksInIndex } from './git-index.js';
+import { gitlinksFromGit, readAtCommit } from './git-source.js';
 import type { ContentRecord, NotRestorable } from './record.js';
 import { ContentStore, sha256Of, type ContentItem } from './store.js';
 
@@ -239,6 +241,19 @@ function record(ctx: CaptureContext, writer: PackWriter, lost: NotRestorable[], 
   return rec;
 }
 
+/**
+ * The directories (each with a trailing `/`) whose files git's status never lists one by one,
+ * though the outer repository holds none of them: a repository inside the tree, which status
+ * names as one untracked `dir/` (git does not enter it), and a gitlink (a submodule, or a
+ * repository `git add` took in), which the index holds as one commit id of another repository
+ * and status lists only when that repository changed. Each file below them must be copied.
+ */
+function nestedRepositories(root: string, status: { untracked: readonly string[] }): string[] {
+  const dirs = status.untracked.filter((p) => p.endsWith('/'));
+  for (const link of gitlinksInIndex(root) ?? gitlinksFromGit(root)) dirs.push(`${link}/`);
+  return dirs;
+}
+
 /** `session pre`: keeps what git does not hold (or, outside git, what changed since the baseline). */
 export function capturePreContent(ctx: CaptureContext): ContentRecord {
   const cap = ctx.capBytes ?? DEFAULT_CONTENT_CAP_BYTES;
@@ -254,6 +269,10 @@ export function capturePreContent(ctx: CaptureContext): ContentRecord {
         const entry = entryAt(p);
         if (entry !== undefined) copyFromDisk(ctx, entry, writer, cap, lost);
       }
+    }
+    const nested = nestedRepositories(ctx.root, ctx.git);
+    if (nested.length > 0) {
+      for (const entry of ctx.files) if (nested.some((dir) => entry.path.startsWith(dir))) copyFromDisk(ctx, entry, writer, cap, lost);
     }
     writer.flush();
     return record(ctx, writer, lost, symlinks);

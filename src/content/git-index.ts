@@ -12,6 +12,10 @@
  * is read from the commit as before. So an index of another repository, a damaged one or one
  * being rewritten costs a second read, never a wrong byte. Only plain index files (versions 2
  * and 3) are read: a version 4 index (prefix-compressed names) or a split index gives no ids.
+ *
+ * The same file also says which directories are gitlinks (submodules): pre must copy the files
+ * below them, which no blob of this repository holds (gitlinksInIndex). There a miss would lose
+ * bytes, so an index not read exactly is no answer, and git is asked.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -154,4 +158,63 @@ function entryNamed(buf: Buffer, at: number, length: number, idLength: number): 
     return entry;
   }
   return -1;
+}
+
+/** An index larger than this is not read here (git is asked instead). */
+const GITLINK_INDEX_MAX_BYTES = 2 ** 31 - 1;
+/** A gitlink's mode as the index stores it (32 bits, big-endian): absent from an index, no entry is one. */
+const GITLINK_MODE_BYTES = Buffer.from([0, 0, 0xe0, 0]);
+
+/**
+ * The gitlinks at or below `root` (submodules, and repositories `git add` took in whole), as
+ * paths relative to it: directories whose files the outer repository's index and commits do not
+ * hold (they hold one commit id of another repository). `[]` when there is no index; null when
+ * the index cannot be read exactly here (a version 4 or split index, bytes that do not hold
+ * together): the caller asks git. An index without a gitlink's mode anywhere in its bytes (most
+ * of them) is not walked entry by entry.
+ */
+export function gitlinksInIndex(root: string): string[] | null {
+  let repo: { gitDir: string; top: string } | null;
+  try {
+    repo = findRepository(root);
+  } catch {
+    return null;
+  }
+  if (repo === null) return [];
+  const rel = path.relative(repo.top, path.resolve(root));
+  if (rel.startsWith('..') || path.isAbsolute(rel)) return null;
+  const prefix = rel === '' ? '' : `${rel.split(path.sep).join('/')}/`;
+  let buf: Buffer | null;
+  let shared: boolean;
+  try {
+    buf = readFileWithin(path.join(repo.gitDir, 'index'), undefined, { maxBytes: GITLINK_INDEX_MAX_BYTES });
+    // A split index keeps most entries in `sharedindex.<id>`: not read here.
+    shared = fs.readdirSync(repo.gitDir).some((name) => name.startsWith('sharedindex.'));
+  } catch {
+    return null;
+  }
+  if (buf === null) return [];
+  if (shared || buf.length < HEADER_BYTES || buf.toString('latin1', 0, 4) !== 'DIRC') return null;
+  if (buf.indexOf(GITLINK_MODE_BYTES, HEADER_BYTES) < 0) return [];
+  const version = buf.readUInt32BE(4);
+  if (version !== 2 && version !== 3) return null;
+  const idLength = indexIdBytes(repo.gitDir);
+  const end = buf.length - idLength; // the trailing checksum
+  const out: string[] = [];
+  let at = HEADER_BYTES;
+  for (let i = buf.readUInt32BE(8); i > 0; i--) {
+    const flagsAt = at + ENTRY_STAT_BYTES + idLength;
+    if (flagsAt + 2 > end) return null;
+    const flags: number = buf.readUInt16BE(flagsAt);
+    const nameAt = flagsAt + 2 + ((flags & FLAG_EXTENDED) !== 0 ? 2 : 0);
+    const length: number = flags & NAME_MASK;
+    const nameEnd = length < NAME_MASK ? nameAt + length : buf.indexOf(0, nameAt + NAME_MASK);
+    if (nameEnd < nameAt || nameEnd >= end || buf[nameEnd] !== 0) return null;
+    if (buf.readUInt32BE(at + MODE_AT) === GITLINK_MODE) {
+      const name = buf.toString('utf8', nameAt, nameEnd);
+      if (name.startsWith(prefix)) out.push(name.slice(prefix.length));
+    }
+    at += (nameEnd - at + 8) & ~7;
+  }
+  return out;
 }

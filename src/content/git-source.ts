@@ -111,3 +111,22 @@ function catBatch(root: string, env: NodeJS.ProcessEnv, names: ReadonlyArray<rea
   }
   return got;
 }
+
+/**
+ * The gitlinks at or below `root` as git lists them (`ls-files --stage`, paths relative to the
+ * directory it runs in): for an index git-index.ts does not read. `[]` when git cannot say
+ * (no repository: nothing there is held by one).
+ */
+export function gitlinksFromGit(root: string): string[] {
+  let out: string;
+  try {
+    out = execFileSync('git', [...GIT_BASE_ARGS, 'ls-files', '-z', '--stage', '--', '.'], { cwd: root, env: gitEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 30 });
+  } catch {
+    return [];
+  }
+  const links: string[] = [];
+  for (const record of out.split('\0')) {
+    if (record.startsWith('160000 ')) links.push(record.slice(record.indexOf('\t') + 1));
+  }
+  return links;
+}
