@@ -64,6 +64,22 @@ describe('cairn snapshot', () => {
     expect(r.stdout.split('\n')).toEqual([expect.stringMatching(/^\{"snapshotDigest":.*\}$/), '']); // the seed's "one-line summary"
   });
 
+  it('with -o naming a directory exits 2 (ERR_USAGE) before writing anything, and a missing directory is ERR_IO in words', () => {
+    const parent = tempDir('cairn-out-');
+    fs.mkdirSync(path.join(parent, 'out'));
+    const r = cli(['snapshot', '--root', root, '-o', path.join(parent, 'out')]);
+    expect(r.status).toBe(2);
+    expect(errorJson(r.stderr)).toMatchObject({ code: 'ERR_USAGE', path: path.join(parent, 'out') });
+    expect(fs.readdirSync(parent)).toEqual(['out']);
+    expect(fs.readdirSync(path.join(parent, 'out'))).toEqual([]);
+    const missing = cli(['snapshot', '--root', root, '-o', path.join(parent, 'no', 'x.json')]);
+    expect(missing.status).toBe(1);
+    const error = errorJson(missing.stderr);
+    expect(error.code).toBe('ERR_IO');
+    expect(error.message).toContain(`the directory ${path.join(parent, 'no')} does not exist`);
+    expect(error.message).not.toContain('cairn-tmp');
+  });
+
   it('resolves a relative --root and honours --include/--exclude (repeatable), --no-gitignore, --no-digest, --max-files', () => {
     const rel = path.relative(work, root);
     const inc = JSON.parse(cli(['snapshot', '--root', rel, '--include', 'src/**', '--include', '*.txt']).stdout) as RepoSnapshot;

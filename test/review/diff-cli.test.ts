@@ -73,6 +73,35 @@ describe('cairn session diff', () => {
     expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
   });
 
+  it('refuses a directory given as --html FILE before writing anything (ERR_USAGE, exit 2)', () => {
+    const { root } = iterationWithEveryChange();
+    const parent = scratch('html-dir-');
+    const dir = path.join(parent, 'out');
+    fs.mkdirSync(dir);
+    const r = cli(['session', 'report', '--html', dir], root);
+    expect(r.status).toBe(2);
+    const error = errorJson(r.stderr);
+    expect(error.code).toBe('ERR_USAGE');
+    expect(error.message).toContain(`name the file to write, such as ${path.join(dir, 'report.html')}`);
+    // Nothing written: no temp file beside the directory, nothing in it.
+    expect(fs.readdirSync(parent)).toEqual(['out']);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('says in words, as ERR_IO, that --html FILE cannot be written where its directory is missing', () => {
+    const { root } = iterationWithEveryChange();
+    const missing = path.join(scratch('html-missing-'), 'no', 'such');
+    for (const file of [path.join(missing, 'x.html'), path.join(root, 'a.txt', 'x.html')]) {
+      const r = cli(['session', 'report', '--html', file], root);
+      expect(r.status).toBe(1);
+      const error = errorJson(r.stderr);
+      expect(error).toMatchObject({ code: 'ERR_IO', path: file });
+      expect(error.message).not.toContain('cairn-tmp');
+    }
+    expect(errorJson(cli(['session', 'report', '--html', path.join(missing, 'x.html')], root).stderr).message).toContain(`the directory ${missing} does not exist; create it first`);
+    expect(fs.existsSync(path.dirname(missing))).toBe(false);
+  });
+
   it('names renames with their similarity (R100 for a pure move), type changes and mode changes', () => {
     const { root } = iterationWithEveryChange();
     const lines = cli(['session', 'diff', '--name-status'], root).stdout.split('\n');

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import { CairnError } from '../../core/errors.js';
 import { UsageError, writeJson, writeLine, type CliIO } from '../io.js';
-import { writesInPlace } from '../output-target.js';
+import { checkOutputFile, outputWriteError, writesInPlace } from '../output-target.js';
 import { ROOT_HELP, projectRoot } from '../root.js';
 
 type ReviewLib = typeof import('../../review/index.js');
@@ -139,6 +139,9 @@ Examples:
     .action(async (iterationArg: string | undefined, opts: { root?: string; html?: string; all?: boolean; json?: boolean }) => {
       if (opts.all && iterationArg !== undefined) throw new UsageError('--all covers every iteration; leave out the iteration argument');
       if (opts.json && (opts.html !== undefined || opts.all)) throw new UsageError('--json prints one iteration\'s SnapshotDiff; it does not combine with --html or --all');
+      // The page's file is checked before any iteration is read (output-target.ts).
+      const target = opts.html === undefined ? undefined : path.resolve(io.cwd, opts.html);
+      if (target !== undefined) checkOutputFile(target, '--html', 'report.html');
       const lib = await load();
       const session = await import('../../session/index.js');
       const root = rootFor(io, opts.root, iterationArg);
@@ -162,15 +165,18 @@ Examples:
       const { standingRestores } = await import('../../rewind/journal.js');
       const restores = standingRestores(root);
       const restored = (it: { iteration: string }) => restores.get(it.iteration) ?? null;
-      if (opts.html !== undefined) {
+      if (target !== undefined) {
         // From the review kept at post when its patch is whole, else computed.
         const rows = iterations.map((it) => ({ it, changes: lib.savedFileChanges(it, { hunks: true, within: root }) ?? lib.iterationFileChanges(root, it), restored: restored(it) }));
         const options = { project: path.basename(root) };
         const html = opts.all ? lib.renderTimelineHtml(rows, options) : lib.renderIterationHtml(rows[0] as (typeof rows)[number], options);
-        const target = path.resolve(io.cwd, opts.html);
         const { writeFileAtomicSync } = await import('../../core/atomic-write.js');
-        if (writesInPlace(target)) fs.writeFileSync(target, html); // a device or FIFO: written into, never renamed over
-        else writeFileAtomicSync(target, html);
+        try {
+          if (writesInPlace(target)) fs.writeFileSync(target, html); // a device or FIFO: written into, never renamed over
+          else writeFileAtomicSync(target, html);
+        } catch (e) {
+          throw outputWriteError(target, e);
+        }
         writeLine(io.stderr, `cairn: report written to ${opts.html} (${rows.length} iteration${rows.length === 1 ? '' : 's'}, ${Buffer.byteLength(html)} bytes); open it in a browser`);
         return;
       }

@@ -5,11 +5,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CairnError } from '../../core/errors.js';
 import type { KnownUnchanged, RepoSnapshot } from '../../inventory/types.js';
 import type { SnapshotFlags } from '../fast-lane.js';
 import { ExitCode, progressAllowed, type CliIO } from '../io.js';
-import { writesInPlace } from '../output-target.js';
+import { checkOutputFile, outputWriteError, writesInPlace } from '../output-target.js';
 
 export type { SnapshotFlags };
 
@@ -25,6 +24,7 @@ export interface WatchedScans {
 
 /** Runs `cairn snapshot`; throws what the CLI reports (CairnError and the like). */
 export async function runSnapshot(io: CliIO, flags: SnapshotFlags, watched?: WatchedScans): Promise<void> {
+  if (flags.out !== undefined) checkOutputFile(path.resolve(io.cwd, flags.out), '-o', 'snapshot.json');
   if (await servedByDaemon(io, flags)) return;
   // Lazy: `cairn <anything else>` does not pay for loading the scanner.
   const [{ snapshotForOutput }, { writeRepoSnapshot }] = await Promise.all([import('../../inventory/snapshot.js'), import('../../inventory/memo/render.js')]);
@@ -75,7 +75,7 @@ export async function runSnapshot(io: CliIO, flags: SnapshotFlags, watched?: Wat
     if (writesInPlace(out)) await writeInto(out, (stream) => writeRepoSnapshot(snapshot, { out: stream }, scanned));
     else await writeRepoSnapshot(snapshot, { file: out }, scanned);
   } catch (e) {
-    throw new CairnError('ERR_IO', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, { path: out, cause: e, exitCode: 1 });
+    throw outputWriteError(out, e);
   }
   // The seed's "one-line summary" (its code printed it indented; its document wins).
   const summary = { snapshotDigest: snapshot.snapshotDigest, files: snapshot.body.counts.files, bytes: snapshot.body.counts.bytes, truncated: snapshot.body.truncated, out };
