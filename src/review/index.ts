@@ -9,7 +9,7 @@ export type { ContentRequest, ContentSource, Side } from './content.js';
 export { diffEntries, gitBlobId, gitMode, isBinary, lineCounts, lineCountsOfTexts, lineHunks } from './diff.js';
 export type { ChangeStatus, DiffOptions, EntryChange, FileChange, GitMode, Hunk } from './diff.js';
 export { quotePath, renameName, renderFilePatch, renderNameStatus, renderPatch, renderStat, statSummary, statusLetter } from './git-format.js';
-export { contentSourceFor, iterationFileChanges, iterationLabel, loadIteration, resolveIteration } from './iteration.js';
+export { contentSourceFor, iterationFileChanges, iterationLabel, loadIteration, notFinishedError, resolveIteration } from './iteration.js';
 export type { LoadedIteration } from './iteration.js';
 export { listIterations, renderIterationList } from './list.js';
 export type { ListedIteration } from './list.js';

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CairnError } from '../core/errors.js';
 import { POST_SNAPSHOT_FILE, PRE_SNAPSHOT_FILE } from '../session/files.js';
-import { iterationName, resolveIterationDir } from '../session/records/iterations.js';
+import { iterationName, latestIterationDir, resolveIterationDir } from '../session/records/iterations.js';
 import { SnapshotManager, readPostSnapshot, readPreSnapshot } from '../session/capture/snapshot-manager.js';
 import type { PostSnapshot, PreSnapshot, SnapshotDiff } from '../session/types.js';
 import { iterationContentSource, type ContentSource } from './content.js';
@@ -32,6 +32,17 @@ export function resolveIteration(root: string, arg: string | undefined, options:
   return resolveIterationDir(root, arg, options.cwd);
 }
 
+/**
+ * What a review says of an iteration still open (pre taken, no post yet): finish it, or name the
+ * latest finished one instead. Exit 2, as for an unknown iteration: the latest iteration (what an
+ * omitted ITERATION means) may be the open one an agent is working in.
+ */
+export function notFinishedError(root: string, it: { iteration: string }): CairnError {
+  const finished = latestIterationDir(root, { needPost: true });
+  const instead = finished === null ? 'no iteration is finished yet' : `or name ${iterationLabel(finished)}, the latest finished iteration`;
+  return new CairnError('ERR_NOT_FOUND', `iteration ${it.iteration} is still open (no post-snapshot yet): finish it with \`cairn session post\`, ${instead}`, { exitCode: 2 });
+}
+
 export function loadIteration(root: string, dir: string): LoadedIteration {
   const pre = readPreSnapshot(path.join(dir, PRE_SNAPSHOT_FILE));
   const postFile = path.join(dir, POST_SNAPSHOT_FILE);
@@ -50,9 +61,7 @@ export function contentSourceFor(root: string, it: LoadedIteration & { post: Pos
 
 /** The per-file changes of a finished iteration, pre → post, committed or not. */
 export function iterationFileChanges(root: string, it: LoadedIteration, options: DiffOptions & { source?: ContentSource } = {}): FileChange[] {
-  if (it.post === null) {
-    throw new CairnError('ERR_NOT_FOUND', `iteration ${it.iteration} has no post-snapshot yet; run \`cairn session post\` first`, { exitCode: 2 });
-  }
+  if (it.post === null) throw notFinishedError(root, it);
   const from = it.pre.inventory?.digest;
   const to = it.post.inventory?.digest;
   if (from === undefined || to === undefined) {

@@ -35,16 +35,16 @@ describe('session report with an iteration number', () => {
     expect(r.stdout).toContain('001');
   });
 
-  it('says which iterations exist when the one named is not there, without talking about capturing', () => {
+  it('says which iterations exist when the one named is not there (a usage error), without talking about capturing', () => {
     const root = repo();
     write(root, 'a.txt', 'a\n');
     commitAll(root, 'init');
     const env = { XDG_CACHE_HOME: path.join(root, '.git', 'xdg') };
     expect(runCli(['session', 'pre'], { cwd: root, env }).status).toBe(0);
     const r = runCli(['session', 'report', '007'], { cwd: root, env });
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(2);
     const err = errorJson(r.stderr);
-    expect(err.code).toBe('ERR_NOT_FOUND');
+    expect(err.code).toBe('ERR_USAGE');
     expect(err.message).not.toContain('cannot capture');
     expect(err.message).toContain('001');
   });

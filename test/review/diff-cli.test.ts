@@ -169,6 +169,35 @@ describe('cairn session diff', () => {
     expect(twoFormats.status).toBe(2);
   });
 
+  it('report, diff and restore exit 2 (ERR_USAGE) alike for an unknown iteration, and when there is none', () => {
+    const none = repo();
+    commitAll(none, 'init');
+    const { root } = iterationWithEveryChange();
+    for (const command of ['report', 'diff', 'restore']) {
+      for (const [args, at] of [[['9'], root], [['009'], root], [[], none]] as const) {
+        const r = cli(['session', command, ...args], at);
+        expect(r.status, `${command} ${args.join(' ')}: ${r.stderr}`).toBe(2);
+        expect(errorJson(r.stderr).code).toBe('ERR_USAGE');
+      }
+    }
+    // report names the iterations that exist, as before
+    expect(errorJson(cli(['session', 'report', '9'], root).stderr).message).toContain('001');
+  });
+
+  it('takes an omitted iteration as the highest-numbered one; still open, it names the latest finished one to pass', () => {
+    const { root } = iterationWithEveryChange();
+    expect(cli(['session', 'pre'], root).status).toBe(0); // 002, open
+    for (const command of ['diff', 'report']) {
+      const r = cli(['session', command], root);
+      expect(r.status, r.stderr).toBe(2);
+      const error = errorJson(r.stderr);
+      expect(error.code).toBe('ERR_NOT_FOUND');
+      expect(error.message).toBe('iteration 002 is still open (no post-snapshot yet): finish it with `cairn session post`, or name 001, the latest finished iteration');
+      expect(cli(['session', command, '001'], root).status).toBe(0);
+      expect(cli(['session', command, '--help'], root).stdout.replace(/\s+/g, ' ')).toContain('(default: the latest, the one with the highest number)');
+    }
+  });
+
   it('finds the project root from a subdirectory, as git finds its work tree', () => {
     const { root } = iterationWithEveryChange();
     expect(cli(['session', 'diff', '--name-status'], path.join(root, 'new')).stdout).toContain('new/moved.txt');

@@ -132,7 +132,7 @@ describe('cairn session post', () => {
 });
 
 describe('cairn session report', () => {
-  it('re-renders the latest finished iteration, or a given one, as text or JSON', () => {
+  it('re-renders the latest iteration, or a given one, as text or JSON', () => {
     const root = repo();
     commitAll(root, 'init');
     cli(['session', 'pre'], root);

@@ -37,8 +37,9 @@ function tryBuildReview(lib: ReviewLib, root: string, it: ReturnType<ReviewLib['
 }
 
 /**
- * The iteration a user names: a directory (relative to the current directory), or a bare name
- * such as `001` under <root>/.cairn/iterations/. Not found → the iterations that do exist.
+ * The iteration a user names: a number (`3`, `003`), a directory (relative to the current
+ * directory), or a bare name under <root>/.cairn/iterations/. Not found → ERR_USAGE (exit 2, as
+ * every command says of an unknown iteration), naming the iterations that do exist.
  */
 function findIterationDir(lib: SessionLib, io: CliIO, name: string, root: string): string {
   if (/^\d+$/.test(name)) {
@@ -54,10 +55,7 @@ function findIterationDir(lib: SessionLib, io: CliIO, name: string, root: string
   if (found === null) {
     const known = lib.listIterationDirs(root).filter(hasPre);
     const listed = known.length === 0 ? `there are no iterations under ${lib.iterationsRoot(root)} (run \`cairn session pre\` first)` : `iterations under ${lib.iterationsRoot(root)}: ${known.map((d) => `${path.basename(d)}${fs.existsSync(path.join(d, lib.POST_SNAPSHOT_FILE)) ? '' : ' (open)'}`).join(', ')}`;
-    throw new CairnError('ERR_NOT_FOUND', `no iteration ${JSON.stringify(name)} (looked for ${lib.PRE_SNAPSHOT_FILE} in ${asGiven}${bare ? ` and ${underRoot}` : ''}); ${listed}`, { path: asGiven });
-  }
-  if (!fs.existsSync(path.join(found, lib.POST_SNAPSHOT_FILE))) {
-    throw new CairnError('ERR_NOT_FOUND', `iteration ${path.relative(io.cwd, found)} is not finished yet (no ${lib.POST_SNAPSHOT_FILE}); run \`cairn session post --iteration-dir ${path.relative(io.cwd, found)}\` first`, { path: found });
+    throw new CairnError('ERR_USAGE', `no iteration ${JSON.stringify(name)} (looked for ${lib.PRE_SNAPSHOT_FILE} in ${asGiven}${bare ? ` and ${underRoot}` : ''}); ${listed}`, { path: asGiven, exitCode: 2 });
   }
   return found;
 }
@@ -74,7 +72,7 @@ export function registerReviewCommands(session: Command, io: CliIO): void {
   session
     .command('diff')
     .description('Show how an iteration changed the project, pre → post, committed or not, as git shows a diff')
-    .argument('[iteration]', 'iteration number (3 or 003) or directory (default: the latest finished one)')
+    .argument('[iteration]', 'iteration number (3 or 003) or directory (default: the latest, the one with the highest number)')
     .option('--root <dir>', ROOT_HELP)
     .option('--name-status', 'one line per file: A, M, D, T or R<score>, then the path(s)')
     .option('--stat', "git's diffstat")
@@ -89,7 +87,7 @@ Examples:
   cairn session diff --patch | git apply -R   # undo the latest iteration's file changes by hand
 
 Files whose bytes cairn did not capture are named on stderr and left out of the patch.
-Exit codes: 0 ok, 1 failure, 2 usage (unknown iteration, bad flag).`,
+Exit codes: 0 ok, 1 failure, 2 usage (unknown iteration, one still open, bad flag).`,
     )
     .action(async (iterationArg: string | undefined, opts: DiffOptions) => {
       const formats = [opts.nameStatus, opts.stat, opts.patch].filter(Boolean).length;
@@ -97,6 +95,7 @@ Exit codes: 0 ok, 1 failure, 2 usage (unknown iteration, bad flag).`,
       const lib = await load();
       const root = rootFor(io, opts.root, iterationArg);
       const it = lib.loadIteration(root, lib.resolveIteration(root, iterationArg, { cwd: io.cwd }));
+      if (it.post === null) throw lib.notFinishedError(root, it);
       const patch = !(opts.json || opts.nameStatus || opts.stat);
       // The review `session post` kept answers without reading inventories or content again;
       // else the diff is computed, hunks only for the patch (the other formats print counts).
@@ -123,7 +122,7 @@ Exit codes: 0 ok, 1 failure, 2 usage (unknown iteration, bad flag).`,
   session
     .command('report')
     .description('Print the report of a finished iteration again, or write it as one HTML page (--html)')
-    .argument('[iteration]', 'iteration number (3 or 003) or directory (default: the latest finished one)')
+    .argument('[iteration]', 'iteration number (3 or 003) or directory (default: the latest, the one with the highest number)')
     .option('--root <dir>', ROOT_HELP)
     .option('--html <file>', 'write one self-contained HTML page (no network, no external files) to FILE')
     .option('--all', 'every iteration of the project: a timeline (with --html), or each report in turn')
@@ -132,9 +131,12 @@ Exit codes: 0 ok, 1 failure, 2 usage (unknown iteration, bad flag).`,
       'after',
       `
 Examples:
-  cairn session report                        # text report of the latest finished iteration
+  cairn session report                        # text report of the latest iteration
   cairn session report 3 --html review.html   # iteration 003 as a page to open in a browser
-  cairn session report --all --html all.html  # every iteration on one timeline`,
+  cairn session report --all --html all.html  # every iteration on one timeline
+
+Exit codes: 0 ok, 1 failure, 2 usage (unknown iteration, one still open, bad flag,
+a directory given as --html FILE).`,
     )
     .action(async (iterationArg: string | undefined, opts: { root?: string; html?: string; all?: boolean; json?: boolean }) => {
       if (opts.all && iterationArg !== undefined) throw new UsageError('--all covers every iteration; leave out the iteration argument');
@@ -149,15 +151,9 @@ Examples:
       let dirs: string[];
       if (opts.all) dirs = session.listIterationDirs(root).filter((d) => fs.existsSync(path.join(d, session.PRE_SNAPSHOT_FILE)) && finished(d));
       else if (iterationArg !== undefined) dirs = [findIterationDir(session, io, iterationArg, root)];
-      else {
-        const latest = session.latestIterationDir(root, { needPost: true });
-        if (latest === null) throw new CairnError('ERR_NOT_FOUND', 'no finished iteration found; run `cairn session pre` and `cairn session post` first, or pass --root');
-        dirs = [latest];
-      }
+      else dirs = [lib.resolveIteration(root, undefined, { cwd: io.cwd })]; // the latest, as diff and restore take it
       const iterations = dirs.map((d) => lib.loadIteration(root, d));
-      for (const it of iterations) {
-        if (it.post === null) throw new CairnError('ERR_NOT_FOUND', `iteration ${it.iteration} has no post-snapshot yet; run \`cairn session post\` first`, { exitCode: 2 });
-      }
+      for (const it of iterations) if (it.post === null) throw lib.notFinishedError(root, it);
       if (opts.json) {
         writeJson(io, (iterations[0] as (typeof iterations)[number]).diff);
         return;

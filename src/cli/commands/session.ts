@@ -33,7 +33,7 @@ The iteration flow:
   ... the agent edits, runs shell commands, commits, runs tests ...
   cairn session post           # after: what changed (committed or not), commits, test results;
                                # saves the record {pre, post, diff} to the snapshot store
-  cairn session report         # print the report of the latest finished iteration again
+  cairn session report         # print the report of the latest iteration again
 
 Iterations live in <root>/.cairn/iterations/001, 002, … unless --iteration-dir says otherwise.
 Records go to the store given by --store (default file:<root>/.cairn/store), session "${DEFAULT_SESSION_ID}",
