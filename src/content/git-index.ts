@@ -162,8 +162,29 @@ function entryNamed(buf: Buffer, at: number, length: number, idLength: number): 
 
 /** An index larger than this is not read here (git is asked instead). */
 const GITLINK_INDEX_MAX_BYTES = 2 ** 31 - 1;
-/** A gitlink's mode as the index stores it (32 bits, big-endian): absent from an index, no entry is one. */
-const GITLINK_MODE_BYTES = Buffer.from([0, 0, 0xe0, 0]);
+/** The low half of a gitlink's mode as the index stores it (32 bits, big-endian: `00 00 e0 00`). */
+const GITLINK_MODE_LOW = Buffer.from([0xe0, 0]);
+
+/** The last answer of gitlinksInIndex, by the index file's identity: a resident process reads an unchanged index once. */
+let gitlinksMemo: { key: string; links: string[] } | null = null;
+
+/** The identity of the file at `file` (no link followed), or null when there is none or it is no regular file. */
+function fileKey(file: string): string | null {
+  const st = fs.lstatSync(file, { bigint: true, throwIfNoEntry: false });
+  return st?.isFile() === true ? `${file}\0${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : null;
+}
+
+/**
+ * Whether a gitlink's mode occurs anywhere in the index's bytes (most indexes have none, and then
+ * no entry needs decoding). Searched by its rare half, `e0 00` (~0.02 ms on a 4 MB index, where a
+ * search for `00 00 e0 00` takes ~7 ms through the NULs), each hit checked for the `00 00` before it.
+ */
+function mayHoldGitlinks(buf: Buffer): boolean {
+  for (let at = buf.indexOf(GITLINK_MODE_LOW, HEADER_BYTES + 2); at >= 0; at = buf.indexOf(GITLINK_MODE_LOW, at + 1)) {
+    if (buf[at - 1] === 0 && buf[at - 2] === 0) return true;
+  }
+  return false;
+}
 
 /**
  * The gitlinks at or below `root` (submodules, and repositories `git add` took in whole), as
@@ -171,7 +192,7 @@ const GITLINK_MODE_BYTES = Buffer.from([0, 0, 0xe0, 0]);
  * hold (they hold one commit id of another repository). `[]` when there is no index; null when
  * the index cannot be read exactly here (a version 4 or split index, bytes that do not hold
  * together): the caller asks git. An index without a gitlink's mode anywhere in its bytes (most
- * of them) is not walked entry by entry.
+ * of them) is not walked entry by entry; one read before, unchanged, is not read again.
  */
 export function gitlinksInIndex(root: string): string[] | null {
   let repo: { gitDir: string; top: string } | null;
@@ -184,10 +205,15 @@ export function gitlinksInIndex(root: string): string[] | null {
   const rel = path.relative(repo.top, path.resolve(root));
   if (rel.startsWith('..') || path.isAbsolute(rel)) return null;
   const prefix = rel === '' ? '' : `${rel.split(path.sep).join('/')}/`;
+  const file = path.join(repo.gitDir, 'index');
+  let key: string | null;
   let buf: Buffer | null;
   let shared: boolean;
   try {
-    buf = readFileWithin(path.join(repo.gitDir, 'index'), undefined, { maxBytes: GITLINK_INDEX_MAX_BYTES });
+    // The identity is taken before the bytes: the answer kept is never older than its key says.
+    key = fileKey(file);
+    if (key !== null && gitlinksMemo?.key === key) return under(gitlinksMemo.links, prefix);
+    buf = readFileWithin(file, undefined, { maxBytes: GITLINK_INDEX_MAX_BYTES });
     // A split index keeps most entries in `sharedindex.<id>`: not read here.
     shared = fs.readdirSync(repo.gitDir).some((name) => name.startsWith('sharedindex.'));
   } catch {
@@ -195,25 +221,33 @@ export function gitlinksInIndex(root: string): string[] | null {
   }
   if (buf === null) return [];
   if (shared || buf.length < HEADER_BYTES || buf.toString('latin1', 0, 4) !== 'DIRC') return null;
-  if (buf.indexOf(GITLINK_MODE_BYTES, HEADER_BYTES) < 0) return [];
+  const links = mayHoldGitlinks(buf) ? gitlinkNames(buf, indexIdBytes(repo.gitDir)) : [];
+  if (links === null) return null;
+  if (key !== null) gitlinksMemo = { key, links };
+  return under(links, prefix);
+}
+
+/** The names of `links` (from the top of the work tree) below `prefix`, made relative to it. */
+function under(links: readonly string[], prefix: string): string[] {
+  return links.filter((name) => name.startsWith(prefix)).map((name) => name.slice(prefix.length));
+}
+
+/** Every gitlink's name in a version 2 or 3 index, or null when the index is another version or its entries do not hold together. */
+function gitlinkNames(buf: Buffer, idLength: number): string[] | null {
   const version = buf.readUInt32BE(4);
   if (version !== 2 && version !== 3) return null;
-  const idLength = indexIdBytes(repo.gitDir);
   const end = buf.length - idLength; // the trailing checksum
   const out: string[] = [];
   let at = HEADER_BYTES;
   for (let i = buf.readUInt32BE(8); i > 0; i--) {
     const flagsAt = at + ENTRY_STAT_BYTES + idLength;
     if (flagsAt + 2 > end) return null;
-    const flags: number = buf.readUInt16BE(flagsAt);
+    const flags = buf.readUInt16BE(flagsAt);
     const nameAt = flagsAt + 2 + ((flags & FLAG_EXTENDED) !== 0 ? 2 : 0);
-    const length: number = flags & NAME_MASK;
+    const length = flags & NAME_MASK;
     const nameEnd = length < NAME_MASK ? nameAt + length : buf.indexOf(0, nameAt + NAME_MASK);
     if (nameEnd < nameAt || nameEnd >= end || buf[nameEnd] !== 0) return null;
-    if (buf.readUInt32BE(at + MODE_AT) === GITLINK_MODE) {
-      const name = buf.toString('utf8', nameAt, nameEnd);
-      if (name.startsWith(prefix)) out.push(name.slice(prefix.length));
-    }
+    if (buf.readUInt32BE(at + MODE_AT) === GITLINK_MODE) out.push(buf.toString('utf8', nameAt, nameEnd));
     at += (nameEnd - at + 8) & ~7;
   }
   return out;
