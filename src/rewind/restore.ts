@@ -456,18 +456,26 @@ export async function restoreIteration(options: RestoreOptions): Promise<Restore
       baseEntries.set(c.path, c.before);
       targetEntries.set(c.path, c.after);
     }
-    // What changed on disk since: the live tree against T. A path T records is looked at; one
-    // only the disk has is looked at when a restore wrote it, else left alone (no inventory has it).
+    // What changed on disk since cairn recorded it: the live tree against R, not against T (a
+    // path where disk and T differ differs from R or R from T, and R→T is walked above; the tree
+    // is usually as R left it, the same digest, so this walk reads nothing). A path T records is
+    // looked at; one only the disk has is looked at when a restore wrote it, else left alone (no
+    // inventory has it).
     const leftAlone: string[] = [];
     const live = liveInventory(root, latest.pre.stateDir, options.exclude);
+    let sinceRecorded: string[];
     try {
-      for (const c of ctx.inventories.changedEntries(live.digest, targetDigest)) {
-        if (targetEntries.has(c.path)) continue;
-        if (c.after !== null) targetEntries.set(c.path, c.after);
-        else if (!base.overlay.has(c.path)) leftAlone.push(c.path);
-      }
+      sinceRecorded = ctx.inventories.changedEntries(live.digest, base.digest).map((c) => c.path).filter((p) => !targetEntries.has(p));
     } finally {
       live.store.release(live.digest);
+    }
+    if (sinceRecorded.length > 0) {
+      const inTarget = ctx.inventories.lookup(targetDigest, sinceRecorded);
+      for (const p of sinceRecorded) {
+        const t = inTarget.get(p);
+        if (t !== undefined) targetEntries.set(p, t);
+        else if (!base.overlay.has(p)) leftAlone.push(p);
+      }
     }
     if (leftAlone.length > 0) result.leftAlone = { total: leftAlone.length, paths: leftAlone.slice(0, 20) };
     const extra = [...base.overlay.keys()].filter((p) => !targetEntries.has(p));
