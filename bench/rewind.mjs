@@ -4,7 +4,8 @@
 //  (2) `.cairn/content` after 10 iterations that each rewrite 1 % of files, vs the gzip size of
 //      the bytes those iterations changed;
 //  (3) `cairn session restore` of an iteration that rewrote 1 % of files vs `git checkout -- .`
-//      of the same change, on 50k and 5k files (O(changed): same change, 10x the untouched files).
+//      of the same change, on 50k and 5k files (the same change, 10x the untouched files; since
+//      session 22 restore also takes a stat-cached inventory of the live tree, O(tree) stats).
 //
 //   node bench/rewind.mjs [--quick] [--runs N]
 import { execFileSync } from 'node:child_process';
