@@ -75,6 +75,11 @@ export interface RestoreResult {
   alsoUndoes: string[];
   /** cairn: an interrupted restore found and finished first. */
   recovered?: { restoreId: string; conflicts: string[] };
+  /**
+   * cairn, `--dry-run` only: restores that were interrupted, which a real run finishes before it
+   * plans (so its plan may differ from this one's, which sees the tree as they left it).
+   */
+  interrupted?: string[];
   /** cairn: the git command that would move the branch back too (only when commits were made). */
   gitCommand?: string;
   /** cairn: paths this restore had to change and left as they are (forced past a conflict it cannot resolve, or bytes not kept). */
@@ -215,6 +220,12 @@ function tmpName(id: string, i: number): string {
 }
 
 /** Finishes a restore that was killed (state pending): each op still at `before` is made; ones changed by someone since are left and named. */
+/** A dry run finishes nothing: it names the interrupted restores a real run would finish first. */
+function noteInterrupted(ctx: Context, result: RestoreResult): void {
+  const pending = ctx.records.filter((r) => r.state === 'pending').map((r) => r.id);
+  if (pending.length > 0) result.interrupted = pending;
+}
+
 function recoverPending(ctx: Context): { restoreId: string; conflicts: string[] } | undefined {
   const pending = ctx.records.filter((r) => r.state === 'pending');
   if (pending.length === 0) return undefined;
@@ -445,7 +456,7 @@ export async function restoreIteration(options: RestoreOptions): Promise<Restore
     if (!result.dryRun) {
       const recovered = recoverPending(ctx);
       if (recovered !== undefined) result.recovered = recovered;
-    }
+    } else noteInterrupted(ctx, result);
     const base = recordedBase(ctx, latest);
     const targetDigest = side.inventory?.digest as string;
     const targetLinks = side.content?.symlinks;
@@ -532,6 +543,7 @@ export async function undoLastRestore(options: Omit<RestoreOptions, 'iteration' 
     if (last === undefined) throw new CairnError('ERR_USAGE', 'there is no restore to undo', { exitCode: 2 });
     const result: RestoreResult = { iteration: last.iteration, to: last.to, dryRun: options.dryRun ?? false, changes: [], conflicts: [], notRestorable: [], commits: [], undo: true, undid: last.id, alsoUndoes: [], unrestored: [] };
     if (recovered !== undefined) result.recovered = recovered;
+    if (result.dryRun) noteInterrupted(ctx, result);
     const latestDir = all[all.length - 1];
     if (latestDir !== undefined) {
       const latest = loadIteration(latestDir);

@@ -191,3 +191,27 @@ describe('directories', () => {
     expect(fs.existsSync(path.join(root, 'logs'))).toBe(false); // emptied by the restore, as git's checkout does
   });
 });
+
+describe('a dry run beside an interrupted restore', () => {
+  it('names the interrupted restore a real run finishes first, and finishes nothing itself', () => {
+    const root = repo();
+    write(root, 'f.txt', 'v0\n');
+    commitAll(root, 'c0');
+    const dir = pre(root);
+    write(root, 'f.txt', 'v1\n');
+    post(root, dir);
+    expect(cairn(root, ['session', 'restore']).status).toBe(0);
+    // As a kill between the record and its last change leaves it: still `pending`, one change undone by hand.
+    const record = path.join(root, '.cairn', 'restores', '000001.json');
+    fs.writeFileSync(record, JSON.stringify({ ...(JSON.parse(fs.readFileSync(record, 'utf8')) as object), state: 'pending' }));
+    write(root, 'f.txt', 'v1\n');
+    const dry = cairn(root, ['session', 'restore', '--undo', '--dry-run', '--json']);
+    expect(dry.status, dry.stderr).toBe(0);
+    expect((JSON.parse(dry.stdout) as { interrupted?: string[] }).interrupted).toEqual(['000001']);
+    expect(cairn(root, ['session', 'restore', '--undo', '--dry-run']).stderr).toContain('restore 000001 was interrupted; a real run finishes it first');
+    expect(read(root, 'f.txt')).toBe('v1\n'); // the dry runs finished nothing
+    expect((JSON.parse(fs.readFileSync(record, 'utf8')) as { state: string }).state).toBe('pending');
+    const real = cairn(root, ['session', 'restore', '--undo']);
+    expect(real.stderr).toContain('restore 000001 had been interrupted; it is now finished');
+  });
+});

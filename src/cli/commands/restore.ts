@@ -47,6 +47,9 @@ function printHuman(io: CliIO, r: RestoreResult, forced: boolean): void {
   if (r.recovered !== undefined) {
     writeLine(io.stderr, `cairn: restore ${r.recovered.restoreId} had been interrupted; it is now finished${r.recovered.conflicts.length > 0 ? ` (left alone, changed since: ${r.recovered.conflicts.join(', ')})` : ''}`);
   }
+  if (r.interrupted !== undefined) {
+    writeLine(io.stderr, `cairn: restore ${r.interrupted.join(', ')} was interrupted; a real run finishes it first, and may then plan differently from this dry run`);
+  }
   const what = r.undo === true ? `undo of restore ${r.undid ?? ''}` : `restore of iteration ${r.iteration} to ${r.to}`;
   const refused = r.conflicts.length > 0 && !forced;
   if (refused) {
