@@ -26,8 +26,14 @@ export interface RestoreRecord {
   state: 'pending' | 'done' | 'undone';
   iteration: string;
   to: 'pre' | 'post';
-  /** For an undo: the restore it reverts. */
+  /** For an undo: the restore (or forced undo) it reverts. */
   undoes?: string;
+  /**
+   * Paths this change was forced over (changed since cairn recorded them; their bytes are in
+   * `ops[].before`). An undo with any is itself what the next `--undo` reverts (once), so
+   * forcing an undo can be taken back as forcing a restore can.
+   */
+  forced?: string[];
   startedAt: string;
   finishedAt?: string;
   ops: RestoreOp[];

@@ -80,6 +80,8 @@ export interface RestoreResult {
    * plans (so its plan may differ from this one's, which sees the tree as they left it).
    */
   interrupted?: string[];
+  /** cairn, `--undo` only: what it reverted was a forced undo (it brings back the edits that one replaced). */
+  undidForcedUndo?: boolean;
   /** cairn: the git command that would move the branch back too (only when commits were made). */
   gitCommand?: string;
   /** cairn: paths this restore had to change and left as they are (forced past a conflict it cannot resolve, or bytes not kept). */
@@ -406,7 +408,7 @@ function describe(ops: readonly PlannedOp[]): RestoreChange[] {
 }
 
 /** Stores every file state's bytes, writes the pending record, applies, marks it done. */
-function commit(ctx: Context, kind: 'restore' | 'undo', iteration: string, to: 'pre' | 'post', ops: PlannedOp[], undoes?: string): string {
+function commit(ctx: Context, kind: 'restore' | 'undo', iteration: string, to: 'pre' | 'post', ops: PlannedOp[], undoes?: string, forced: readonly string[] = []): string {
   const items: ContentItem[] = [];
   for (const op of ops) {
     if (op.before.kind === 'file' && op.beforeBytes !== undefined) items.push({ sha256: op.before.sha256, bytes: op.beforeBytes });
@@ -418,6 +420,7 @@ function commit(ctx: Context, kind: 'restore' | 'undo', iteration: string, to: '
   const keeps = [...new Set(ops.flatMap((op) => [op.before, op.after]).flatMap((s) => (s.kind === 'file' ? [s.sha256] : [])))];
   const record: RestoreRecord = { version: 1, id, kind, state: 'pending', iteration, to, startedAt: new Date().toISOString(), ops: recorded, keeps };
   if (undoes !== undefined) record.undoes = undoes;
+  if (forced.length > 0) record.forced = [...forced];
   const restores = openRestoresDir(ctx.root, true) as NonNullable<ReturnType<typeof openRestoresDir>>;
   try {
     writeRecord(restores, record);
@@ -539,9 +542,11 @@ export async function undoLastRestore(options: Omit<RestoreOptions, 'iteration' 
   return withRestoreLock(root, options.lockTimeoutMs ?? 10_000, options.cwd, (ctx) => {
     let recovered: { restoreId: string; conflicts: string[] } | undefined;
     if (!(options.dryRun ?? false)) recovered = recoverPending(ctx);
-    const last = [...ctx.records].reverse().find((r) => r.kind === 'restore' && (r.state === 'done' || r.state === 'pending'));
+    // The most recent restore; or a forced undo, whose replaced edits only undoing it brings back.
+    const last = [...ctx.records].reverse().find((r) => (r.kind === 'restore' && (r.state === 'done' || r.state === 'pending')) || (r.kind === 'undo' && r.state === 'done' && (r.forced?.length ?? 0) > 0));
     if (last === undefined) throw new CairnError('ERR_USAGE', 'there is no restore to undo', { exitCode: 2 });
     const result: RestoreResult = { iteration: last.iteration, to: last.to, dryRun: options.dryRun ?? false, changes: [], conflicts: [], notRestorable: [], commits: [], undo: true, undid: last.id, alsoUndoes: [], unrestored: [] };
+    if (last.kind === 'undo') result.undidForcedUndo = true;
     if (recovered !== undefined) result.recovered = recovered;
     if (result.dryRun) noteInterrupted(ctx, result);
     const latestDir = all[all.length - 1];
@@ -567,9 +572,12 @@ export async function undoLastRestore(options: Omit<RestoreOptions, 'iteration' 
     const ops = plan(ctx, states, (p) => recordedNow.get(p) ?? null, bytesOf, options.force ?? false, result);
     result.changes = describe(ops);
     if (result.dryRun || (result.conflicts.length > 0 && !(options.force ?? false))) return result;
-    if (ops.length > 0) result.restoreId = commit(ctx, 'undo', last.iteration, last.to, ops, last.id);
+    const forced = (options.force ?? false) ? result.conflicts.map((c) => c.path).filter((p) => !result.unrestored.some((u) => u.path === p)) : [];
+    if (ops.length > 0) result.restoreId = commit(ctx, 'undo', last.iteration, last.to, ops, last.id, forced);
     const restores = openRestoresDir(root, true) as NonNullable<ReturnType<typeof openRestoresDir>>;
     try {
+      // Undoing a forced undo does not put its restore back in force: the tree now holds edits
+      // made after that restore, which undoing it again would replace with nothing to bring them back.
       last.state = 'undone';
       writeRecord(restores, last);
     } finally {

@@ -215,3 +215,49 @@ describe('a dry run beside an interrupted restore', () => {
     expect(real.stderr).toContain('restore 000001 had been interrupted; it is now finished');
   });
 });
+
+describe('a forced undo', () => {
+  it('can itself be undone: the edits it was forced over come back, and nothing is left to undo', () => {
+    const root = repo();
+    write(root, 'f.txt', 'v0\n');
+    commitAll(root, 'c0');
+    const dir = pre(root);
+    write(root, 'f.txt', 'v1\n');
+    write(root, 'mv.txt', 'n\n');
+    post(root, dir);
+    expect(cairn(root, ['session', 'restore']).status).toBe(0); // f.txt v0, mv.txt gone
+    write(root, 'mv.txt', 'user edit\n'); // made after the restore, where the undo would write post's mv.txt
+    const afterRestore = shapeOf(root);
+    expect(cairn(root, ['session', 'restore', '--undo']).status).toBe(3);
+    const forced = cairn(root, ['session', 'restore', '--undo', '--force']);
+    expect(forced.status, forced.stderr).toBe(0);
+    expect(read(root, 'mv.txt')).toBe('n\n');
+    expect(forced.stderr).toContain('puts back the edits this undo was forced over');
+
+    const back = cairn(root, ['session', 'restore', '--undo', '--json']);
+    expect(back.status, back.stderr).toBe(0);
+    expect(JSON.parse(back.stdout)).toMatchObject({ undo: true, undidForcedUndo: true });
+    expect(shapeOf(root)).toEqual(afterRestore); // the user's edit, and the restore's f.txt
+    expect(read(root, 'mv.txt')).toBe('user edit\n');
+    // Undoing the restore again would replace the user's edit with nothing to bring it back: not offered.
+    const again = cairn(root, ['session', 'restore', '--undo']);
+    expect(again.status).toBe(2);
+    expect(again.stderr).toContain('there is no restore to undo');
+    expect(shapeOf(root)).toEqual(afterRestore);
+  });
+
+  it('an undo that forced nothing is not undoable: --undo goes on to the restore before it', () => {
+    const root = repo();
+    write(root, 'a.txt', 'a0\n');
+    commitAll(root, 'c0');
+    const dir = pre(root);
+    write(root, 'a.txt', 'a1\n');
+    post(root, dir);
+    expect(cairn(root, ['session', 'restore']).status).toBe(0);
+    expect(cairn(root, ['session', 'restore', '--undo']).status).toBe(0);
+    const none = cairn(root, ['session', 'restore', '--undo']);
+    expect(none.status).toBe(2);
+    expect(none.stderr).toContain('there is no restore to undo');
+    expect(read(root, 'a.txt')).toBe('a1\n');
+  });
+});

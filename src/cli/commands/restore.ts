@@ -50,7 +50,7 @@ function printHuman(io: CliIO, r: RestoreResult, forced: boolean): void {
   if (r.interrupted !== undefined) {
     writeLine(io.stderr, `cairn: restore ${r.interrupted.join(', ')} was interrupted; a real run finishes it first, and may then plan differently from this dry run`);
   }
-  const what = r.undo === true ? `undo of restore ${r.undid ?? ''}` : `restore of iteration ${r.iteration} to ${r.to}`;
+  const what = r.undo === true ? `undo of ${r.undidForcedUndo === true ? 'forced undo' : 'restore'} ${r.undid ?? ''}` : `restore of iteration ${r.iteration} to ${r.to}`;
   const refused = r.conflicts.length > 0 && !forced;
   if (refused) {
     writeLine(out, `${what}: ${r.conflicts.length} path(s) changed since cairn recorded them, or in the way; ${r.dryRun ? 'a restore would change nothing' : 'nothing was changed'}:`);
@@ -79,6 +79,7 @@ function printHuman(io: CliIO, r: RestoreResult, forced: boolean): void {
     if (r.gitCommand !== undefined) writeLine(out, `To move the branch back too (your files stay as restored): ${r.gitCommand}`);
   }
   if (!r.dryRun && r.restoreId !== undefined && r.undo !== true) writeLine(io.stderr, 'cairn: `cairn session restore --undo` puts back what this restore replaced');
+  else if (!r.dryRun && r.restoreId !== undefined && overridden.length > 0) writeLine(io.stderr, 'cairn: `cairn session restore --undo` puts back the edits this undo was forced over');
 }
 
 export function registerRestoreCommand(session: Command, io: CliIO): void {
@@ -89,7 +90,7 @@ export function registerRestoreCommand(session: Command, io: CliIO): void {
     .option('--to <side>', 'pre (default) or post')
     .option('--dry-run', 'show what would change, with +/- line counts; change nothing')
     .option('--force', 'restore paths changed since cairn recorded them too (their content is kept for --undo)')
-    .option('--undo', 'revert the most recent restore')
+    .option('--undo', 'revert the most recent restore (or a forced undo: that brings back the edits it replaced)')
     .option('--root <dir>', ROOT_HELP)
     .option('--json', 'print the result as one JSON document')
     .addHelpText('after', RESTORE_HELP)
