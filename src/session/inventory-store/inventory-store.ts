@@ -611,22 +611,13 @@ export class InventoryStore {
       refs.close();
     }
     // The ref keeps the inventory from now on: the put's mark is no longer needed.
-    const mark = this.pendingMarks.get(digest);
-    if (mark !== undefined) {
-      this.pendingMarks.delete(digest);
-      const pending = this.open(PENDING_DIR, false);
-      try {
-        pending?.unlink(mark);
-      } finally {
-        pending?.close();
-      }
-    }
+    this.release(digest);
   }
 
   /**
-   * Drops the mark of an inventory this process put and no snapshot will reference (restore's
-   * look at the live tree): the mark would otherwise keep it until a prune found its owner gone.
-   * Its objects are then collected by the next prune like any unreferenced ones.
+   * Drops the mark of an inventory this process put: once a ref keeps it, or when no snapshot
+   * will reference it (restore's look at the live tree), whose mark would otherwise keep it until
+   * a prune found its owner gone; its objects then go with the next prune like any unreferenced.
    */
   release(digest: string): void {
     const mark = this.pendingMarks.get(digest);
