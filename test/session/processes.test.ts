@@ -72,7 +72,7 @@ describe('kill -9 during session post', () => {
       return;
     }
     expect(final.code).toBe(0);
-    const { diff } = JSON.parse(final.stdout) as { diff: { filesAdded: string[] } };
+    const diff = JSON.parse(final.stdout) as { filesAdded: string[] }; // post --json prints the SnapshotDiff
     expect(diff.filesAdded).toEqual([...made].sort());
   }, WHOLE_PROCESS_BUDGET_MS);
 });
