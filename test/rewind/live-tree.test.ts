@@ -29,6 +29,17 @@ function read(root: string, rel: string): string {
   return fs.readFileSync(path.join(root, rel), 'utf8');
 }
 
+/** A repository with `files` committed and one finished iteration in which `agent` changed the tree; its root. */
+function finishedIteration(files: Record<string, string>, agent: (root: string) => void): string {
+  const root = repo();
+  for (const [rel, text] of Object.entries(files)) write(root, rel, text);
+  commitAll(root, 'c0');
+  const dir = pre(root);
+  agent(root);
+  post(root, dir);
+  return root;
+}
+
 describe('restore reads the live tree', () => {
   it('an open iteration: every path changed since pre is a conflict, --force puts them back and leaves new files, --undo returns the edits', () => {
     const root = repo();
@@ -63,12 +74,7 @@ describe('restore reads the live tree', () => {
   });
 
   it('an edit made after post is a conflict for restore --to post; --force restores it and --undo brings the edit back', () => {
-    const root = repo();
-    write(root, 'f.txt', 'v0\n');
-    commitAll(root, 'c0');
-    const dir = pre(root);
-    write(root, 'f.txt', 'v1\n');
-    post(root, dir);
+    const root = finishedIteration({ 'f.txt': 'v0\n' }, (r) => write(r, 'f.txt', 'v1\n'));
     write(root, 'f.txt', 'v2-after-post\n');
 
     const refused = cairn(root, ['session', 'restore', '--to', 'post', '--json']);
@@ -85,13 +91,7 @@ describe('restore reads the live tree', () => {
   });
 
   it('a path deleted after post comes back only when forced, and a path made after post is left alone', async () => {
-    const root = repo();
-    write(root, 'a.txt', 'a0\n');
-    write(root, 'b.txt', 'b0\n');
-    commitAll(root, 'c0');
-    const dir = pre(root);
-    write(root, 'a.txt', 'a1\n');
-    post(root, dir);
+    const root = finishedIteration({ 'a.txt': 'a0\n', 'b.txt': 'b0\n' }, (r) => write(r, 'a.txt', 'a1\n'));
     fs.rmSync(path.join(root, 'b.txt'));
     write(root, 'later.txt', 'made after post\n');
     const refused = await restoreIteration({ root });
@@ -131,15 +131,11 @@ describe('a forced restore reaches every path or says which it left', () => {
   });
 
   it('a directory holding an ignored file cannot become a file again: named in text and JSON, the ignored file kept, exit 1', () => {
-    const root = repo();
-    write(root, '.gitignore', '*.log\n');
-    write(root, 'out', 'a file\n');
-    commitAll(root, 'c0');
-    const dir = pre(root);
-    fs.rmSync(path.join(root, 'out'));
-    write(root, 'out/x.txt', 'x\n');
-    write(root, 'out/debug.log', 'log\n');
-    post(root, dir);
+    const root = finishedIteration({ '.gitignore': '*.log\n', out: 'a file\n' }, (r) => {
+      fs.rmSync(path.join(r, 'out'));
+      write(r, 'out/x.txt', 'x\n');
+      write(r, 'out/debug.log', 'log\n');
+    });
 
     const refused = cairn(root, ['session', 'restore']);
     expect(refused.status).toBe(3);
@@ -194,12 +190,7 @@ describe('directories', () => {
 
 describe('a dry run beside an interrupted restore', () => {
   it('names the interrupted restore a real run finishes first, and finishes nothing itself', () => {
-    const root = repo();
-    write(root, 'f.txt', 'v0\n');
-    commitAll(root, 'c0');
-    const dir = pre(root);
-    write(root, 'f.txt', 'v1\n');
-    post(root, dir);
+    const root = finishedIteration({ 'f.txt': 'v0\n' }, (r) => write(r, 'f.txt', 'v1\n'));
     expect(cairn(root, ['session', 'restore']).status).toBe(0);
     // As a kill between the record and its last change leaves it: still `pending`, one change undone by hand.
     const record = path.join(root, '.cairn', 'restores', '000001.json');
@@ -218,13 +209,10 @@ describe('a dry run beside an interrupted restore', () => {
 
 describe('a forced undo', () => {
   it('can itself be undone: the edits it was forced over come back, and nothing is left to undo', () => {
-    const root = repo();
-    write(root, 'f.txt', 'v0\n');
-    commitAll(root, 'c0');
-    const dir = pre(root);
-    write(root, 'f.txt', 'v1\n');
-    write(root, 'mv.txt', 'n\n');
-    post(root, dir);
+    const root = finishedIteration({ 'f.txt': 'v0\n' }, (r) => {
+      write(r, 'f.txt', 'v1\n');
+      write(r, 'mv.txt', 'n\n');
+    });
     expect(cairn(root, ['session', 'restore']).status).toBe(0); // f.txt v0, mv.txt gone
     write(root, 'mv.txt', 'user edit\n'); // made after the restore, where the undo would write post's mv.txt
     const afterRestore = shapeOf(root);
@@ -247,12 +235,7 @@ describe('a forced undo', () => {
   });
 
   it('an undo that forced nothing is not undoable: --undo goes on to the restore before it', () => {
-    const root = repo();
-    write(root, 'a.txt', 'a0\n');
-    commitAll(root, 'c0');
-    const dir = pre(root);
-    write(root, 'a.txt', 'a1\n');
-    post(root, dir);
+    const root = finishedIteration({ 'a.txt': 'a0\n' }, (r) => write(r, 'a.txt', 'a1\n'));
     expect(cairn(root, ['session', 'restore']).status).toBe(0);
     expect(cairn(root, ['session', 'restore', '--undo']).status).toBe(0);
     const none = cairn(root, ['session', 'restore', '--undo']);
